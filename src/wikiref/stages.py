@@ -1,0 +1,208 @@
+"""The stage registry: one entry per paper step.
+
+It is the one place that says, for each step, which parameter sections it reads, which code and
+upstream data it depends on, and what it produces. ``dvc.yaml`` is generated from it
+(``wikiref dvc-yaml --write``; ``--check`` fails when the file is stale) and the Snakefile's
+``rule all`` asks for the outputs of every implemented stage.
+
+Each DVC stage runs the step's Snakemake aggregate target (``<step>_all``), so Snakemake stays the
+single executor and DVC adds params-aware caching, experiments and metrics on top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+SNAKEMAKE_CMD = "snakemake --profile workflow/profiles/default {target}"
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    params: tuple[str, ...]  # top-level params.yaml sections the step reads
+    code: tuple[str, ...]  # source files/folders (DVC deps)
+    deps: tuple[str, ...]  # upstream data (DVC deps) - outputs of earlier stages or inputs
+    outs: tuple[str, ...]  # outputs (DVC outs, persist: true, so Snakemake can skip finished jobs)
+    metrics: tuple[str, ...] = ()  # small JSON metrics (cache: false)
+    plots: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()  # files Snakemake's <step>_all / rule all request
+    implemented: bool = True
+    issue: str = ""
+
+    @property
+    def target(self) -> str:
+        return f"{self.name}_all"
+
+
+def _common_code(step_files: tuple[str, ...]) -> tuple[str, ...]:
+    return ("src/wikiref/config.py", "src/wikiref/io.py") + step_files
+
+
+def stages(config: Mapping) -> list[Stage]:
+    """All paper steps, in order, for the given (validated) config."""
+    sample_dir = config["sample"]["out_dir"].rstrip("/")
+    dump_dir = config["collect"]["dump"]["dir"].rstrip("/")
+    parts = config["collect"]["dump"]["parts"]
+    fetch = config["collect"]["fetch"]
+    collect_deps: list[str] = []
+    # Inputs that the sample stage produces are tracked through that stage's outs.
+    uses_sample = dump_dir.startswith(sample_dir) or (
+        fetch["backend"] == "warc" and any(p.startswith(sample_dir) for p in fetch.get("warc_paths", []))
+    )
+    if uses_sample:
+        collect_deps.append(sample_dir)
+    if not dump_dir.startswith(sample_dir):
+        collect_deps.append(dump_dir)
+    if fetch["backend"] == "warc":
+        collect_deps += [p for p in fetch.get("warc_paths", []) if not p.startswith(sample_dir)]
+
+    return [
+        Stage(
+            name="sample",
+            implemented=False,  # flipped when #2 lands
+            issue="#2",
+            params=("sample",),
+            code=_common_code(("src/wikiref/sample.py", "src/wikiref/benchmarks", "workflow/rules/sample.smk")),
+            deps=(),
+            outs=(sample_dir,),
+            targets=(f"{sample_dir}/MANIFEST.json",),
+        ),
+        Stage(
+            name="collect",
+            implemented=False,  # flipped when #3 lands
+            issue="#3",
+            params=("collect",),
+            code=_common_code(("src/wikiref/collect", "workflow/rules/collect.smk")),
+            deps=tuple(collect_deps),
+            outs=("data/raw",),
+            metrics=("results/metrics/collect.json",),
+            targets=tuple(f"data/raw/{p}.parquet" for p in parts) + ("results/metrics/collect.json",),
+        ),
+        Stage(
+            name="curate",
+            implemented=False,  # flipped when #4 lands
+            issue="#4",
+            params=("text", "curate"),
+            code=_common_code(
+                ("src/wikiref/text.py", "src/wikiref/rouge", "src/wikiref/oracle.py", "src/wikiref/curate.py",
+                 "workflow/rules/curate.smk")
+            ),
+            deps=("data/raw",),
+            outs=("data/curated",),
+            metrics=("results/metrics/curate.json",),
+            targets=("data/curated/examples.parquet", "results/metrics/curate.json"),
+        ),
+        Stage(
+            name="split",
+            implemented=False,  # flipped when #4 lands
+            issue="#4",
+            params=("seed", "split"),
+            code=_common_code(("src/wikiref/split.py", "src/wikiref/report", "workflow/rules/split.smk")),
+            deps=("data/curated",),
+            outs=("data/split", "results/tables/table1_wikiref_splits.csv", "results/tables/table1_wikiref_splits.md",
+                  "results/tables/table2_wikiref_percentiles.csv", "results/tables/table2_wikiref_percentiles.md"),
+            metrics=("results/metrics/split.json",),
+            targets=("data/split/train.parquet", "data/split/dev.parquet", "data/split/test.parquet",
+                     "results/tables/table1_wikiref_splits.md", "results/tables/table2_wikiref_percentiles.md"),
+        ),
+        Stage(
+            name="oracle",
+            implemented=False,  # flipped when #4 lands
+            issue="#4",
+            params=("text", "oracle"),
+            code=_common_code(("src/wikiref/text.py", "src/wikiref/rouge", "src/wikiref/oracle.py",
+                               "workflow/rules/oracle.smk")),
+            deps=("data/split",),
+            outs=("data/oracle",),
+            metrics=("results/metrics/oracle.json",),
+            targets=("data/oracle/train.parquet", "data/oracle/dev.parquet", "data/oracle/test.parquet"),
+        ),
+        Stage(
+            name="pretrain",
+            params=("seed", "model", "pretrain"),
+            code=_common_code(("src/wikiref/model", "src/wikiref/train.py", "src/wikiref/select.py",
+                               "src/wikiref/baselines.py", "workflow/rules/pretrain.smk")),
+            deps=("data/oracle",),
+            outs=("models/pretrain",),
+            metrics=("results/metrics/pretrain.json",),
+            implemented=False,
+            issue="#5",
+        ),
+        Stage(
+            name="finetune",
+            params=("seed", "model", "finetune", "duc"),
+            code=_common_code(("src/wikiref/benchmarks", "src/wikiref/subnet.py", "workflow/rules/finetune.smk")),
+            deps=("models/pretrain",),
+            outs=("models/finetune",),
+            metrics=("results/metrics/finetune.json",),
+            implemented=False,
+            issue="#6",
+        ),
+        Stage(
+            name="ablations",
+            params=("seed", "ablations"),
+            code=_common_code(("workflow/rules/ablations.smk",)),
+            deps=("models/pretrain", "models/finetune"),
+            outs=("results/ablations",),
+            implemented=False,
+            issue="#7",
+        ),
+        Stage(
+            name="report",
+            params=("profile", "report"),
+            code=_common_code(("src/wikiref/report", "workflow/rules/report.smk")),
+            deps=("results/ablations",),
+            outs=("results/figures",),
+            implemented=False,
+            issue="#7",
+        ),
+    ]
+
+
+def implemented_targets(config: Mapping) -> list[str]:
+    """What ``rule all`` asks for: every output of every implemented stage."""
+    out: list[str] = []
+    for st in stages(config):
+        if st.implemented:
+            out.extend(st.targets)
+    return out
+
+
+def stage_targets(config: Mapping, name: str) -> list[str]:
+    for st in stages(config):
+        if st.name == name:
+            return list(st.targets)
+    raise KeyError(name)
+
+
+def dvc_yaml_dict(config: Mapping) -> dict:
+    """The dvc.yaml content for ``config`` (implemented stages only; the rest are listed as pending)."""
+    out: dict = {"stages": {}}
+    for st in stages(config):
+        if not st.implemented:
+            continue
+        stage: dict = {"cmd": SNAKEMAKE_CMD.format(target=st.target)}
+        stage["params"] = list(st.params)
+        stage["deps"] = list(st.code) + list(st.deps)
+        stage["outs"] = [{o: {"persist": True}} for o in st.outs]
+        if st.metrics:
+            stage["metrics"] = [{m: {"cache": False}} for m in st.metrics]
+        if st.plots:
+            stage["plots"] = [{p: {"cache": False}} for p in st.plots]
+        out["stages"][st.name] = stage
+    return out
+
+
+def render_dvc_yaml(config: Mapping) -> str:
+    import yaml
+
+    pending = [f"{st.name} ({st.issue})" for st in stages(config) if not st.implemented]
+    header = (
+        "# GENERATED by `wikiref dvc-yaml --write` from src/wikiref/stages.py and params.yaml.\n"
+        "# Do not edit by hand: tests/test_dvc_yaml.py fails when this file is stale.\n"
+        "# Each stage runs one Snakemake aggregate target; outs persist so Snakemake can skip finished jobs.\n"
+    )
+    if pending:
+        header += "# Steps not implemented yet (no stage until they are): " + ", ".join(pending) + "\n"
+    return header + yaml.safe_dump(dvc_yaml_dict(config), sort_keys=False, default_flow_style=False, width=120)

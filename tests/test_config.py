@@ -1,0 +1,73 @@
+"""params.yaml, the profiles and the schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+import yaml
+
+from wikiref import config
+
+PROFILES = ["params.yaml", "config/tiny.yaml", "config/paper.yaml"]
+
+
+def _keys(d, prefix=""):
+    out = set()
+    for k, v in d.items():
+        out.add(prefix + k)
+        if isinstance(v, dict):
+            out |= _keys(v, prefix + k + ".")
+    return out
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_profiles_validate(repo, name):
+    params = config.load_params(repo / name)
+    assert params["profile"]["name"] in {"tiny", "sample", "paper"}
+
+
+def test_profiles_have_identical_key_sets(repo):
+    keysets = {n: _keys(yaml.safe_load((repo / n).read_text())) for n in PROFILES}
+    base = keysets["params.yaml"]
+    for n, ks in keysets.items():
+        assert ks == base, f"{n} differs from params.yaml: +{sorted(ks - base)} -{sorted(base - ks)}"
+
+
+def test_overlay_equals_profile_file(repo):
+    merged = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
+    assert merged == yaml.safe_load((repo / "config/tiny.yaml").read_text())
+
+
+def test_unknown_key_rejected(repo):
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["curate"]["min_lemma_recal"] = 0.5
+    with pytest.raises(config.ParamsError, match="min_lemma_recal"):
+        config.validate(params)
+
+
+def test_out_of_range_rejected(repo):
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["curate"]["min_lemma_recall"] = 1.5
+    with pytest.raises(config.ParamsError, match="curate.min_lemma_recall"):
+        config.validate(params)
+
+
+def test_params_json_sections_are_validated(repo, tmp_path):
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    args = argparse.Namespace(params=str(tmp_path / "absent.yaml"), params_json=config.sections_json(params, "curate"))
+    assert config.params_from_args(args, "curate") == {"curate": params["curate"]}
+    bad = dict(params["curate"], percentile_low="five")
+    args.params_json = json.dumps({"curate": bad})
+    with pytest.raises(config.ParamsError, match="percentile_low"):
+        config.params_from_args(args, "curate")
+    args.params_json = json.dumps({"curate": params["curate"]})
+    with pytest.raises(config.ParamsError, match="absent.yaml"):
+        config.params_from_args(args, "curate", "split")
+
+
+def test_snakemake_and_cli_use_the_same_schema(repo):
+    snakefile = (repo / "Snakefile").read_text()
+    assert 'validate(config, os.path.join(workflow.basedir, "workflow", "schemas", "params.schema.yaml"))' in snakefile
+    assert config.SCHEMA_PATH.resolve() == (repo / "workflow/schemas/params.schema.yaml").resolve()
