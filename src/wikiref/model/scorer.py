@@ -1,0 +1,314 @@
+"""The sentence scorer: encoder + pooling + output head (journal §III-B..E), its batches and files.
+
+* Heads: ``classification`` - linear + sigmoid, trained with binary cross-entropy on the 0/1 oracle
+  labels (eq. 4, 6); ``regression`` - linear, trained with mean squared error on the oracle scores
+  (eq. 5, 7). Both losses are means over the sentences of a batch.
+* :func:`score_sentences` is the one inference entry point: (query levels, document sentences)
+  pairs in, one score per sentence out (probabilities for classification, raw values for regression).
+* Files (:func:`save_scorer` / :func:`load_scorer`): ``model.safetensors`` (every weight: encoder,
+  pooling, head), ``config.json`` (this module's :class:`ScorerConfig`, including the encoder's
+  Hugging Face config) and the tokenizer files (with the [L#] tokens). Loading reads only
+  safetensors + JSON: nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from wikiref.io import atomic_path, write_json
+from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
+from wikiref.model.packing import Packer, PackedWindow, PackStats
+from wikiref.model.pooling import POOLING_MODES, SentencePooler
+
+log = logging.getLogger(__name__)
+
+HEADS = ("classification", "regression")
+FORMAT = "wikiref-scorer/1"
+WEIGHTS_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+
+
+@dataclass
+class ScorerConfig:
+    encoder: str  # name from params (see wikiref.model.encoders)
+    pooling: str = "cls"
+    head: str = "classification"
+    use_query: bool = True
+    init: str = "pretrained"  # or "random" (the TRANSFORMER baseline)
+    max_length: int = 512
+    stride: int = 100
+    max_query_tokens: int = 64
+    num_levels: int = 8
+    encoder_config: dict = field(default_factory=dict)  # filled when built; lets load rebuild the shape
+    format: str = FORMAT
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLING_MODES:
+            raise ValueError(f"pooling {self.pooling!r} not in {POOLING_MODES}")
+        if self.head not in HEADS:
+            raise ValueError(f"head {self.head!r} not in {HEADS}")
+        if self.init not in ("pretrained", "random"):
+            raise ValueError(f"init {self.init!r} must be 'pretrained' or 'random'")
+        if self.pooling == "query" and not self.use_query:
+            raise ValueError("query pooling (Q-BERT) needs the query in the input (use_query: true)")
+
+    @property
+    def random_init(self) -> bool:
+        return self.init == "random" or is_random(self.encoder)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ScorerConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown scorer config keys {sorted(unknown)}")
+        if d.get("format", FORMAT) != FORMAT:
+            raise ValueError(f"scorer format {d.get('format')!r} is not {FORMAT!r}")
+        return cls(**d)
+
+
+class SentenceScorer(nn.Module):
+    def __init__(self, encoder: nn.Module, config: ScorerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder = encoder
+        hidden = encoder.config.hidden_size
+        self.pooler = SentencePooler(config.pooling, hidden)
+        self.dropout = nn.Dropout(getattr(encoder.config, "hidden_dropout_prob", 0.1))
+        self.head = nn.Linear(hidden, 1)
+        self.use_segments = getattr(encoder.config, "type_vocab_size", 0) >= 2
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Raw outputs (logits or regression values), one per sentence of the batch."""
+        hidden = self.encoder(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            token_type_ids=batch["token_type_ids"] if self.use_segments else None,
+        ).last_hidden_state
+        v = self.pooler(hidden, batch["sent_window"], batch["positions"], batch["pos_mask"], batch["query_mask"])
+        return self.head(self.dropout(v)).squeeze(-1)
+
+    def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        outputs = outputs.float()
+        if self.config.head == "classification":
+            return nn.functional.binary_cross_entropy_with_logits(outputs, targets.float())
+        return nn.functional.mse_loss(outputs, targets.float())
+
+    def to_scores(self, outputs: torch.Tensor) -> torch.Tensor:
+        outputs = outputs.float()
+        return torch.sigmoid(outputs) if self.config.head == "classification" else outputs
+
+
+def make_packer(config: ScorerConfig, tokenizer) -> Packer:
+    return Packer(
+        tokenizer,
+        max_length=config.max_length,
+        stride=config.stride,
+        max_query_tokens=config.max_query_tokens,
+        num_levels=config.num_levels,
+        use_query=config.use_query,
+    )
+
+
+def build_scorer(config: ScorerConfig) -> tuple[SentenceScorer, Any]:
+    """A fresh scorer (pretrained or random encoder per ``config``) and its tokenizer.
+
+    Seed torch first: random encoders, new [L#] embedding rows and the head draw from its RNG.
+    """
+    tokenizer = load_tokenizer(config.encoder, config.num_levels)
+    encoder = load_encoder(config.encoder, tokenizer, random_init=config.random_init)
+    if config.max_length > getattr(encoder.config, "max_position_embeddings", config.max_length):
+        raise ValueError(
+            f"max_length {config.max_length} > the encoder's max_position_embeddings "
+            f"{encoder.config.max_position_embeddings}"
+        )
+    config.encoder_config = json.loads(encoder.config.to_json_string())
+    return SentenceScorer(encoder, config), tokenizer
+
+
+# --------------------------------------------------------------------------- batches
+
+def collate(
+    windows: Sequence[PackedWindow],
+    pad_id: int,
+    targets: Sequence[Sequence[float]] | None = None,
+    pad_to: int | None = None,
+    pad_multiple: int = 8,
+) -> dict[str, torch.Tensor]:
+    """Dynamic padding: pad to the longest window of the batch (rounded up to ``pad_multiple``),
+    or to ``pad_to`` (the naive fixed-length baseline of bench/train.py).
+
+    ``targets[e][j]`` is the target of sentence ``j`` of example ``e`` (``PackedWindow.example``).
+    """
+    longest = max(len(w) for w in windows)
+    T = pad_to if pad_to is not None else -(-longest // pad_multiple) * pad_multiple
+    if T < longest:
+        raise ValueError(f"pad_to={T} is shorter than a window of {longest} tokens")
+    B = len(windows)
+    input_ids = torch.full((B, T), pad_id, dtype=torch.long)
+    attention = torch.zeros((B, T), dtype=torch.long)
+    segments = torch.zeros((B, T), dtype=torch.long)
+    query_mask = torch.zeros((B, T), dtype=torch.bool)
+    sent_window, sent_example, sent_index, spans, tgt = [], [], [], [], []
+    for b, w in enumerate(windows):
+        n = len(w.input_ids)
+        input_ids[b, :n] = torch.tensor(w.input_ids)
+        attention[b, :n] = 1
+        segments[b, :n] = torch.tensor(w.token_type_ids)
+        q0, q1 = w.query_span
+        query_mask[b, q0:q1] = True
+        for j, span in zip(w.sentences, w.spans):
+            sent_window.append(b)
+            sent_example.append(w.example)
+            sent_index.append(j)
+            spans.append(span)
+            if targets is not None:
+                tgt.append(float(targets[w.example][j]))
+    P = max(e - s for s, e in spans)
+    positions = torch.zeros((len(spans), P), dtype=torch.long)
+    pos_mask = torch.zeros((len(spans), P), dtype=torch.bool)
+    for i, (s, e) in enumerate(spans):
+        positions[i, : e - s] = torch.arange(s, e)
+        positions[i, e - s:] = s
+        pos_mask[i, : e - s] = True
+    batch = {
+        "input_ids": input_ids,
+        "attention_mask": attention,
+        "token_type_ids": segments,
+        "query_mask": query_mask,
+        "sent_window": torch.tensor(sent_window, dtype=torch.long),
+        "positions": positions,
+        "pos_mask": pos_mask,
+        "sent_example": torch.tensor(sent_example, dtype=torch.long),
+        "sent_index": torch.tensor(sent_index, dtype=torch.long),
+    }
+    if targets is not None:
+        batch["targets"] = torch.tensor(tgt, dtype=torch.float32)
+    return batch
+
+
+def to_device(batch: Mapping[str, torch.Tensor], device: torch.device | str) -> dict[str, torch.Tensor]:
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+def length_sorted_batches(windows: Sequence[PackedWindow], batch_size: int) -> list[list[int]]:
+    """Inference batches: window indices sorted by length (stable), cut every ``batch_size``."""
+    order = sorted(range(len(windows)), key=lambda i: (len(windows[i]), i))
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def autocast_context(device: torch.device, amp: bool):
+    """Mixed precision on CUDA (bf16 when supported, else fp16); a no-op elsewhere."""
+    import contextlib
+
+    if amp and device.type == "cuda":
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast(device_type="cuda", dtype=dtype)
+    return contextlib.nullcontext()
+
+
+@torch.no_grad()
+def score_windows(
+    model: SentenceScorer,
+    windows: Sequence[PackedWindow],
+    n_examples: int,
+    sentence_counts: Sequence[int],
+    *,
+    batch_size: int = 32,
+    device: torch.device | str = "cpu",
+    amp: bool = False,
+    pad_id: int = 0,
+    progress: bool = False,
+) -> list[np.ndarray]:
+    """Score packed windows; returns one float array per example (NaN for a sentence never scored)."""
+    from tqdm.auto import tqdm
+
+    device = torch.device(device)
+    was_training = model.training
+    model.eval()
+    out = [np.full(int(sentence_counts[e]), np.nan, dtype=np.float64) for e in range(n_examples)]
+    batches = length_sorted_batches(windows, batch_size)
+    for idx in tqdm(batches, desc="score", unit="batch", disable=not progress, mininterval=5):
+        batch = to_device(collate([windows[i] for i in idx], pad_id), device)
+        with autocast_context(device, amp):
+            raw = model(batch)
+        scores = model.to_scores(raw).cpu().numpy()
+        for e, j, s in zip(batch["sent_example"].tolist(), batch["sent_index"].tolist(), scores):
+            out[e][j] = float(s)
+    model.train(was_training)
+    return out
+
+
+def score_sentences(
+    model: SentenceScorer,
+    tokenizer,
+    examples: Sequence[tuple[Sequence[str], Sequence[str]]],
+    *,
+    batch_size: int = 32,
+    device: torch.device | str = "cpu",
+    amp: bool = False,
+    progress: bool = False,
+) -> list[np.ndarray]:
+    """(query levels, document sentences) pairs -> one score per sentence, per pair.
+
+    Classification heads give probabilities, regression heads raw predicted scores.
+    """
+    packer = make_packer(model.config, tokenizer)
+    windows, _ = packer.pack_many(examples)
+    return score_windows(
+        model, windows, len(examples), [len(s) for _, s in examples],
+        batch_size=batch_size, device=device, amp=amp, pad_id=packer.pad_id, progress=progress,
+    )
+
+
+# --------------------------------------------------------------------------- files
+
+def save_scorer(model: SentenceScorer, tokenizer, out_dir: str | os.PathLike) -> None:
+    """Write model.safetensors + config.json + tokenizer files into ``out_dir`` (each file atomically)."""
+    from safetensors.torch import save_model
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    module = model.module if hasattr(model, "module") else model  # DDP wrapper
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tok.") as tmp:
+        tokenizer.save_pretrained(tmp)
+        for f in sorted(Path(tmp).iterdir()):
+            if f.is_file() and f.name not in (WEIGHTS_FILE, CONFIG_FILE):
+                os.replace(f, out_dir / f.name)
+    with atomic_path(out_dir / WEIGHTS_FILE) as tmp:
+        save_model(module, str(tmp), metadata={"format": FORMAT})
+    write_json(out_dir / CONFIG_FILE, module.config.to_dict())
+
+
+def load_scorer(model_dir: str | os.PathLike, device: torch.device | str = "cpu") -> tuple[SentenceScorer, Any]:
+    """Rebuild a saved scorer from safetensors + JSON (no pickle) and its tokenizer."""
+    from safetensors.torch import load_model
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    model_dir = Path(model_dir)
+    with open(model_dir / CONFIG_FILE, encoding="utf-8") as fh:
+        config = ScorerConfig.from_dict(json.load(fh))
+    enc_cfg = dict(config.encoder_config)
+    if not enc_cfg:
+        raise ValueError(f"{model_dir / CONFIG_FILE} has no encoder_config")
+    hf_config = AutoConfig.for_model(enc_cfg.pop("model_type"), **enc_cfg)
+    encoder = AutoModel.from_config(hf_config)
+    model = SentenceScorer(encoder, config)
+    load_model(model, str(model_dir / WEIGHTS_FILE), strict=True, device=str(device))
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    return model.to(device), tokenizer

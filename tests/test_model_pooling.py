@@ -1,0 +1,91 @@
+"""Pooling modes against hand-computed values on a 2-window, 2-d toy batch."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from wikiref.model.pooling import SentencePooler, query_vectors
+
+# window 0: positions 0..4, window 1: positions 0..4; d = 2
+HIDDEN = torch.tensor(
+    [
+        [[1.0, 0.0], [0.0, 2.0], [2.0, 2.0], [4.0, -2.0], [9.0, 9.0]],
+        [[0.0, 1.0], [3.0, 3.0], [1.0, -1.0], [5.0, 5.0], [7.0, 7.0]],
+    ]
+)
+# sentence A: window 0, span [1, 4) (3 tokens); sentence B: window 1, span [2, 4) (2 tokens)
+WINDOW = torch.tensor([0, 1])
+POSITIONS = torch.tensor([[1, 2, 3], [2, 3, 2]])
+MASK = torch.tensor([[True, True, True], [True, True, False]])
+QUERY_MASK = torch.tensor([[True, False, False, False, False], [True, True, False, False, False]])
+
+
+def close(actual, expected):
+    torch.testing.assert_close(actual, torch.tensor(expected, dtype=actual.dtype), rtol=1e-6, atol=1e-6)
+
+
+def pool(mode, **params):
+    p = SentencePooler(mode, 2)
+    with torch.no_grad():
+        for name, value in params.items():
+            getattr(p, name).copy_(torch.tensor(value))
+    return p(HIDDEN, WINDOW, POSITIONS, MASK, QUERY_MASK)
+
+
+def test_cls_takes_the_sentence_first_token():
+    assert pool("cls").tolist() == [[0.0, 2.0], [1.0, -1.0]]
+
+
+def test_mean_and_max_ignore_padding():
+    close(pool("mean"), [[2.0, 2.0 / 3.0], [3.0, 2.0]])
+    assert pool("max").tolist() == [[4.0, 2.0], [5.0, 5.0]]
+
+
+def test_attention_pooling_hand_computed():
+    # w = (1, 0): logits A = [0, 2, 4], B = [1, 5]
+    out = pool("attention", vector=[1.0, 0.0])
+    za = [math.exp(0), math.exp(2), math.exp(4)]
+    wa = [z / sum(za) for z in za]
+    exp_a = [wa[0] * 0 + wa[1] * 2 + wa[2] * 4, wa[0] * 2 + wa[1] * 2 + wa[2] * -2]
+    zb = [math.exp(1), math.exp(5)]
+    wb = [z / sum(zb) for z in zb]
+    exp_b = [wb[0] * 1 + wb[1] * 5, wb[0] * -1 + wb[1] * 5]
+    close(out, [exp_a, exp_b])
+
+
+def test_zero_initialised_attention_modes_start_as_mean_pooling():
+    mean = pool("mean")
+    assert torch.allclose(pool("attention"), mean)
+    assert torch.allclose(pool("query"), mean)
+
+
+def test_query_vectors_are_means_of_query_tokens():
+    assert query_vectors(HIDDEN, QUERY_MASK).tolist() == [[1.0, 0.0], [1.5, 2.0]]
+
+
+def test_query_pooling_hand_computed():
+    # W_q = [[1, 0], [0, 2]]; h_Q(w0) = (1, 0) -> h_Q W_q = (1, 0): logits A = [0, 2, 4]
+    # h_Q(w1) = (1.5, 2) -> h_Q W_q = (1.5, 4): logits B = [1.5 - 4, 7.5 + 20] = [-2.5, 27.5]
+    out = pool("query", w_q=[[1.0, 0.0], [0.0, 2.0]])
+    za = [math.exp(0), math.exp(2), math.exp(4)]
+    wa = [z / sum(za) for z in za]
+    exp_a = [wa[1] * 2 + wa[2] * 4, wa[0] * 2 + wa[1] * 2 - wa[2] * 2]
+    wb1 = 1.0 / (1.0 + math.exp(-2.5 - 27.5))
+    exp_b = [(1 - wb1) * 1 + wb1 * 5, (1 - wb1) * -1 + wb1 * 5]
+    close(out, [exp_a, exp_b])
+
+
+def test_query_pooling_needs_query_and_gradients_reach_w_q():
+    p = SentencePooler("query", 2)
+    with pytest.raises(ValueError):
+        p(HIDDEN, WINDOW, POSITIONS, MASK, None)
+    p(HIDDEN, WINDOW, POSITIONS, MASK, QUERY_MASK).sum().backward()
+    assert p.w_q.grad is not None and p.w_q.grad.abs().sum() > 0
+
+
+def test_unknown_mode_rejected():
+    with pytest.raises(ValueError):
+        SentencePooler("median", 2)
