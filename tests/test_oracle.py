@@ -1,0 +1,108 @@
+"""wikiref.oracle: the fast greedy selects exactly what the straightforward rouge_score greedy selects."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rouge_score import rouge_scorer
+
+from wikiref.oracle import (
+    METRICS,
+    greedy_oracle,
+    greedy_oracle_reference,
+    labels_from_indices,
+    sentence_scores,
+)
+from wikiref.rouge import fast
+
+WORDS = ["the", "city", "cities", "new", "york", "run", "running", "ran", "in", "1999", "was", "a", "b", "c", ",", "."]
+sentence = st.lists(st.sampled_from(WORDS), min_size=0, max_size=12).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(sentence, min_size=0, max_size=9),
+    sentence,
+    st.sampled_from(METRICS),
+    st.one_of(st.none(), st.integers(0, 4)),
+)
+def test_greedy_equals_rouge_score_greedy_random(sentences, ref, metric, max_sentences):
+    """Random small documents with many duplicate words and sentences (lots of ties)."""
+    got = greedy_oracle(sentences, ref, metric=metric, max_sentences=max_sentences)
+    assert got == greedy_oracle_reference(sentences, ref, metric=metric, max_sentences=max_sentences)
+
+
+@pytest.mark.parametrize("metric", ["rouge2_f1", "rouge1_f1", "rougeL_f1", "rouge2_recall", "rouge1_precision"])
+def test_greedy_equals_rouge_score_greedy_real(cloze_examples, metric):
+    scorer = rouge_scorer.RougeScorer([metric.split("_")[0]], use_stemmer=True)
+    for ex in cloze_examples:
+        kw = dict(metric=metric, max_sentences=5 if metric == "rouge2_recall" else None)
+        fast_sel = greedy_oracle(ex["document"], ex["cloze"], **kw)
+        assert fast_sel == greedy_oracle_reference(ex["document"], ex["cloze"], scorer=scorer, **kw)
+
+
+def test_real_labels_are_sensible(cloze_examples):
+    """On real data the ROUGE-2 F1 oracle overlaps the dataset's own oracle labels."""
+    hits = 0
+    for ex in cloze_examples:
+        idx, score = greedy_oracle(ex["document"], ex["cloze"])
+        assert idx == sorted(idx) and 0.0 <= score <= 1.0
+        hits += bool(set(idx) & set(ex["labels"]))
+    assert hits >= len(cloze_examples) * 0.6
+
+
+def test_ties_choose_lowest_index_and_stop_without_strict_improvement():
+    sents = ["the cat sat", "dogs bark", "the cat sat", "the cat sat on the mat"]
+    ref = "the cat sat on the mat"
+    assert greedy_oracle(sents, ref, metric="rouge2_f1") == ([3], 1.0)
+    # duplicate sentences: the first copy wins, the second adds nothing
+    idx, _ = greedy_oracle(["the cat sat", "the cat sat", "dogs bark"], "the cat sat on my mat", metric="rouge1_recall")
+    assert idx == [0]
+
+
+def test_max_sentences_and_empty_inputs():
+    sents = ["alpha beta", "gamma delta", "epsilon zeta"]
+    ref = "alpha beta gamma delta epsilon zeta"
+    assert greedy_oracle(sents, ref, metric="rouge1_recall") == ([0, 1, 2], 1.0)
+    idx, score = greedy_oracle(sents, ref, metric="rouge1_recall", max_sentences=2)
+    assert idx == [0, 1] and score == pytest.approx(4 / 6)
+    assert greedy_oracle(sents, ref, max_sentences=0) == ([], 0.0)
+    assert greedy_oracle([], ref) == ([], 0.0)
+    assert greedy_oracle(sents, "") == ([], 0.0)
+    assert greedy_oracle(["", "!!!"], ref) == ([], 0.0)
+    with pytest.raises(ValueError):
+        greedy_oracle(sents, ref, metric="rouge4_f1")
+
+
+def test_boundary_bigram_counts_like_the_joined_string():
+    # "york" ends sentence 0 and "city" starts sentence 2: joined, they form a reference bigram
+    # that neither sentence has alone.
+    sents = ["new york", "nothing here", "city hall"]
+    ref = "new york city"
+    assert greedy_oracle(sents, ref, metric="rouge2_recall") == greedy_oracle_reference(sents, ref, metric="rouge2_recall")
+    assert greedy_oracle(sents, ref, metric="rouge2_recall") == ([0, 2], 1.0)
+
+
+def test_sentence_scores_equal_rouge_score(cloze_examples):
+    scorer = rouge_scorer.RougeScorer(["rouge2", "rougeL"], use_stemmer=True)
+    for ex in cloze_examples[:10]:
+        for metric, rtype, field in [("rouge2_f1", "rouge2", "fmeasure"), ("rougeL_recall", "rougeL", "recall")]:
+            expected = [getattr(scorer.score(ex["cloze"], s)[rtype], field) for s in ex["document"]]
+            assert sentence_scores(ex["document"], ex["cloze"], metric=metric) == expected
+
+
+def test_multi_reference_pooled():
+    refs = ["the city was new", "new york city grew"]
+    sents = ["new york city", "the city was", "unrelated words"]
+    scores = sentence_scores(sents, refs, metric="rouge2_recall")
+    # pooled bigram recall: hits over both references / total reference bigrams (3 + 3)
+    assert scores == [pytest.approx(2 / 6), pytest.approx(2 / 6), 0.0]
+    idx, score = greedy_oracle(sents, refs, metric="rouge2_recall")
+    assert score == pytest.approx(fast.SentenceSetRouge(sents, refs, "rouge2").score(idx).recall)
+    assert idx == [0, 1]
+
+
+def test_labels_from_indices():
+    assert labels_from_indices(4, [1, 3]) == [0, 1, 0, 1]
+    assert labels_from_indices(0, []) == []
