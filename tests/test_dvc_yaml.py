@@ -48,5 +48,9 @@ def test_registry_shape(repo):
 
 @pytest.mark.skipif(shutil.which("dvc") is None, reason="dvc not installed")
 def test_dvc_repro_dry_runs(repo):
-    out = subprocess.run(["dvc", "repro", "--dry"], cwd=repo, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    # `dvc repro --dry` cannot be used once two implemented stages are chained: it fails when an
+    # upstream output does not exist yet (treeverse/dvc#9021). `dvc dag` and `dvc status` load and
+    # check the whole pipeline (dvc.yaml syntax, params, the stage graph) without running anything.
+    for cmd in (["dvc", "dag"], ["dvc", "status"]):
+        out = subprocess.run(cmd, cwd=repo, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr

@@ -60,20 +60,24 @@ def stages(config: Mapping) -> list[Stage]:
     return [
         Stage(
             name="sample",
-            implemented=False,  # flipped when #2 lands
+            implemented=True,
             issue="#2",
-            params=("sample",),
-            code=_common_code(("src/wikiref/sample.py", "src/wikiref/benchmarks", "workflow/rules/sample.smk")),
+            # collect: the citation types/aliases decide which cited URLs get a stand-in page.
+            params=("sample", "collect"),
+            code=_common_code(("src/wikiref/sample.py", "src/wikiref/collect/dump.py",
+                               "src/wikiref/collect/statements.py", "src/wikiref/benchmarks",
+                               "workflow/rules/sample.smk")),
             deps=(),
             outs=(sample_dir,),
             targets=(f"{sample_dir}/MANIFEST.json",),
         ),
         Stage(
             name="collect",
-            implemented=False,  # flipped when #3 lands
+            implemented=True,
             issue="#3",
             params=("collect",),
-            code=_common_code(("src/wikiref/collect", "workflow/rules/collect.smk")),
+            code=_common_code(("src/wikiref/collect", "src/wikiref/cli/collect.py", "src/wikiref/cli/collect_merge.py",
+                               "workflow/rules/collect.smk")),
             deps=tuple(collect_deps),
             outs=("data/raw",),
             metrics=("results/metrics/collect.json",),

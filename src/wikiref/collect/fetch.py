@@ -1,0 +1,536 @@
+"""Cited URL -> page bytes, through one of three backends, behind a persistent cache.
+
+Backends (``collect.fetch.backend``):
+
+``live``
+    HTTP(S) with ``requests``: connect/read timeouts plus an overall deadline per response, retries
+    with exponential backoff on connection errors, timeouts, 429 and 5xx (``Retry-After`` honoured,
+    capped), a per-host minimum interval between requests, robots.txt (``urllib.robotparser``,
+    RFC 9309 reading: 4xx = allow all, 5xx/unreachable = disallow), redirects followed by hand so
+    every hop is checked, a maximum body size, a content-type allow list, a descriptive
+    User-Agent, and refusal of private, loopback, link-local, multicast and reserved addresses
+    (``allow_private_addresses`` exists for the loopback test server only).
+``wayback``
+    The Wayback Machine availability API (snapshot closest to the citation's access-date when the
+    citation has one), then the snapshot's original bytes (``id_`` URL) through the live client.
+    A citation's own ``archive-url`` on web.archive.org is used directly.
+``warc``
+    Local WARC / WARC.gz files read with ``warcio``, indexed by target URI (offsets only, so large
+    archives are not loaded in memory).
+
+Cache (``collect.fetch.cache_dir``, network backends): ``urls/<h>.json`` holds the outcome for
+``h = sha256(backend + URL)``; bodies are content-addressed ``blobs/<sha256>.gz``. Both are written
+atomically, so several jobs may share one cache; an outcome, failure included, is never fetched
+again (``retry_cached_errors: true`` retries the failures). Reading a local WARC is not fetching,
+so the warc backend is not cached (a rebuilt archive is always read afresh).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import ipaddress
+import json
+import logging
+import re
+import socket
+import threading
+import time
+import urllib.robotparser
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from wikiref.io import write_bytes, write_json
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+WAYBACK_SNAPSHOT = re.compile(r"^(https?://web\.archive\.org/web/)(\d{4,14})(?:[a-z]{2}_)?/(.+)$")
+
+
+@dataclass
+class FetchResult:
+    url: str
+    ok: bool
+    reason: str = ""  # empty when ok, else why the page could not be had
+    status: int = 0
+    final_url: str = ""
+    content_type: str = ""
+    source: str = ""  # live / wayback / warc
+    standin: bool = False  # the archive says this page is a stand-in (the offline sample)
+    snapshot: str = ""  # wayback timestamp
+    body: bytes = field(default=b"", repr=False)
+
+    def meta(self) -> dict:
+        d = asdict(self)
+        d.pop("body")
+        return d
+
+
+@dataclass(frozen=True)
+class FetchConfig:
+    backend: str = "live"
+    warc_paths: tuple[str, ...] = ()
+    cache_dir: str = "resources/cache/fetch"
+    user_agent: str = "wikiref/0.1 (WikiRef reproduction research crawler; one request per cited URL)"
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 30.0
+    total_timeout_s: float = 60.0
+    retries: int = 3
+    backoff_s: float = 1.0
+    max_retry_after_s: float = 60.0
+    per_host_interval_s: float = 1.0
+    max_body_bytes: int = 5_000_000
+    max_redirects: int = 5
+    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
+    respect_robots: bool = True
+    allow_private_addresses: bool = False
+    workers: int = 4
+    wayback_api: str = "https://archive.org/wayback/available"
+    retry_cached_errors: bool = False
+
+    @classmethod
+    def from_params(cls, fetch: Mapping) -> "FetchConfig":
+        kwargs = {}
+        for name in cls.__dataclass_fields__:
+            if name in fetch:
+                value = fetch[name]
+                kwargs[name] = tuple(value) if isinstance(value, list) else value
+        return cls(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# the persistent cache
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class FetchCache:
+    """Outcome per (backend, URL) + content-addressed bodies, under ``root``."""
+
+    def __init__(self, root: str | Path, backend: str):
+        self.root = Path(root)
+        self.backend = backend
+
+    def _meta_path(self, url: str) -> Path:
+        h = _h(f"{self.backend}\x1f{url}")
+        return self.root / "urls" / h[:2] / f"{h}.json"
+
+    def _blob_path(self, digest: str) -> Path:
+        return self.root / "blobs" / digest[:2] / f"{digest}.gz"
+
+    def get(self, url: str) -> FetchResult | None:
+        path = self._meta_path(url)
+        if not path.exists():
+            return None
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            digest = meta.pop("sha256", "")
+            res = FetchResult(**meta)
+            if res.ok:
+                blob = self._blob_path(digest)
+                res.body = gzip.decompress(blob.read_bytes())
+                if hashlib.sha256(res.body).hexdigest() != digest:
+                    raise ValueError("body digest mismatch")
+            return res
+        except (OSError, ValueError, TypeError, EOFError) as exc:  # a damaged entry is refetched
+            log.warning("fetch cache entry for %s unreadable (%s); fetching again", url, exc)
+            return None
+
+    def put(self, res: FetchResult) -> None:
+        meta = res.meta()
+        meta["sha256"] = ""
+        if res.ok:
+            digest = hashlib.sha256(res.body).hexdigest()
+            blob = self._blob_path(digest)
+            if not blob.exists():
+                write_bytes(blob, gzip.compress(res.body, compresslevel=6, mtime=0))
+            meta["sha256"] = digest
+        # The outcome is written after the body: an outcome on disk always has its body.
+        write_json(self._meta_path(res.url), meta)
+
+
+class CachedFetcher:
+    """Backend + cache + per-run dedupe (a URL cited many times is fetched once)."""
+
+    def __init__(self, backend, cache: FetchCache | None, retry_cached_errors: bool = False):
+        self.backend = backend
+        self.cache = cache
+        self.retry_cached_errors = retry_cached_errors
+        self.cache_hits = 0
+        self.fetched = 0
+
+    def fetch(self, url: str, access_date: str = "", archive_url: str = "") -> FetchResult:
+        if self.cache is not None:
+            hit = self.cache.get(url)
+            if hit is not None and (hit.ok or not self.retry_cached_errors):
+                self.cache_hits += 1
+                return hit
+        res = self.backend.fetch(url, access_date=access_date, archive_url=archive_url)
+        self.fetched += 1
+        if self.cache is not None:
+            self.cache.put(res)
+        return res
+
+
+# ---------------------------------------------------------------------------------------------
+# live HTTP
+
+
+class AddressRefused(Exception):
+    pass
+
+
+def check_host(host: str, port: int, allow_private: bool) -> None:
+    """Refuse hosts that resolve to private, loopback, link-local, multicast or reserved addresses."""
+    if allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        raise ConnectionError(f"cannot resolve {host}: {exc}") from exc
+    for info in infos:
+        addr = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
+            addr = addr.ipv4_mapped
+        if (addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_multicast or addr.is_reserved
+                or addr.is_unspecified):
+            raise AddressRefused(f"{host} resolves to non-public address {addr}")
+
+
+class HostRateLimiter:
+    """At least ``interval`` seconds between two requests to one host (thread-safe)."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic, sleep=time.sleep):
+        self.interval = interval
+        self.clock = clock
+        self.sleep = sleep
+        self.lock = threading.Lock()
+        self.next_slot: dict[str, float] = {}
+
+    def wait(self, host: str) -> None:
+        if self.interval <= 0:
+            return
+        with self.lock:
+            now = self.clock()
+            slot = max(now, self.next_slot.get(host, now))
+            self.next_slot[host] = slot + self.interval
+        if slot > now:
+            self.sleep(slot - now)
+
+
+class _Failure(Exception):
+    def __init__(self, reason: str, status: int = 0):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+class LiveBackend:
+    name = "live"
+
+    def __init__(self, cfg: FetchConfig, session=None, sleep=time.sleep):
+        import requests
+
+        self.cfg = cfg
+        self.requests = requests
+        self.session = session or requests.Session()
+        self.session.headers.update({
+            "User-Agent": cfg.user_agent,
+            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
+            "Accept-Language": "en",
+        })
+        self.sleep = sleep
+        self.limiter = HostRateLimiter(cfg.per_host_interval_s, sleep=sleep)
+        self.robots: dict[str, urllib.robotparser.RobotFileParser | str] = {}
+        self.robots_lock = threading.Lock()
+
+    # one HTTP exchange, with retries; returns (status, headers, body) ------------------------
+    def _get(self, url: str, max_bytes: int, check_type: bool) -> tuple[int, Mapping, bytes, str]:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _Failure("unsupported_url")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            check_host(parts.hostname, port, self.cfg.allow_private_addresses)
+        except AddressRefused:
+            raise _Failure("private_address") from None
+        except ConnectionError:
+            raise _Failure("dns_error") from None
+        last_reason, last_status = "connection_error", 0
+        for attempt in range(self.cfg.retries + 1):
+            if attempt:
+                self.sleep(self.cfg.backoff_s * (2 ** (attempt - 1)))
+            self.limiter.wait(parts.hostname)
+            try:
+                status, headers, body, ctype = self._once(url, max_bytes, check_type)
+            except self.requests.exceptions.Timeout:
+                last_reason, last_status = "timeout", 0
+                continue
+            except _Failure as f:
+                if f.reason == "timeout":
+                    last_reason, last_status = "timeout", 0
+                    continue
+                raise
+            except (self.requests.exceptions.ConnectionError, self.requests.exceptions.ChunkedEncodingError,
+                    self.requests.exceptions.ContentDecodingError):
+                last_reason, last_status = "connection_error", 0
+                continue
+            except self.requests.exceptions.RequestException:
+                raise _Failure("request_error") from None
+            if status in RETRY_STATUS:
+                last_reason, last_status = f"http_{status}", status
+                retry_after = headers.get("Retry-After", "")
+                if retry_after.isdigit() and attempt < self.cfg.retries:
+                    self.sleep(min(float(retry_after), self.cfg.max_retry_after_s))
+                continue
+            return status, headers, body, ctype
+        raise _Failure(last_reason, last_status)
+
+    def _once(self, url: str, max_bytes: int, check_type: bool):
+        deadline = time.monotonic() + self.cfg.total_timeout_s
+        resp = self.session.get(url, stream=True, allow_redirects=False,
+                                timeout=(self.cfg.connect_timeout_s, self.cfg.read_timeout_s))
+        try:
+            status = resp.status_code
+            headers = resp.headers
+            ctype = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            if status != 200 or not check_type:
+                body = b""
+                if status == 200:
+                    body = self._read(resp, max_bytes, deadline)
+                return status, headers, body, ctype
+            if ctype not in self.cfg.content_types:
+                raise _Failure("bad_content_type", status)
+            length = headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > max_bytes:
+                raise _Failure("too_large", status)
+            return status, headers, self._read(resp, max_bytes, deadline), ctype
+        finally:
+            resp.close()
+
+    def _read(self, resp, max_bytes: int, deadline: float) -> bytes:
+        chunks, size = [], 0
+        for chunk in resp.iter_content(chunk_size=65536):
+            size += len(chunk)
+            if size > max_bytes:
+                raise _Failure("too_large", resp.status_code)
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise _Failure("timeout", resp.status_code)
+        return b"".join(chunks)
+
+    # robots.txt ----------------------------------------------------------------------------
+    def allowed(self, url: str) -> bool:
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}"
+        with self.robots_lock:
+            rp = self.robots.get(key)
+        if rp is None:
+            rp = self._load_robots(key)
+            with self.robots_lock:
+                self.robots[key] = rp
+        if rp == "allow":
+            return True
+        if rp == "deny":
+            return False
+        return rp.can_fetch(self.cfg.user_agent, url)
+
+    def _load_robots(self, origin: str):
+        try:
+            status, _, body, _ = self._get(origin + "/robots.txt", 512 * 1024, check_type=False)
+        except _Failure as f:
+            if f.status and 400 <= f.status < 500:
+                return "allow"
+            return "deny"  # RFC 9309 §2.3.1.4: unreachable robots.txt -> assume complete disallow
+        if 400 <= status < 500:
+            return "allow"
+        if status != 200:
+            return "deny"
+        rp = urllib.robotparser.RobotFileParser()
+        rp.parse(body.decode("utf-8", errors="replace").splitlines())
+        return rp
+
+    # the public call -----------------------------------------------------------------------
+    def fetch(self, url: str, access_date: str = "", archive_url: str = "", source: str = "live") -> FetchResult:
+        current = url.strip()
+        try:
+            for _ in range(self.cfg.max_redirects + 1):
+                if self.cfg.respect_robots and not self.allowed(current):
+                    return FetchResult(url=url, ok=False, reason="robots_disallowed", final_url=current, source=source)
+                status, headers, body, ctype = self._get(current, self.cfg.max_body_bytes, check_type=True)
+                if status in (301, 302, 303, 307, 308) and headers.get("Location"):
+                    current = urljoin(current, headers["Location"])
+                    continue
+                if status != 200:
+                    return FetchResult(url=url, ok=False, reason=f"http_{status}", status=status, final_url=current,
+                                       source=source)
+                return FetchResult(url=url, ok=True, status=200, final_url=current, content_type=ctype,
+                                   body=body, source=source)
+            return FetchResult(url=url, ok=False, reason="too_many_redirects", final_url=current, source=source)
+        except _Failure as f:
+            return FetchResult(url=url, ok=False, reason=f.reason, status=f.status, final_url=current, source=source)
+
+
+# ---------------------------------------------------------------------------------------------
+# Wayback Machine
+
+
+def wayback_timestamp(access_date: str) -> str:
+    """A citation's access-date ("2019-01-05", "5 January 2019", ...) -> "20190105" ("" if unreadable)."""
+    if not access_date or not access_date.strip():
+        return ""
+    from dateutil import parser as dateparser
+
+    try:
+        dt = dateparser.parse(access_date.strip(), default=None, fuzzy=False)
+    except (ValueError, OverflowError, TypeError):
+        return ""
+    if dt is None or not (1995 <= dt.year <= 2100):
+        return ""
+    return dt.strftime("%Y%m%d")
+
+
+class WaybackBackend:
+    name = "wayback"
+
+    def __init__(self, cfg: FetchConfig, live: LiveBackend | None = None):
+        self.cfg = cfg
+        self.live = live or LiveBackend(cfg)
+
+    def snapshot_url(self, url: str, access_date: str = "") -> tuple[str, str] | None:
+        """(original-bytes snapshot URL, timestamp) closest to the access date, or None."""
+        from urllib.parse import urlencode
+
+        query = {"url": url}
+        ts = wayback_timestamp(access_date)
+        if ts:
+            query["timestamp"] = ts
+        api = f"{self.cfg.wayback_api}?{urlencode(query)}"
+        status, _, body, _ = self.live._get(api, 1 << 20, check_type=False)
+        if status != 200:
+            raise _Failure(f"wayback_api_http_{status}", status)
+        try:
+            closest = json.loads(body.decode("utf-8"))["archived_snapshots"]["closest"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not closest or not closest.get("available") or str(closest.get("status", "200")) != "200":
+            return None
+        return to_raw_snapshot(closest["url"]), str(closest.get("timestamp", ""))
+
+    def fetch(self, url: str, access_date: str = "", archive_url: str = "") -> FetchResult:
+        try:
+            m = WAYBACK_SNAPSHOT.match(archive_url.strip()) if archive_url else None
+            if m:
+                snap, ts = to_raw_snapshot(archive_url.strip()), m.group(2)
+            else:
+                found = self.snapshot_url(url, access_date)
+                if found is None:
+                    return FetchResult(url=url, ok=False, reason="wayback_not_archived", source=self.name)
+                snap, ts = found
+        except _Failure as f:
+            return FetchResult(url=url, ok=False, reason=f.reason if f.reason.startswith("wayback") else
+                               f"wayback_api_{f.reason}", status=f.status, source=self.name)
+        res = self.live.fetch(snap, source=self.name)
+        res.url = url
+        res.snapshot = ts
+        return res
+
+
+def to_raw_snapshot(snapshot: str) -> str:
+    """``.../web/20190105123456/http://x`` -> ``.../web/20190105123456id_/http://x`` (original bytes)."""
+    m = WAYBACK_SNAPSHOT.match(snapshot)
+    if not m:
+        return snapshot
+    return f"{m.group(1)}{m.group(2)}id_/{m.group(3)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# local WARC archives
+
+
+def normalise_url(url: str) -> str:
+    """Lookup key for archives: scheme and host lower-cased, default port and fragment removed."""
+    url = url.strip()
+    try:
+        p = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = (p.hostname or "").lower()
+    if p.port and not ((p.scheme == "http" and p.port == 80) or (p.scheme == "https" and p.port == 443)):
+        netloc += f":{p.port}"
+    return urlunsplit((p.scheme.lower(), netloc, p.path or "/", p.query, ""))
+
+
+class WarcBackend:
+    name = "warc"
+
+    def __init__(self, cfg: FetchConfig, paths: Iterable[str] | None = None):
+        from warcio.archiveiterator import ArchiveIterator
+
+        self.cfg = cfg
+        self.paths = [str(p) for p in (paths if paths is not None else cfg.warc_paths)]
+        self.exact: dict[str, tuple[str, int]] = {}
+        self.loose: dict[str, tuple[str, int]] = {}
+        self.records = 0
+        for path in self.paths:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"WARC file {path} not found (collect.fetch.warc_paths)")
+            with open(path, "rb") as fh:
+                it = ArchiveIterator(fh)
+                for record in it:
+                    if record.rec_type not in ("response", "resource"):
+                        continue
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    if not uri:
+                        continue
+                    uri = uri.strip("<> ")
+                    offset = it.get_record_offset()
+                    self.records += 1
+                    self.exact.setdefault(uri, (path, offset))  # the first record of a URI wins
+                    self.loose.setdefault(normalise_url(uri), (path, offset))
+        log.info("WARC index: %d records over %d file(s)", self.records, len(self.paths))
+
+    def fetch(self, url: str, access_date: str = "", archive_url: str = "") -> FetchResult:
+        from warcio.archiveiterator import ArchiveIterator
+
+        loc = self.exact.get(url.strip()) or self.loose.get(normalise_url(url))
+        if loc is None:
+            return FetchResult(url=url, ok=False, reason="not_in_archive", source=self.name)
+        path, offset = loc
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            record = next(iter(ArchiveIterator(fh)))
+            standin = (record.rec_headers.get_header("WARC-Wikiref-Standin") or "").lower() == "true"
+            status, ctype = 200, ""
+            if record.rec_type == "response" and record.http_headers is not None:
+                status = int(record.http_headers.get_statuscode() or 0)
+                ctype = (record.http_headers.get_header("Content-Type") or "").split(";", 1)[0].strip().lower()
+            else:
+                ctype = (record.rec_headers.get_header("Content-Type") or "").split(";", 1)[0].strip().lower()
+            base = dict(url=url, final_url=record.rec_headers.get_header("WARC-Target-URI") or url, source=self.name,
+                        standin=standin, status=status, content_type=ctype)
+            if status != 200:
+                return FetchResult(ok=False, reason=f"http_{status}", **base)
+            if ctype not in self.cfg.content_types:
+                return FetchResult(ok=False, reason="bad_content_type", **base)
+            body = record.content_stream().read(self.cfg.max_body_bytes + 1)
+            if len(body) > self.cfg.max_body_bytes:
+                return FetchResult(ok=False, reason="too_large", **base)
+        return FetchResult(ok=True, body=body, **base)
+
+
+def make_fetcher(cfg: FetchConfig) -> CachedFetcher:
+    if cfg.backend == "warc":
+        return CachedFetcher(WarcBackend(cfg), cache=None)
+    if cfg.backend == "live":
+        backend = LiveBackend(cfg)
+    elif cfg.backend == "wayback":
+        backend = WaybackBackend(cfg)
+    else:
+        raise ValueError(f"unknown fetch backend {cfg.backend!r} (live, wayback, warc)")
+    return CachedFetcher(backend, FetchCache(cfg.cache_dir, cfg.backend), cfg.retry_cached_errors)

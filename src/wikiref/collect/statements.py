@@ -1,0 +1,435 @@
+"""Wikitext -> sections -> paragraphs -> cited statements (DESIGN §3.1, journal §II-A-1).
+
+The parse is mwparserfromhell's; this module only walks its node tree:
+
+* The section hierarchy comes from headings: the query of a statement is
+  ``[article title, level-2 heading, level-3 heading, ...]``.
+* A *statement* is the prose from the previous citation (or the start of the paragraph) up to a
+  ``<ref>``. Consecutive refs (only whitespace or punctuation between them) belong to one
+  statement and only the first counts (the paper keeps the first citation only).
+* A reused ref (``<ref name="x"/>``) is resolved to its definition anywhere on the page
+  (including list-defined references inside ``{{reflist|refs=...}}``).
+* The first citation's type is the name of the first template in the ref, normalised (case,
+  spaces, underscores, ``Template:`` prefix) and mapped through the alias table. Short-footnote
+  templates (``{{sfn}}``, ``{{harvnb}}``...) in running prose also end a statement (they are
+  citations, of books mostly) and are counted as their own type.
+* Statement text is plain text: templates, refs, comments, tables, files/categories and
+  bold/italic markup are removed; links keep their visible text.
+
+Everything that is read but not kept is counted by reason in a :class:`collections.Counter`, so the
+stats file of a shard explains every drop. The functions here are pure (wikitext in, data out).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Mapping, Sequence
+from urllib.parse import urlsplit
+
+import mwparserfromhell
+from mwparserfromhell.nodes import Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink
+
+# Canonical citation types and their common aliases (template redirects on English Wikipedia).
+DEFAULT_ALIASES: dict[str, list[str]] = {
+    "cite web": ["web cite", "cite website", "cite webpage", "cite web page", "cite url", "citeweb", "cite-web",
+                 "web reference", "web citation", "cite blog", "cite online"],
+    "cite news": ["cite newspaper", "citenews", "cite-news", "cite news article", "cite article", "news cite",
+                  "cite n"],
+    "cite press release": ["cite press", "cite pr", "cite press-release", "press release", "cite press statement"],
+}
+
+DEFAULT_SKIP_SECTIONS = (
+    "references", "notes", "footnotes", "citations", "sources", "bibliography", "external links",
+    "further reading", "see also", "notes and references", "references and notes", "works cited",
+    "general references", "external link", "reference", "note",
+)
+
+# Templates that stand for a citation in running prose (short footnotes); they end a statement.
+SHORT_FOOTNOTES = re.compile(r"^(sfnp?|sfnm|harvnb|harvp|harv|harvtxt|harvcoltxt|harvard citation( no brackets)?|rp)$")
+# Inline formatting tags whose contents are prose: walked into.
+INLINE_TAGS = frozenset(
+    "b i u s em strong span small big sup sub del ins cite abbr q code tt font blockquote div center poem "
+    "var kbd samp mark bdi bdo".split()
+)
+# Block tags that end a paragraph.
+BLOCK_TAGS = frozenset("li dt dd table tr td th p ul ol dl hr".split())
+# Namespaces of links that are not prose (files, categories, interwiki).
+NON_PROSE_LINK = re.compile(r"^\s*:?\s*(file|image|media|category|[a-z]{2,3}(-[a-z]+)?)\s*:", re.IGNORECASE)
+KEEP_LINK_NS = re.compile(r"^\s*:?\s*(wikt|wiktionary|s|wikisource|w|wikipedia|wp)\s*:", re.IGNORECASE)
+GROUP_PUNCT = re.compile(r"^[\s,;:.\u2013\u2014-]*$")
+WS = re.compile(r"\s+")
+SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
+
+
+@dataclass
+class Citation:
+    type: str  # normalised, alias-mapped template name ("cite web"), or bare_url / plain_text
+    url: str = ""
+    title: str = ""
+    access_date: str = ""
+    archive_url: str = ""
+    ref_name: str = ""
+
+
+@dataclass
+class Statement:
+    index: int  # running index of the statement within the article (every ref group counts)
+    section_index: int
+    paragraph_index: int  # within the section
+    query: tuple[str, ...]
+    text: str
+    citation: Citation | None
+    drop: str = ""  # empty when kept, else the reason
+
+
+@dataclass
+class Section:
+    index: int
+    query: tuple[str, ...]
+    paragraphs: list[str] = field(default_factory=list)
+    # URLs cited by any ref (first or not) in each paragraph, to keep stand-ins away from them.
+    paragraph_urls: list[set[str]] = field(default_factory=list)
+    skipped: bool = False
+
+
+@dataclass
+class Article:
+    title: str
+    sections: list[Section]
+    statements: list[Statement]
+
+
+@dataclass(frozen=True)
+class StatementConfig:
+    citation_types: tuple[str, ...] = ("cite web", "cite news", "cite press release")
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=lambda: DEFAULT_ALIASES)
+    skip_sections: tuple[str, ...] = DEFAULT_SKIP_SECTIONS
+    min_statement_chars: int = 10
+
+    @classmethod
+    def from_params(cls, collect: Mapping) -> "StatementConfig":
+        st = collect.get("statements", {})
+        return cls(
+            citation_types=tuple(normalise_template_name(t) for t in collect["citation_types"]),
+            aliases={normalise_template_name(k): tuple(v) for k, v in st.get("aliases", DEFAULT_ALIASES).items()},
+            skip_sections=tuple(s.lower() for s in st.get("skip_sections", DEFAULT_SKIP_SECTIONS)),
+            min_statement_chars=int(st.get("min_statement_chars", 10)),
+        )
+
+    def alias_map(self) -> dict[str, str]:
+        out = {t: t for t in self.citation_types}
+        for canonical, names in self.aliases.items():
+            for n in names:
+                out[normalise_template_name(n)] = canonical
+        return out
+
+
+def normalise_template_name(name: str) -> str:
+    """``Cite_Web``, ``cite  web``, ``Template:cite web`` -> ``cite web``."""
+    name = WS.sub(" ", str(name).replace("_", " ")).strip().lower()
+    if name.startswith("template:"):
+        name = name[len("template:"):].strip()
+    return name
+
+
+def clean_text(text: str) -> str:
+    """Collapse whitespace and fix spaces left before punctuation by removed markup."""
+    text = WS.sub(" ", text).strip()
+    text = SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    return text.replace("( ", "(")
+
+
+def _param(tpl: Template, *names: str) -> str:
+    for n in names:
+        if tpl.has(n):
+            value = tpl.get(n).value
+            return clean_text(value.strip_code() if value.filter_templates() or value.filter_comments() else str(value))
+    return ""
+
+
+def _ref_name(tag: Tag) -> str:
+    if tag.has("name"):
+        return str(tag.get("name").value).strip().strip("\"'").strip()
+    return ""
+
+
+def _ref_group(tag: Tag) -> str:
+    if tag.has("group"):
+        return str(tag.get("group").value).strip().strip("\"'").strip()
+    return ""
+
+
+def citation_from_ref(contents: mwparserfromhell.wikicode.Wikicode, alias_map: Mapping[str, str]) -> Citation:
+    """The citation a ref's contents hold: its first template (type, url, title, access-date)."""
+    templates = contents.filter_templates(recursive=False)
+    if templates:
+        tpl = templates[0]
+        name = normalise_template_name(tpl.name.strip_code() or str(tpl.name))
+        return Citation(
+            type=alias_map.get(name, name),
+            url=_param(tpl, "url", "URL"),
+            title=_param(tpl, "title", "trans-title"),
+            access_date=_param(tpl, "access-date", "accessdate", "access date"),
+            archive_url=_param(tpl, "archive-url", "archiveurl"),
+        )
+    links = contents.filter_external_links(recursive=True)
+    if links:
+        link = links[0]
+        return Citation(type="bare_url", url=str(link.url).strip(), title=clean_text(link.title.strip_code()) if link.title else "")
+    return Citation(type="plain_text")
+
+
+def collect_ref_definitions(code: mwparserfromhell.wikicode.Wikicode) -> dict[str, Tag]:
+    """name -> the first ref with that name and non-empty contents, anywhere on the page."""
+    defs: dict[str, Tag] = {}
+    for tag in code.filter_tags(recursive=True, matches=lambda n: str(n.tag).strip().lower() == "ref"):
+        name = _ref_name(tag)
+        if name and not tag.self_closing and tag.contents is not None and str(tag.contents).strip():
+            defs.setdefault(name, tag)
+    return defs
+
+
+def valid_url(url: str) -> bool:
+    if not url or any(c.isspace() for c in url.strip()):
+        return False
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and "{" not in url and "[" not in url
+
+
+def _template_text(tpl: Template) -> str:
+    """Visible text of the few templates that print prose words; every other template is removed.
+
+    Wikipedia has tens of thousands of templates and rendering them needs MediaWiki itself; these
+    are the frequent inline ones whose omission would leave holes in a sentence.
+    """
+    name = normalise_template_name(tpl.name.strip_code() or str(tpl.name))
+    pos = [p for p in tpl.params if not p.showkey]
+    if name in ("nowrap", "nobr", "small", "big", "smaller", "larger", "nowrap begin", "abbr", "em", "strong",
+                "keypress", "var", "mvar", "math", "nbsp"):
+        return pos[0].value.strip_code() if pos else ""
+    if name == "lang" and len(pos) >= 2:
+        return pos[1].value.strip_code()
+    if name.startswith("lang-") and pos:
+        return pos[0].value.strip_code()
+    if name in ("convert", "cvt") and len(pos) >= 2:
+        value, unit = pos[0].value.strip_code().strip(), pos[1].value.strip_code().strip()
+        if len(pos) >= 3 and unit in ("to", "-", "and", "or", "by", "x", "+/-", "–"):
+            return f"{value} {unit} {pos[2].value.strip_code().strip()} " + (
+                pos[3].value.strip_code().strip() if len(pos) >= 4 else "")
+        return f"{value} {unit}"
+    if name in ("ndash", "–"):
+        return "–"
+    if name in ("mdash", "—"):
+        return "—"
+    return ""
+
+
+class _Walker:
+    """One pass over a page's top-level nodes (descending into inline formatting only)."""
+
+    def __init__(self, title: str, cfg: StatementConfig, defs: Mapping[str, Tag], stats: Counter):
+        self.cfg = cfg
+        self.alias_map = cfg.alias_map()
+        self.keep_types = set(cfg.citation_types)
+        self.defs = defs
+        self.stats = stats
+        self.title = title
+        self.heading_stack: list[tuple[int, str]] = []
+        self.sections: list[Section] = [Section(0, (title,))]
+        self.statements: list[Statement] = []
+        self.buffer: list[str] = []  # text since the previous citation / paragraph start
+        self.para: list[str] = []  # text of the current paragraph (refs excluded)
+        self.para_urls: set[str] = set()
+        self.para_statements: list[Statement] = []
+        self.in_group = False  # the previous non-blank node was a citation
+
+    # -- paragraphs and sections -------------------------------------------------------------
+    @property
+    def section(self) -> Section:
+        return self.sections[-1]
+
+    def end_paragraph(self) -> None:
+        text = clean_text("".join(self.para))
+        if text:
+            sec = self.section
+            sec.paragraphs.append(text)
+            sec.paragraph_urls.append(self.para_urls)
+            for st in self.para_statements:
+                st.paragraph_index = len(sec.paragraphs) - 1
+        elif self.para_statements:  # citations with no prose around them (a list of refs)
+            sec = self.section
+            sec.paragraphs.append("")
+            sec.paragraph_urls.append(self.para_urls)
+            for st in self.para_statements:
+                st.paragraph_index = len(sec.paragraphs) - 1
+        self.buffer, self.para, self.para_urls, self.para_statements = [], [], set(), []
+        self.in_group = False
+
+    def heading(self, node: Heading) -> None:
+        self.end_paragraph()
+        text = clean_text(node.title.strip_code())
+        while self.heading_stack and self.heading_stack[-1][0] >= node.level:
+            self.heading_stack.pop()
+        self.heading_stack.append((node.level, text))
+        query = (self.title,) + tuple(t for _, t in self.heading_stack)
+        skipped = any(t.lower() in self.cfg.skip_sections for _, t in self.heading_stack)
+        self.sections.append(Section(len(self.sections), query, skipped=skipped))
+
+    # -- text -------------------------------------------------------------------------------
+    def add_text(self, text: str) -> None:
+        if not text:
+            return
+        if self.in_group and GROUP_PUNCT.match(text):
+            # Between two refs of one group (or trailing punctuation after the group): nothing starts.
+            self.para.append(text)
+            return
+        chunks = re.split(r"\n[ \t]*\n", text)
+        for i, chunk in enumerate(chunks):
+            if i:
+                self.end_paragraph()
+            if chunk:
+                self.buffer.append(chunk)
+                self.para.append(chunk)
+                if chunk.strip() and not GROUP_PUNCT.match(chunk):
+                    self.in_group = False
+
+    # -- citations --------------------------------------------------------------------------
+    def citation(self, citation: Citation | None, drop_if_none: str = "") -> None:
+        if citation is not None and citation.url:
+            self.para_urls.add(citation.url.strip())
+        if self.in_group:
+            self.stats["citations_not_first"] += 1
+            return
+        self.in_group = True
+        self.stats["citations_first"] += 1
+        text = clean_text("".join(self.buffer)).lstrip(",;:.)]–—- ").strip()
+        self.buffer = []
+        st = Statement(
+            index=len(self.statements),
+            section_index=self.section.index,
+            paragraph_index=-1,
+            query=self.section.query,
+            text=text,
+            citation=citation,
+        )
+        if citation is not None:
+            self.stats[f"first_citation_type:{citation.type}"] += 1
+        if self.section.skipped:
+            st.drop = "in_skipped_section"
+        elif citation is None:
+            st.drop = drop_if_none
+        elif not text:
+            st.drop = "empty_statement"
+        elif len(text) < self.cfg.min_statement_chars:
+            st.drop = "short_statement"
+        elif citation.type not in self.keep_types:
+            st.drop = "citation_type_not_kept"
+        elif not citation.url:
+            st.drop = "citation_without_url"
+        elif not valid_url(citation.url):
+            st.drop = "citation_bad_url"
+        self.statements.append(st)
+        self.para_statements.append(st)
+
+    def ref(self, tag: Tag) -> None:
+        if _ref_group(tag):
+            # <ref group="note">: an explanatory footnote, not a source; it still ends the statement.
+            self.citation(None, drop_if_none="note_ref")
+            return
+        name = _ref_name(tag)
+        body = tag
+        if tag.self_closing or tag.contents is None or not str(tag.contents).strip():
+            if not name:
+                self.stats["empty_ref"] += 1
+                return
+            body = self.defs.get(name)
+            if body is None:
+                self.citation(None, drop_if_none="unresolved_named_ref")
+                return
+            self.stats["named_ref_reused"] += 1
+        cit = citation_from_ref(body.contents, self.alias_map)
+        cit.ref_name = name
+        self.citation(cit)
+
+    # -- the walk ---------------------------------------------------------------------------
+    def walk(self, nodes: Iterable) -> None:
+        for node in nodes:
+            if isinstance(node, Text):
+                self.add_text(node.value)
+            elif isinstance(node, Tag):
+                tag = str(node.tag).strip().lower()
+                if tag == "ref":
+                    self.ref(node)
+                elif tag == "br":
+                    self.add_text(" ")
+                elif tag in INLINE_TAGS and node.contents is not None and not node.self_closing:
+                    self.walk(node.contents.nodes)
+                elif tag in BLOCK_TAGS:
+                    self.end_paragraph()
+                    if node.contents is not None and str(node.contents).strip():
+                        if tag in ("li", "dt", "dd", "p") and not node.wiki_markup:
+                            self.walk(node.contents.nodes)
+                            self.end_paragraph()
+                        else:  # tables and other blocks are not prose
+                            self._count_refs_in(node)
+                else:  # gallery, math, nowiki, pre, references, ...: not prose
+                    self._count_refs_in(node)
+            elif isinstance(node, Heading):
+                self.heading(node)
+            elif isinstance(node, Template):
+                name = normalise_template_name(node.name.strip_code() or str(node.name))
+                if SHORT_FOOTNOTES.match(name):
+                    self.citation(Citation(type=name), drop_if_none="")
+                else:
+                    self._count_refs_in(node)
+                    self.add_text(_template_text(node))
+            elif isinstance(node, Wikilink):
+                title = str(node.title)
+                if NON_PROSE_LINK.match(title) and not KEEP_LINK_NS.match(title):
+                    self._count_refs_in(node)
+                    continue
+                self.add_text(node.text.strip_code() if node.text is not None else node.title.strip_code())
+            elif isinstance(node, ExternalLink):
+                if node.brackets and node.title is not None:
+                    self.add_text(node.title.strip_code())
+            elif isinstance(node, HTMLEntity):
+                self.add_text(node.normalize())
+            elif isinstance(node, Comment):
+                continue
+            else:  # Argument and anything unknown: no visible text
+                continue
+
+    def _count_refs_in(self, node) -> None:
+        """Refs inside templates, tables, galleries...: not statements of the prose, but counted."""
+        n = 0
+        for child in node.__children__():
+            n += len(child.filter_tags(recursive=True, matches=lambda t: str(t.tag).strip().lower() == "ref"))
+        if n:
+            self.stats["refs_outside_prose"] += n
+
+
+def parse_article(title: str, wikitext: str, cfg: StatementConfig, stats: Counter | None = None) -> Article:
+    """Sections, paragraphs and every statement (kept or with its drop reason) of one article."""
+    stats = stats if stats is not None else Counter()
+    code = mwparserfromhell.parse(wikitext)
+    defs = collect_ref_definitions(code)
+    walker = _Walker(title, cfg, defs, stats)
+    walker.walk(code.nodes)
+    walker.end_paragraph()
+    for st in walker.statements:
+        stats["statements_total"] += 1
+        if st.drop:
+            stats[f"statement_dropped:{st.drop}"] += 1
+        else:
+            stats["statements_kept"] += 1
+            stats[f"kept_citation_type:{st.citation.type}"] += 1
+    return Article(title=title, sections=walker.sections, statements=walker.statements)
+
+
+def kept_statements(article: Article) -> Iterator[Statement]:
+    return (st for st in article.statements if not st.drop)

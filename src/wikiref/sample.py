@@ -1,0 +1,267 @@
+"""The offline sample (DESIGN §4): a real Wikipedia dump fragment + a WARC of STAND-IN cited pages.
+
+* ``dump/enwiki-sample.xml.bz2``: the real English Wikipedia fragment that the ``gensim`` wheel
+  ships as test data (CC BY-SA), copied byte for byte from the installed package.
+* ``warc/standin.warc.gz``: cited pages cannot be fetched offline, so for every URL that a kept
+  statement of the fragment cites (first citation, cite web/news/press release) the archive holds a
+  clearly labelled STAND-IN page built from the citing article itself: the citing section's other
+  paragraphs, extended with neighbouring sections (next, previous, next-but-one, ...) until about
+  ``sample.standin_target_tokens`` whitespace tokens. A paragraph that cites the URL anywhere (the
+  statement's own paragraph included) never goes into its stand-in. Every record carries
+  ``WARC-Wikiref-Standin: true`` and a description; the HTML page shows a stand-in notice.
+* ``MANIFEST.json``: files with sha256, counts, the gensim version and the stand-in note.
+
+Deterministic: fixed WARC-Date, record ids derived from content, records sorted by URL, gzip
+members without timestamps; the same params give the same bytes.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.metadata
+import importlib.util
+import io
+import logging
+import shutil
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from wikiref.collect.dump import iter_pages
+from wikiref.collect.statements import Article, Statement, StatementConfig, kept_statements, parse_article
+from wikiref.io import atomic_path, sha256_file, stable_id, write_json
+
+log = logging.getLogger(__name__)
+
+GENSIM_DUMP = ("test", "test_data", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+DUMP_PART = "enwiki-sample"
+WARC_NAME = "standin.warc.gz"
+WARC_DATE = "2019-01-01T00:00:00Z"  # fixed, so the archive is reproducible byte for byte
+STANDIN_NOTE = (
+    "STAND-IN: the cited web pages of the offline sample cannot be fetched offline. Each page in "
+    "this archive was built by `wikiref sample` from the citing Wikipedia article itself (the citing "
+    "section's other paragraphs, extended with neighbouring sections), never from the cited source, "
+    "and never contains a paragraph that cites the URL. Results computed on it are NOT comparable to "
+    "the paper's."
+)
+
+
+@dataclass
+class Standin:
+    url: str
+    title: str
+    article: str
+    page_id: int
+    sections: list[str]  # section paths used, "A > B"
+    paragraphs: list[str]
+    tokens: int
+    citing_statements: int
+
+
+def locate_gensim_dump() -> Path:
+    """The dump fragment inside the installed gensim package (found without importing gensim)."""
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("gensim is not installed; `pip install gensim` (it ships the sample dump)")
+    path = Path(list(spec.submodule_search_locations)[0]).joinpath(*GENSIM_DUMP)
+    if not path.is_file():
+        raise FileNotFoundError(f"the gensim package has no {'/'.join(GENSIM_DUMP)} (looked at {path})")
+    return path
+
+
+def _section_order(n_sections: int, start: int) -> list[int]:
+    """start, start+1, start-1, start+2, start-2, ... within [0, n_sections)."""
+    order = [start]
+    for d in range(1, n_sections):
+        for idx in (start + d, start - d):
+            if 0 <= idx < n_sections:
+                order.append(idx)
+    return order
+
+
+def build_standins(articles: Sequence[tuple[int, Article]], target_tokens: int,
+                   stats: Counter | None = None) -> list[Standin]:
+    """One stand-in per URL cited (first citation, kept type) by a statement of ``articles``.
+
+    ``articles``: (page_id, parsed article) in dump order.
+    """
+    stats = stats if stats is not None else Counter()
+    # Every paragraph that cites each URL (any ref of the paragraph), over all articles.
+    citing_paragraphs: dict[str, set[tuple[int, int, int]]] = {}
+    for page_id, art in articles:
+        for sec in art.sections:
+            for p_idx, urls in enumerate(sec.paragraph_urls):
+                for u in urls:
+                    citing_paragraphs.setdefault(u, set()).add((page_id, sec.index, p_idx))
+    first_citing: dict[str, tuple[int, Article, Statement]] = {}
+    n_citing: Counter = Counter()
+    for page_id, art in articles:
+        for st in kept_statements(art):
+            url = st.citation.url.strip()
+            n_citing[url] += 1
+            first_citing.setdefault(url, (page_id, art, st))
+    out: list[Standin] = []
+    for url in sorted(first_citing):
+        page_id, art, first = first_citing[url]
+        sec_idx = first.section_index
+        banned = citing_paragraphs.get(url, set())
+        chosen: list[tuple[int, int, str]] = []
+        tokens = 0
+        for s in _section_order(len(art.sections), sec_idx):
+            sec = art.sections[s]
+            if sec.skipped:
+                continue
+            for p_idx, para in enumerate(sec.paragraphs):
+                if not para or (page_id, s, p_idx) in banned:
+                    continue
+                chosen.append((s, p_idx, para))
+                tokens += len(para.split())
+                if tokens >= target_tokens:
+                    break
+            if tokens >= target_tokens:
+                break
+        if not chosen:
+            stats["standin_skipped:no_other_paragraph"] += 1
+            continue
+        chosen.sort()
+        sections = []
+        for s, _, _ in chosen:
+            name = " > ".join(art.sections[s].query)
+            if name not in sections:
+                sections.append(name)
+        title = first.citation.title
+        out.append(Standin(
+            url=url,
+            title=title or f"{art.title} – {art.sections[sec_idx].query[-1]}",
+            article=art.title,
+            page_id=page_id,
+            sections=sections,
+            paragraphs=[p for _, _, p in chosen],
+            tokens=tokens,
+            citing_statements=n_citing[url],
+        ))
+        stats["standin_pages"] += 1
+        stats["standin_tokens"] += tokens
+    return out
+
+
+def standin_html(page: Standin) -> bytes:
+    esc = html.escape
+    paras = "\n".join(f"<p>{esc(p)}</p>" for p in page.paragraphs)
+    notice = (
+        f"STAND-IN PAGE, not the cited source. Built by wikiref sample for the offline sample from the "
+        f"Wikipedia article &ldquo;{esc(page.article)}&rdquo; (sections: {esc('; '.join(page.sections))}), "
+        f"without the paragraphs that cite this URL. Original URL: {esc(page.url)}"
+    )
+    doc = (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{esc(page.title)}</title>\n"
+        "<meta name=\"robots\" content=\"noindex\">\n"
+        "<meta name=\"wikiref-standin\" content=\"true\">\n</head>\n<body>\n"
+        f"<header><p class=\"wikiref-standin-notice\"><strong>{notice}</strong></p></header>\n"
+        f"<main>\n<article>\n{paras}\n</article>\n</main>\n"
+        "<footer><p>wikiref offline sample: STAND-IN content derived from Wikipedia (CC BY-SA).</p></footer>\n"
+        "</body>\n</html>\n"
+    )
+    return doc.encode("utf-8")
+
+
+def _record_id(*parts: str) -> str:
+    return f"<urn:uuid:{uuid.UUID(stable_id(*parts, length=32))}>"
+
+
+def write_standin_warc(pages: Iterable[Standin], path: str | Path, source_note: str) -> int:
+    """Write the stand-in pages as WARC response records (gzip per record); returns the count."""
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True, warc_version="1.0")
+    info = (f"software: wikiref sample\r\nformat: WARC File Format 1.0\r\n"
+            f"description: {STANDIN_NOTE}\r\nsource: {source_note}\r\n").encode("utf-8")
+    writer.write_record(writer.create_warc_record(
+        "", "warcinfo", payload=io.BytesIO(info), length=len(info), warc_content_type="application/warc-fields",
+        warc_headers_dict={
+            "WARC-Date": WARC_DATE,
+            "WARC-Record-ID": _record_id("warcinfo", source_note),
+            "WARC-Filename": Path(path).name,
+            "WARC-Wikiref-Standin": "true",
+        }))
+    n = 0
+    for page in pages:
+        body = standin_html(page)
+        http_headers = StatusAndHeaders("200 OK", [
+            ("Content-Type", "text/html; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+        ], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(
+            page.url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http_headers,
+            warc_headers_dict={
+                "WARC-Date": WARC_DATE,
+                "WARC-Record-ID": _record_id(page.url, body.decode("utf-8")),
+                "WARC-Wikiref-Standin": "true",
+                "WARC-Wikiref-Description": (
+                    f"STAND-IN page built from Wikipedia article \"{page.article}\" (page id {page.page_id}), "
+                    f"{len(page.paragraphs)} paragraph(s), {page.tokens} tokens; not the cited source"),
+                "WARC-Wikiref-Source-Article": page.article,
+            }))
+        n += 1
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(buf.getvalue())
+    return n
+
+
+def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping) -> dict:
+    """Materialise the offline sample under ``out_dir``; returns the manifest (also written)."""
+    out = Path(out_dir)
+    src = locate_gensim_dump()
+    dump_path = out / "dump" / f"{DUMP_PART}.xml.bz2"
+    with atomic_path(dump_path) as tmp:
+        shutil.copyfile(src, tmp)
+    log.info("copied %s -> %s", src, dump_path)
+
+    cfg = StatementConfig.from_params(collect)
+    stats: Counter = Counter()
+    articles: list[tuple[int, Article]] = []
+    for page in iter_pages(dump_path, stats):
+        articles.append((page.page_id, parse_article(page.title, page.text, cfg, stats)))
+    log.info("parsed %d articles, %d kept statements", len(articles), stats["statements_kept"])
+
+    build_stats: Counter = Counter()
+    pages = build_standins(articles, int(sample["standin_target_tokens"]), build_stats)
+    warc_path = out / "warc" / WARC_NAME
+    gensim_version = importlib.metadata.version("gensim")
+    n = write_standin_warc(pages, warc_path, f"gensim {gensim_version} {'/'.join(GENSIM_DUMP)}")
+    log.info("wrote %d stand-in pages to %s", n, warc_path)
+
+    urls = {st.citation.url.strip() for _, a in articles for st in kept_statements(a)}
+    manifest = {
+        "standin": True,
+        "note": STANDIN_NOTE,
+        "dump": {
+            "source": f"gensim=={gensim_version}: gensim/{'/'.join(GENSIM_DUMP)}",
+            "license": "CC BY-SA (Wikipedia text)",
+            "pages_read": stats["pages_read"],
+            "articles": len(articles),
+            "statements_kept": stats["statements_kept"],
+            "kept_by_type": {k.split(":", 1)[1]: v for k, v in sorted(stats.items())
+                             if k.startswith("kept_citation_type:")},
+        },
+        "gensim_version": gensim_version,
+        "warc": {
+            "records": n,
+            "cited_urls": len(urls),
+            "skipped": {k.split(":", 1)[1]: v for k, v in sorted(build_stats.items()) if k.startswith("standin_skipped:")},
+            "mean_tokens": round(build_stats["standin_tokens"] / n, 1) if n else 0.0,
+            "standin_target_tokens": int(sample["standin_target_tokens"]),
+            "record_header": "WARC-Wikiref-Standin: true",
+        },
+        "files": {},
+    }
+    for f in sorted(p for p in out.rglob("*") if p.is_file() and p.name != "MANIFEST.json"
+                    and not p.name.startswith(".") and p.parent.name in ("dump", "warc")):
+        manifest["files"][f.relative_to(out).as_posix()] = {"bytes": f.stat().st_size, "sha256": sha256_file(f)}
+    write_json(out / "MANIFEST.json", manifest)
+    return manifest
