@@ -24,6 +24,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("oracle", "oracle"),
     ("pretrain", "pretrain"),
     ("finetune", "finetune"),
+    ("rouge155", "rouge155"),
     ("ablations", "ablations"),
     ("report", "report"),
     ("params", "params"),
