@@ -93,3 +93,53 @@ def greedy_oracle_reference(
         selected.append(best_i)
         best = best_val
     return sorted(selected), best
+
+
+# --------------------------------------------------------------------------------------------
+# the oracle step: labels and regression targets for every example of a split
+# --------------------------------------------------------------------------------------------
+ORACLE_COLUMNS = ("id", "query", "doc_sentences", "statement", "oracle_labels", "oracle_scores", "oracle_indices", "oracle_score")
+
+
+def oracle_record(
+    doc_sentences: Sequence[str],
+    statement: str,
+    *,
+    label_metric: str = "rouge2_f1",
+    score_metric: str = "rouge2_f1",
+) -> dict:
+    """Labels (greedy oracle, ``label_metric``) and per-sentence targets (``score_metric``)."""
+    sents = list(doc_sentences)
+    idx, score = greedy_oracle(sents, statement, metric=label_metric)
+    return {
+        "oracle_labels": labels_from_indices(len(sents), idx),
+        "oracle_scores": sentence_scores(sents, statement, metric=score_metric),
+        "oracle_indices": idx,
+        "oracle_score": score,
+    }
+
+
+def _oracle_shard(args) -> list[dict]:
+    pairs, label_metric, score_metric = args
+    return [oracle_record(d, s, label_metric=label_metric, score_metric=score_metric) for d, s in pairs]
+
+
+def oracle_records(
+    doc_sentences: Sequence[Sequence[str]],
+    statements: Sequence[str],
+    *,
+    label_metric: str = "rouge2_f1",
+    score_metric: str = "rouge2_f1",
+    threads: int = 1,
+    shard_size: int = 256,
+) -> list[dict]:
+    """:func:`oracle_record` for many examples, on ``threads`` processes; output in input order."""
+    pairs = list(zip(doc_sentences, statements))
+    shards = [(pairs[i : i + shard_size], label_metric, score_metric) for i in range(0, len(pairs), shard_size)]
+    if threads <= 1 or len(shards) <= 1:
+        results = map(_oracle_shard, shards)
+        return [r for shard in results for r in shard]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=threads) as ex:
+        return [r for shard in ex.map(_oracle_shard, shards) for r in shard]

@@ -1,20 +1,155 @@
-"""`wikiref curate` (not implemented yet: issue #4)."""
+"""`wikiref curate`: raw examples -> the curated WikiRef dataset (journal §II-A-2)."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import time
+from collections import Counter
 
-from wikiref.config import add_params_arguments
+from wikiref.config import add_params_arguments, params_from_args
 
 HELP = "filter raw examples (lemma recall, percentile windows, oracle ROUGE-2)"
-DESCRIPTION = """In: data/raw/*.parquet. Out: data/curated/
+DESCRIPTION = """Two modes (the Snakemake rules run one job per raw part, then one merge):
 
-NOT IMPLEMENTED YET (issue #4): the command exits with status 3 and writes nothing."""
+--part data/raw/<part>.parquet --out data/curated/parts/<part>.parquet --stats ....stats.json
+    Annotate one raw part on --threads processes: spaCy tokens, lemmas and sentences (text
+    section), document sentences, the six statistics, the lemma recall of filter (a) and the
+    greedy ROUGE-2-recall oracle score of filter (c). Invalid rows are counted skips.
+
+--merge <part files...> --out data/curated/examples.parquet --thresholds data/curated/thresholds.json
+        --stats data/curated/stats.json --metrics results/metrics/curate.json
+    Apply the filters over all parts: (a) lemma recall >= curate.min_lemma_recall; (b) the
+    curate.percentile_low/high percentiles of doc tokens, doc sentences, summary tokens, summary
+    sentences, query depth and query tokens, computed on the survivors of (a) and written to
+    --thresholds, which (b) then reads; (c) oracle ROUGE-2 recall > curate.min_oracle_rouge2_recall.
+    Every input row is kept or counted under one drop reason in --stats / --metrics."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--part", metavar="RAW", help="annotate one raw part (data/raw/<part>.parquet)")
+    mode.add_argument("--merge", nargs="+", metavar="PART", help="annotated part files to filter and merge")
+    parser.add_argument("--out", required=True, help="output Parquet file")
+    parser.add_argument("--stats", required=True, help="output stats JSON (counts of everything kept and dropped)")
+    parser.add_argument("--thresholds", help="--merge: thresholds artifact written, then read by filter (b)")
+    parser.add_argument("--metrics", help="--merge: small metrics JSON (results/metrics/curate.json)")
+    parser.add_argument("--threads", type=int, default=1, help="--part: worker processes (default: %(default)s)")
+    parser.add_argument("--shard-size", type=int, default=64, help="--part: rows per work unit (default: %(default)s)")
+
+
+def _part(args, params) -> int:
+    import pyarrow.parquet as pq
+
+    from wikiref import curate
+    from wikiref.io import write_json, write_parquet
+
+    log = logging.getLogger("wikiref.curate")
+    t0 = time.monotonic()
+    table = pq.read_table(args.part)
+    missing = [c for c in curate.RAW_COLUMNS if c not in table.column_names]
+    if missing:
+        log.error("%s lacks raw columns %s", args.part, missing)
+        return 1
+    rows = table.to_pylist()
+    cap = params["curate"]["max_raw_per_part"]
+    capped = 0
+    if cap and len(rows) > cap:
+        # Deterministic subset independent of row order: the rows whose id hashes lowest.
+        from wikiref.io import stable_id
+
+        keep = sorted(rows, key=lambda r: stable_id(str(r.get("id"))))[:cap]
+        capped = len(rows) - len(keep)
+        rows = keep
+    annotated, dropped = curate.annotate_parallel(
+        rows, params["text"], params["curate"], threads=args.threads, shard_size=args.shard_size, label=args.part
+    )
+    write_parquet(args.out, curate.rows_to_table(annotated, table.schema))
+    stats = {
+        "part_file": str(args.part),
+        "rows_in": table.num_rows,
+        "annotated": len(annotated),
+        "dropped": {"capped_max_raw_per_part": capped, **{r: dropped.get(r, 0) for r in curate.INVALID_REASONS}},
+    }
+    assert stats["rows_in"] == stats["annotated"] + sum(stats["dropped"].values())
+    write_json(args.stats, stats)
+    dt = time.monotonic() - t0
+    print(f"{args.part}: {table.num_rows} raw rows -> {len(annotated)} annotated "
+          f"({sum(stats['dropped'].values())} skipped) in {dt:.1f}s ({table.num_rows / max(dt, 1e-9):.1f} rows/s) -> {args.out}")
+    return 0
+
+
+def _merge(args, params) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref import curate
+    from wikiref.io import read_json, write_json, write_parquet
+
+    if not args.thresholds:
+        raise SystemExit("--merge needs --thresholds")
+    tables = [pq.read_table(p) for p in args.merge]
+    table = pa.concat_tables(tables, promote_options="permissive") if tables else None
+    rows = table.to_pylist()
+    part_stats = []
+    for p in args.merge:
+        sp = p[: -len(".parquet")] + ".stats.json" if p.endswith(".parquet") else p + ".stats.json"
+        try:
+            part_stats.append(read_json(sp))
+        except FileNotFoundError:
+            part_stats.append({"part_file": p, "rows_in": None, "annotated": None, "dropped": {}})
+
+    cparams = params["curate"]
+    # Compute the window on the survivors of (a), write it, then let (b) read exactly that file.
+    _, computed, _ = curate.curate(rows, cparams)
+    write_json(args.thresholds, computed)
+    thresholds = read_json(args.thresholds)
+    kept, _, stats = curate.curate(rows, cparams, thresholds=thresholds)
+
+    write_parquet(args.out, curate.rows_to_table(kept, table.schema))
+
+    dropped = Counter()
+    rows_in = 0
+    for ps in part_stats:
+        rows_in += ps.get("rows_in") or 0
+        dropped.update(ps.get("dropped", {}))
+    dropped.update(stats["dropped"])
+    full = {
+        "parts": part_stats,
+        "rows_in": rows_in,
+        "kept": stats["kept"],
+        "dropped": dict(sorted(dropped.items())),
+        "survivors": stats["survivors"],
+        "b_outside_window_by_statistic": stats["b_outside_window_by_statistic"],
+        "b_first_failing_statistic": stats["b_first_failing_statistic"],
+        "thresholds": thresholds["window"],
+        "params": cparams,
+    }
+    if all(ps.get("rows_in") is not None for ps in part_stats):
+        accounted = full["kept"] + sum(full["dropped"].values())
+        if accounted != rows_in:
+            raise RuntimeError(f"curation lost rows: {rows_in} in, {accounted} kept or dropped")
+    write_json(args.stats, full)
+    if args.metrics:
+        import statistics
+
+        metrics = {
+            "rows_in": rows_in,
+            "kept": full["kept"],
+            "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
+            "dropped": full["dropped"],
+            "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6) if kept else 0.0,
+        }
+        write_json(args.metrics, metrics)
+    print(f"curate: {rows_in} raw rows -> {full['kept']} curated examples -> {args.out}; dropped: "
+          + ", ".join(f"{k}={v}" for k, v in full["dropped"].items() if v))
+    return 0
 
 
 def main(args: argparse.Namespace) -> int:
-    raise NotImplementedError("issue #4 delivers this step; no output was written")
+    if args.part:
+        params = params_from_args(args, "text", "curate")
+        return _part(args, params)
+    params = params_from_args(args, "curate")
+    return _merge(args, params)
