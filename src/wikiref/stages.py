@@ -57,6 +57,10 @@ def stages(config: Mapping) -> list[Stage]:
     if fetch["backend"] == "warc":
         collect_deps += [p for p in fetch.get("warc_paths", []) if not p.startswith(sample_dir)]
 
+    # pretrain (#5): one metrics file per Table IV variant, then the table.
+    _pretrain_metrics = tuple(f"results/metrics/pretrain_{v['name']}.json" for v in config["pretrain"]["variants"])
+    _table4 = tuple(f"results/tables/table4_wikiref.{ext}" for ext in ("csv", "md", "tex"))
+
     return [
         Stage(
             name="sample",
@@ -130,13 +134,16 @@ def stages(config: Mapping) -> list[Stage]:
         ),
         Stage(
             name="pretrain",
-            params=("seed", "model", "pretrain"),
+            params=("profile", "seed", "model", "pretrain"),
             code=_common_code(("src/wikiref/model", "src/wikiref/train.py", "src/wikiref/select.py",
-                               "src/wikiref/baselines.py", "workflow/rules/pretrain.smk")),
+                               "src/wikiref/baselines.py", "src/wikiref/pretrain.py", "src/wikiref/cli/pretrain.py",
+                               "src/wikiref/report/tables.py", "workflow/rules/pretrain.smk")),
             deps=("data/oracle",),
-            outs=("models/pretrain",),
-            metrics=("results/metrics/pretrain.json",),
-            implemented=False,
+            outs=("models/pretrain",) + _table4,
+            metrics=("results/metrics/pretrain.json",) + _pretrain_metrics,
+            plots=("results/dvclive",),
+            targets=_table4 + ("results/metrics/pretrain.json",) + _pretrain_metrics,
+            implemented=False,  # flipped when the oracle stage (#4) produces data/oracle
             issue="#5",
         ),
         Stage(

@@ -176,9 +176,10 @@ class Packer:
             raise ValueError("max_query_tokens must leave room for [CLS], one [L#] and [SEP]")
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        texts = [str(t) for t in texts]  # also accepts numpy arrays (Parquet list columns)
         if not texts:
             return []
-        enc = self.tokenizer(list(texts), add_special_tokens=False, split_special_tokens=True)
+        enc = self.tokenizer(texts, add_special_tokens=False, split_special_tokens=True, verbose=False)
         return [list(ids) for ids in enc["input_ids"]]
 
     def query_ids(self, query: Sequence[str], stats: PackStats | None = None) -> list[int]:
@@ -202,7 +203,7 @@ class Packer:
         stats = stats if stats is not None else PackStats()
         stats.examples += 1
         q = self.query_ids(query, stats)
-        if not sentences:
+        if len(sentences) == 0:
             stats.empty_documents += 1
             return []
         budget = self.max_length - len(q)

@@ -1,0 +1,372 @@
+"""Step 5: pre-train sentence scorers on WikiRef and benchmark them (journal §III, §IV, Table IV).
+
+Pure-ish functions called by ``wikiref pretrain {train,evaluate,table}`` (src/wikiref/cli/pretrain.py):
+
+* :func:`train_variant` - one Table IV variant (``pretrain.variants[*]``: head, pooling, query in
+  the input or not, pretrained or random encoder) trained on ``data/oracle/train.parquet`` with the
+  best epoch chosen on dev ROUGE-2 (threshold searched per epoch).
+* :func:`evaluate_variant` - dev threshold search, then dev and test ROUGE-1/2/L F1.
+* :func:`baseline_metrics` - ALL, LEAD, ORACLE (classification and regression).
+* :func:`table4` - the Table IV frame; :func:`summary_metrics` - the step's DVC metrics, including
+  whether the pretrained encoder beats LEAD and the random-init TRANSFORMER on dev ROUGE-2.
+
+Fixtures (until/unless data/oracle exists): :func:`synthetic_oracle_frame` (a learnable synthetic
+task) and :func:`cloze_oracle_frame` (real WikiCite/Summary-Cloze examples in the oracle format).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from wikiref import select as sel
+from wikiref.baselines import all_sentences, lead, oracle_summaries
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "dev", "test")
+ORACLE_COLUMNS = ("id", "query", "doc_sentences", "statement", "oracle_labels", "oracle_scores", "oracle_indices")
+
+
+# --------------------------------------------------------------------------- data
+
+def validate_oracle_frame(df: pd.DataFrame, where: str = "") -> tuple[pd.DataFrame, dict]:
+    """Keep rows usable for training/evaluation; count (never silently drop) the rest."""
+    missing = [c for c in ORACLE_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{where}: missing oracle columns {missing} (have {list(df.columns)})")
+    keep, counts = [], {"rows": len(df), "empty_document": 0, "length_mismatch": 0, "empty_statement": 0}
+    for row in df.itertuples(index=False):
+        n = len(row.doc_sentences)
+        if n == 0:
+            counts["empty_document"] += 1
+            keep.append(False)
+        elif len(row.oracle_labels) != n or len(row.oracle_scores) != n:
+            counts["length_mismatch"] += 1
+            keep.append(False)
+        elif not str(row.statement).strip():
+            counts["empty_statement"] += 1
+            keep.append(False)
+        else:
+            keep.append(True)
+    counts["kept"] = int(sum(keep))
+    dropped = counts["rows"] - counts["kept"]
+    if dropped:
+        log.warning("%s: skipped %d of %d rows: %s", where, dropped, counts["rows"],
+                    {k: v for k, v in counts.items() if k not in ("rows", "kept") and v})
+    return df[np.array(keep, dtype=bool)].reset_index(drop=True), counts
+
+
+def cap_rows(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
+    """A seeded subset of at most ``cap`` rows, in id order (all rows when cap is None)."""
+    df = df.sort_values("id", kind="stable").reset_index(drop=True)
+    if cap is None or len(df) <= cap:
+        return df
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(len(df), size=cap, replace=False))
+    return df.iloc[idx].reset_index(drop=True)
+
+
+def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> tuple[pd.DataFrame, dict]:
+    from wikiref.io import read_parquet
+
+    path = Path(data_dir) / f"{split}.parquet"
+    df, counts = validate_oracle_frame(read_parquet(path), str(path))
+    df = cap_rows(df, cap, seed)
+    counts["used"] = len(df)
+    return df, counts
+
+
+def to_examples(df: pd.DataFrame, head: str):
+    """Rows -> ScoringExamples: 0/1 oracle labels for classification, oracle scores for regression."""
+    from wikiref.train import ScoringExample
+
+    col = "oracle_labels" if head == "classification" else "oracle_scores"
+    return [
+        ScoringExample(query=[str(q) for q in r.query], sentences=[str(s) for s in r.doc_sentences],
+                       targets=[float(t) for t in getattr(r, col)], id=str(r.id))
+        for r in df.itertuples(index=False)
+    ]
+
+
+# --------------------------------------------------------------------------- params -> objects
+
+def variants(pretrain: Mapping) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for v in pretrain["variants"]:
+        if v["name"] in out:
+            raise ValueError(f"duplicate variant name {v['name']!r}")
+        out[v["name"]] = dict(v)
+    return out
+
+
+def scorer_config(model: Mapping, variant: Mapping):
+    from wikiref.model import ScorerConfig
+
+    return ScorerConfig(
+        encoder=model["encoder"], pooling=variant["pooling"], head=variant["head"], use_query=variant["query"],
+        init=variant["init"], max_length=model["max_length"], stride=model["stride"],
+        max_query_tokens=model["max_query_tokens"], num_levels=model["num_levels"],
+    )
+
+
+def train_settings(seed: int, model: Mapping, pretrain: Mapping, progress: bool = True):
+    from wikiref.train import TrainSettings
+
+    return TrainSettings(
+        epochs=pretrain["epochs"], batch_size=pretrain["batch_size"], grad_accum_steps=pretrain["grad_accum_steps"],
+        lr=pretrain["lr"], betas=tuple(pretrain["betas"]), eps=pretrain["eps"], weight_decay=pretrain["weight_decay"],
+        warmup_ratio=pretrain["warmup_ratio"], max_grad_norm=pretrain["max_grad_norm"],
+        bucket_batches=pretrain["bucket_batches"], eval_batch_size=model["eval_batch_size"],
+        log_every_steps=pretrain["log_every_steps"], seed=seed, device=model["device"], amp=model["amp"],
+        progress=progress,
+    )
+
+
+def encoder_label(model: Mapping, variant: Mapping) -> str:
+    return ("random-init " if variant["init"] == "random" else "") + model["encoder"]
+
+
+# --------------------------------------------------------------------------- train / evaluate
+
+def dev_rouge2_fn(dev: pd.DataFrame, pretrain: Mapping):
+    """select_fn for train(): mean dev ROUGE-2 F1 at the best threshold for these scores."""
+    docs = [list(d) for d in dev["doc_sentences"]]
+    refs = list(dev["statement"])
+
+    def fn(scores: list[np.ndarray]) -> float:
+        return sel.search_threshold(scores, docs, refs, min_sentences=pretrain["min_sentences"],
+                                    block_trigrams=pretrain["block_trigrams"]).rouge2
+
+    return fn
+
+
+def train_variant(params: Mapping, name: str, data_dir: str | Path, out_dir: str | Path,
+                  live_dir: str | Path | None = None, progress: bool = True, **train_kwargs):
+    """Train one variant; the best dev epoch lands in ``out_dir``. Returns the TrainResult."""
+    import torch
+
+    from wikiref.model import build_scorer
+    from wikiref.train import train
+
+    model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
+    variant = variants(pre)[name]
+    train_df, train_counts = load_split(data_dir, "train", pre["max_train_examples"], seed)
+    dev_df, dev_counts = load_split(data_dir, "dev", pre["max_eval_examples"], seed)
+    if len(train_df) == 0 or len(dev_df) == 0:
+        raise ValueError(f"{data_dir}: no usable train ({len(train_df)}) or dev ({len(dev_df)}) examples")
+    torch.manual_seed(seed)
+    model, tokenizer = build_scorer(scorer_config(model_p, variant))
+    result = train(
+        model, tokenizer, to_examples(train_df, variant["head"]), to_examples(dev_df, variant["head"]),
+        train_settings(seed, model_p, pre, progress), out_dir,
+        select_fn=dev_rouge2_fn(dev_df, pre), live_dir=live_dir, **train_kwargs,
+    )
+    result.extra.update(variant=variant, train_rows=train_counts, dev_rows=dev_counts)
+    return result
+
+
+def evaluate_scores(pretrain: Mapping, dev: pd.DataFrame, test: pd.DataFrame,
+                    dev_scores: Sequence[Sequence[float]], test_scores: Sequence[Sequence[float]]) -> dict:
+    """Threshold on dev, then dev and test ROUGE-1/2/L F1 (x 100) and mean summary length."""
+    docs_dev = [list(d) for d in dev["doc_sentences"]]
+    docs_test = [list(d) for d in test["doc_sentences"]]
+    kw = dict(min_sentences=pretrain["min_sentences"], block_trigrams=pretrain["block_trigrams"])
+    search = sel.search_threshold(dev_scores, docs_dev, list(dev["statement"]), **kw)
+    out: dict[str, Any] = {"threshold": sel.finite(search.threshold), "threshold_candidates": search.candidates}
+    for split, df, docs, scores in (("dev", dev, docs_dev, dev_scores), ("test", test, docs_test, test_scores)):
+        chosen = sel.select_all(scores, docs, search.threshold, **kw)
+        out[split] = {**sel.evaluate(chosen, docs, list(df["statement"])), "examples": len(df),
+                      "mean_sentences": float(np.mean([len(c) for c in chosen]))}
+    return out
+
+
+def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, data_dir: str | Path,
+                     progress: bool = False) -> dict:
+    from wikiref.io import read_json
+    from wikiref.model import load_scorer, score_sentences
+    from wikiref.train import resolve_device
+
+    model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
+    variant = variants(pre)[name]
+    dev, dev_counts = load_split(data_dir, "dev", pre["max_eval_examples"], seed)
+    test, test_counts = load_split(data_dir, "test", pre["max_eval_examples"], seed)
+    device = resolve_device(model_p["device"])
+    model, tokenizer = load_scorer(model_dir, device=device)
+    amp = model_p["amp"] and device.type == "cuda"
+
+    def scores(df):
+        return score_sentences(model, tokenizer, list(zip(df["query"], df["doc_sentences"])),
+                               batch_size=model_p["eval_batch_size"], device=device, amp=amp, progress=progress)
+
+    metrics = evaluate_scores(pre, dev, test, scores(dev), scores(test))
+    training = Path(model_dir) / "training.json"
+    tr = read_json(training) if training.exists() else {}
+    metrics.update(
+        variant=name, label=variant["label"], head=variant["head"], pooling=variant["pooling"],
+        query=variant["query"], init=variant["init"], encoder=model_p["encoder"],
+        encoder_label=encoder_label(model_p, variant), rows={"dev": dev_counts, "test": test_counts},
+        training={k: tr.get(k) for k in ("best_epoch", "best_metric", "train_seconds", "windows_per_second",
+                                          "pack_stats", "history")},
+    )
+    return metrics
+
+
+def baseline_metrics(params: Mapping, data_dir: str | Path) -> dict:
+    """ALL, LEAD and the two ORACLE rows on the same (capped) dev/test examples as the models."""
+    pre, seed = params["pretrain"], params["seed"]
+    dev, _ = load_split(data_dir, "dev", pre["max_eval_examples"], seed)
+    test, _ = load_split(data_dir, "test", pre["max_eval_examples"], seed)
+    out: dict[str, dict] = {}
+    for split, df in (("dev", dev), ("test", test)):
+        docs = [list(d) for d in df["doc_sentences"]]
+        refs = list(df["statement"])
+        out.setdefault("all", {})[split] = sel.evaluate(all_sentences(docs), docs, refs)
+        out.setdefault("lead", {})[split] = sel.evaluate(lead(docs, pre["lead_sentences"]), docs, refs)
+        out.setdefault("oracle_classification", {})[split] = sel.evaluate(
+            oracle_summaries(list(df["oracle_indices"]), docs), docs, refs)
+    reg = evaluate_scores(pre, dev, test, [np.asarray(s, float) for s in dev["oracle_scores"]],
+                          [np.asarray(s, float) for s in test["oracle_scores"]])
+    out["oracle_regression"] = {"dev": reg["dev"], "test": reg["test"], "threshold": reg["threshold"]}
+    return out
+
+
+# --------------------------------------------------------------------------- Table IV
+
+def _row(system: str, supervision: str, m: Mapping) -> dict:
+    row = {"System": system, "Supervision": supervision}
+    for split in ("dev", "test"):
+        for k, lab in (("rouge1", "R-1"), ("rouge2", "R-2"), ("rougeL", "R-L")):
+            row[f"{split.capitalize()} {lab}"] = float(m[split][k])
+    return row
+
+
+def table4(pretrain: Mapping, variant_metrics: Mapping[str, Mapping], baselines: Mapping) -> pd.DataFrame:
+    """Rows in the paper's order: ALL, LEAD; regression variants + ORACLE; classification variants + ORACLE."""
+    rows = [_row("ALL", "-", baselines["all"]), _row("LEAD", "-", baselines["lead"])]
+    for head, oracle_key in (("regression", "oracle_regression"), ("classification", "oracle_classification")):
+        names = [v["name"] for v in pretrain["variants"] if v["head"] == head]
+        for n in names:
+            v = variant_metrics[n]
+            label = v["label"] + (" (random init)" if v["init"] == "random" and "TRANSFORMER" not in v["label"] else "")
+            rows.append(_row(label, head, v))
+        if names:
+            rows.append(_row("ORACLE", head, baselines[oracle_key]))
+    return pd.DataFrame(rows)
+
+
+def summary_metrics(model: Mapping, pretrain: Mapping, variant_metrics: Mapping[str, Mapping],
+                    baselines: Mapping) -> dict:
+    """DVC metrics of the step: dev/test ROUGE-2 per system, best variant, and the key comparisons."""
+    dev_r2 = {n: m["dev"]["rouge2"] for n, m in variant_metrics.items()}
+    out: dict[str, Any] = {
+        "encoder": model["encoder"],
+        "variants": {n: {"dev_rouge2": m["dev"]["rouge2"], "test_rouge2": m["test"]["rouge2"],
+                         "threshold": m["threshold"]} for n, m in variant_metrics.items()},
+        "baselines": {k: {"dev_rouge2": v["dev"]["rouge2"], "test_rouge2": v["test"]["rouge2"]}
+                      for k, v in baselines.items()},
+        "best_variant": max(dev_r2, key=lambda n: (dev_r2[n], n)) if dev_r2 else None,
+    }
+    from wikiref.model.encoders import is_random
+
+    # "pretrained" means real pretrained weights: with a random encoder (tiny-random) there is none.
+    out["encoder_pretrained"] = not is_random(model["encoder"])
+    pretrained = {n: r for n, r in dev_r2.items()
+                  if variant_metrics[n]["init"] == "pretrained" and out["encoder_pretrained"]}
+    random = {n: r for n, r in dev_r2.items() if variant_metrics[n]["init"] == "random"}
+    if pretrained:
+        best_pre = max(pretrained, key=lambda n: (pretrained[n], n))
+        cmp: dict[str, Any] = {"best_pretrained_variant": best_pre, "best_pretrained_dev_rouge2": pretrained[best_pre]}
+        lead_r2 = baselines["lead"]["dev"]["rouge2"]
+        cmp["lead_dev_rouge2"] = lead_r2
+        cmp["margin_over_lead"] = pretrained[best_pre] - lead_r2
+        cmp["beats_lead"] = pretrained[best_pre] > lead_r2
+        if random:
+            best_rand = max(random, key=lambda n: (random[n], n))
+            cmp["transformer_variant"] = best_rand
+            cmp["transformer_dev_rouge2"] = random[best_rand]
+            cmp["margin_over_transformer"] = pretrained[best_pre] - random[best_rand]
+            cmp["beats_transformer"] = pretrained[best_pre] > random[best_rand]
+        out["comparison_dev_rouge2"] = cmp
+    return out
+
+
+# --------------------------------------------------------------------------- fixtures
+
+_FILLER = ("market report city council weather season river museum school road festival harbour bridge "
+           "station library garden factory election budget railway tower village forest island").split()
+
+
+def synthetic_oracle_frame(n: int, seed: int = 0, prefix: str = "syn") -> pd.DataFrame:
+    """A small learnable stand-in in the data/oracle format (for tests and smoke runs).
+
+    The summary restates 1-2 "relevant" sentences that mention the query's section word; they sit
+    at random positions, so LEAD is weak and a model that reads the query can learn the task.
+    """
+    from wikiref.select import rouge2_f1
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        title = f"{rng.choice(_FILLER)} {rng.choice(_FILLER)}"
+        section = str(rng.choice(_FILLER))
+        n_sent = int(rng.integers(5, 12))
+        sents = []
+        for _ in range(n_sent):
+            words = [str(w) for w in rng.choice(_FILLER, size=int(rng.integers(6, 14)))]
+            sents.append(" ".join(w for w in words if w != section) + " .")
+        k = int(rng.integers(1, 3))
+        relevant = sorted(int(j) for j in rng.choice(n_sent, size=k, replace=False))
+        for r, j in enumerate(relevant):  # two templates: relevant sentences share no trigram
+            sents[j] = (f"the {section} of {title} opened in {rng.integers(1900, 2020)} near {sents[j]}" if r == 0
+                        else f"{section} visitors counted {rng.integers(100, 999)} during {sents[j]}")
+        statement = " ".join(sents[j].rstrip(" .") for j in relevant) + " ."
+        scores = [rouge2_f1(s, statement) for s in sents]
+        rows.append({
+            "id": f"{prefix}{i:05d}", "query": [title, section], "doc_sentences": sents, "statement": statement,
+            "oracle_labels": [int(j in relevant) for j in range(n_sent)], "oracle_scores": scores,
+            "oracle_indices": relevant, "oracle_score": rouge2_f1(sel.summary_text(sents, relevant), statement),
+        })
+    return pd.DataFrame(rows)
+
+
+def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
+    """WikiCite / Summary-Cloze records (topics, document, cloze, labels) in the data/oracle format.
+
+    Labels are the dataset's own oracle indices; per-sentence scores are ROUGE-2 F1 vs the cloze.
+    """
+    from wikiref.select import rouge2_f1
+
+    rows = []
+    for r in records:
+        doc = [str(s) for s in r["document"]]
+        labels = sorted(int(i) for i in r["labels"] if 0 <= int(i) < len(doc))
+        rows.append({
+            "id": str(r["id"]), "query": [str(t) for t in r["topics"]], "doc_sentences": doc,
+            "statement": str(r["cloze"]), "oracle_labels": [int(j in labels) for j in range(len(doc))],
+            "oracle_scores": [rouge2_f1(s, r["cloze"]) for s in doc], "oracle_indices": labels,
+            "oracle_score": rouge2_f1(sel.summary_text(doc, labels), r["cloze"]) if labels else 0.0,
+        })
+    return pd.DataFrame(rows)
+
+
+def write_oracle_splits(frames: Mapping[str, pd.DataFrame], out_dir: str | Path) -> None:
+    import pyarrow as pa
+
+    from wikiref.io import write_parquet
+
+    schema = pa.schema([
+        ("id", pa.string()), ("query", pa.list_(pa.string())), ("doc_sentences", pa.list_(pa.string())),
+        ("statement", pa.string()), ("oracle_labels", pa.list_(pa.int8())), ("oracle_scores", pa.list_(pa.float64())),
+        ("oracle_indices", pa.list_(pa.int64())), ("oracle_score", pa.float64()),
+    ])
+    for split, df in frames.items():
+        df = df.sort_values("id", kind="stable").reset_index(drop=True)
+        write_parquet(Path(out_dir) / f"{split}.parquet", pa.Table.from_pandas(df[schema.names], schema=schema,
+                                                                                 preserve_index=False))
+

@@ -1,0 +1,481 @@
+"""Training loop for sentence scorers (journal §III-E, §IV-A), reused by DUC fine-tuning.
+
+:func:`train` takes generic :class:`ScoringExample` s (query levels, document sentences, one target
+per sentence: 0/1 labels for a classification head, oracle scores for a regression head), so the
+WikiRef pre-training (``wikiref.pretrain``) and the DUC fine-tuning share it.
+
+* AdamW (bias and LayerNorm weights without weight decay, as in BERT), learning rate with linear
+  warm-up (``warmup_ratio``, 0 in the paper) and linear decay to 0; gradient clipping;
+  gradient accumulation (``grad_accum_steps`` micro-batches per optimizer step).
+* Length-bucketed dynamic padding: each epoch the windows are shuffled (seeded by seed + epoch),
+  cut into buckets of ``bucket_batches`` batches, sorted by length inside a bucket, batched, and the
+  batch order is shuffled again; every batch is padded only to its longest window.
+* Deterministic on CPU for a given seed (``torch.use_deterministic_algorithms``), mixed precision
+  on CUDA (``amp``), device ``auto`` = CUDA when available.
+* After every epoch the dev set is scored; the best epoch (``select_fn`` on the dev scores, higher
+  is better; default: minus the dev loss) is saved to ``out_dir`` as model.safetensors + config.json
+  + tokenizer. The last epoch's full state (weights, AdamW moments, RNG, history) is kept in
+  ``out_dir/last/`` as safetensors + JSON, and a rerun with the same settings and data resumes from
+  it. Nothing is ever unpickled. ``last/`` is removed once training completes.
+* ``grad_hook(model)`` runs after the backward pass of each optimizer step (before clipping) and
+  ``step_hook(model)`` after each optimizer step: e.g. mask gradients / restore frozen weights for
+  sparse-subnetwork fine-tuning.
+* Multi-process data parallel (DDP) when started under ``torchrun`` (WORLD_SIZE > 1): NCCL on
+  CUDA, gloo on CPU; each rank takes every WORLD_SIZE-th batch; rank 0 evaluates and writes.
+* Metrics go to dvclive (``live_dir``: ``metrics.json`` + ``plots/metrics/**.tsv``), so
+  ``dvc plots show`` draws the loss and dev curves; a tqdm bar shows progress.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from wikiref.io import atomic_path, read_json, write_json
+from wikiref.model.packing import PackedWindow, PackStats
+from wikiref.model.scorer import (
+    SentenceScorer,
+    autocast_context,
+    collate,
+    length_sorted_batches,
+    make_packer,
+    save_scorer,
+    to_device,
+)
+
+log = logging.getLogger(__name__)
+
+LAST_DIR = "last"
+STATE_JSON = "state.json"
+STATE_TENSORS = "state.safetensors"
+
+
+@dataclass
+class ScoringExample:
+    """One (query, document) pair with a target per sentence (None at inference)."""
+
+    query: list[str]
+    sentences: list[str]
+    targets: list[float] | None = None
+    id: str = ""
+
+
+@dataclass
+class TrainSettings:
+    epochs: int = 3
+    batch_size: int = 24  # windows per forward pass and process
+    grad_accum_steps: int = 1  # micro-batches per optimizer step
+    lr: float = 3e-5
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.0
+    max_grad_norm: float | None = 1.0
+    bucket_batches: int = 50
+    eval_batch_size: int = 32
+    log_every_steps: int = 10
+    seed: int = 13
+    device: str = "auto"
+    amp: bool = True
+    deterministic: bool = True
+    progress: bool = True
+    keep_last: bool = False  # keep out_dir/last/ after training completes
+
+    def fingerprint_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps"):
+            d.pop(k)
+        d["betas"] = list(d["betas"])
+        return d
+
+
+@dataclass
+class TrainResult:
+    best_epoch: int
+    best_metric: float
+    history: list[dict]
+    pack_stats: dict
+    dev_pack_stats: dict
+    train_seconds: float
+    windows_per_second: float
+    resumed_from_epoch: int = 0
+    world_size: int = 1
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def resolve_device(name: str = "auto", local_rank: int | None = None) -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and local_rank is not None:
+        return torch.device("cuda", local_rank)
+    return torch.device(name)
+
+
+def dist_info() -> tuple[int, int, int]:
+    """(rank, world_size, local_rank) from torchrun's environment; (0, 1, 0) otherwise."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def pack_examples(model_config, tokenizer, examples: Sequence[ScoringExample]) -> tuple[list[PackedWindow], PackStats]:
+    packer = make_packer(model_config, tokenizer)
+    return packer.pack_many([(e.query, e.sentences) for e in examples])
+
+
+def epoch_batches(windows: Sequence[PackedWindow], batch_size: int, bucket_batches: int, seed: int,
+                  epoch: int) -> list[list[int]]:
+    """Length-bucketed, shuffled batches of window indices; depends only on (seed, epoch)."""
+    g = torch.Generator().manual_seed(seed * 100_003 + epoch)
+    order = torch.randperm(len(windows), generator=g).tolist()
+    bucket = max(1, batch_size * bucket_batches)
+    batches: list[list[int]] = []
+    for b0 in range(0, len(order), bucket):
+        chunk = sorted(order[b0:b0 + bucket], key=lambda i: len(windows[i]))
+        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+    perm = torch.randperm(len(batches), generator=g).tolist()
+    return [batches[i] for i in perm]
+
+
+def lr_factor(step: int, total: int, warmup: int) -> float:
+    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at ``total``."""
+    if warmup > 0 and step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.ndim < 2 or "LayerNorm" in name or name.endswith(".bias") else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def examples_digest(examples: Sequence[ScoringExample]) -> str:
+    h = hashlib.sha1()
+    for e in examples:
+        h.update(json.dumps([e.id, e.query, e.sentences, e.targets], ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- state (safetensors + JSON)
+
+def save_training_state(path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer,
+                        meta: Mapping[str, Any], scaler: "torch.amp.GradScaler | None" = None) -> None:
+    """Everything needed to resume, as safetensors (tensors) + JSON (the rest); written atomically."""
+    from safetensors.torch import save_file, save_model
+
+    path.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path / "model.safetensors") as tmp:
+        save_model(model, str(tmp))
+    opt = optimizer.state_dict()
+    tensors: dict[str, torch.Tensor] = {}
+    for idx, st in opt["state"].items():
+        for k, v in st.items():
+            if not torch.is_tensor(v):
+                raise TypeError(f"optimizer state {k} is not a tensor")
+            tensors[f"optim.{idx}.{k}"] = v.detach().cpu().contiguous()
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available():
+        for i, s in enumerate(torch.cuda.get_rng_state_all()):
+            tensors[f"rng.cuda.{i}"] = s
+    with atomic_path(path / STATE_TENSORS) as tmp:
+        save_file(tensors, str(tmp))
+    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
+    state = {**meta, "param_groups": groups}
+    if scaler is not None:
+        state["grad_scaler"] = {k: (float(v) if torch.is_tensor(v) else v) for k, v in scaler.state_dict().items()}
+    write_json(path / STATE_JSON, state)  # written last: its presence marks a complete checkpoint
+
+
+def load_training_state(path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer,
+                        device: torch.device, scaler=None) -> dict:
+    from safetensors.torch import load_file, load_model
+
+    state = read_json(path / STATE_JSON)
+    load_model(model, str(path / "model.safetensors"), strict=True, device=str(device))
+    tensors = load_file(str(path / STATE_TENSORS))
+    opt_state: dict[int, dict] = {}
+    for key, v in tensors.items():
+        if key.startswith("optim."):
+            _, idx, k = key.split(".", 2)
+            opt_state.setdefault(int(idx), {})[k] = v
+    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in state["param_groups"]]
+    optimizer.load_state_dict({"state": opt_state, "param_groups": groups})
+    torch.set_rng_state(tensors["rng.cpu"])
+    if torch.cuda.is_available():
+        cuda_states = [tensors[k] for k in sorted(tensors) if k.startswith("rng.cuda.")]
+        if len(cuda_states) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(cuda_states)
+    if scaler is not None and "grad_scaler" in state:
+        scaler.load_state_dict(state["grad_scaler"])
+    return state
+
+
+# --------------------------------------------------------------------------- evaluation
+
+@torch.no_grad()
+def predict(model: SentenceScorer, windows: Sequence[PackedWindow], sentence_counts: Sequence[int],
+            targets: Sequence[Sequence[float]] | None, *, batch_size: int, device: torch.device,
+            amp: bool, pad_id: int) -> tuple[list[np.ndarray], float | None]:
+    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss."""
+    was = model.training
+    model.eval()
+    out = [np.full(int(n), np.nan) for n in sentence_counts]
+    loss_sum, n_sent = 0.0, 0
+    for idx in length_sorted_batches(windows, batch_size):
+        batch = to_device(collate([windows[i] for i in idx], pad_id, targets), device)
+        with autocast_context(device, amp):
+            raw = model(batch)
+        if targets is not None:
+            loss_sum += float(model.loss(raw, batch["targets"])) * len(raw)
+            n_sent += len(raw)
+        scores = model.to_scores(raw).float().cpu().numpy()
+        for e, j, s in zip(batch["sent_example"].tolist(), batch["sent_index"].tolist(), scores):
+            out[e][j] = float(s)
+    model.train(was)
+    return out, (loss_sum / n_sent if n_sent else None)
+
+
+# --------------------------------------------------------------------------- training
+
+def _targets(examples: Sequence[ScoringExample], what: str) -> list[list[float]]:
+    out = []
+    for e in examples:
+        if e.targets is None or len(e.targets) != len(e.sentences):
+            raise ValueError(f"{what} example {e.id!r}: needs one target per sentence "
+                             f"({len(e.sentences)} sentences, {None if e.targets is None else len(e.targets)} targets)")
+        out.append([float(t) for t in e.targets])
+    return out
+
+
+def train(
+    model: SentenceScorer,
+    tokenizer,
+    train_examples: Sequence[ScoringExample],
+    dev_examples: Sequence[ScoringExample],
+    settings: TrainSettings,
+    out_dir: str | os.PathLike,
+    *,
+    select_fn: Callable[[list[np.ndarray]], float] | None = None,
+    grad_hook: Callable[[torch.nn.Module], None] | None = None,
+    step_hook: Callable[[torch.nn.Module], None] | None = None,
+    live_dir: str | os.PathLike | None = None,
+    stop_after_epochs: int | None = None,
+) -> TrainResult:
+    """Train ``model`` in place; save the best dev epoch to ``out_dir`` (see the module docstring).
+
+    ``select_fn(dev_scores)`` -> float, higher is better (e.g. ROUGE-2 at the best threshold);
+    without it the best epoch is the one with the lowest dev loss. ``stop_after_epochs`` ends the
+    run early leaving ``last/`` in place (used to test resuming).
+    """
+    out_dir = Path(out_dir)
+    rank, world, local_rank = dist_info()
+    distributed = world > 1
+    device = resolve_device(settings.device, local_rank if distributed else None)
+    if distributed and not torch.distributed.is_initialized():
+        torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    is_main = rank == 0
+    if settings.deterministic and device.type == "cpu":
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    amp = settings.amp and device.type == "cuda"
+
+    train_targets = _targets(train_examples, "train")
+    dev_targets = _targets(dev_examples, "dev")
+    windows, pstats = pack_examples(model.config, tokenizer, train_examples)
+    dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
+    pad_id = tokenizer.pad_token_id or 0
+    if not windows:
+        raise ValueError("no training windows: every training example has an empty document")
+    log.info("train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
+             len(train_examples), len(windows), pstats.partial_sentences, len(dev_examples), len(dev_windows))
+
+    n_batches = len(epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0))
+    local_batches = n_batches // world
+    if local_batches == 0:
+        raise ValueError(f"{n_batches} batches cannot feed {world} processes")
+    steps_per_epoch = math.ceil(local_batches / settings.grad_accum_steps)
+    total_steps = steps_per_epoch * settings.epochs
+    warmup = int(settings.warmup_ratio * total_steps)
+
+    model.to(device)
+    model.train()
+    optimizer = torch.optim.AdamW(param_groups(model, settings.weight_decay), lr=settings.lr,
+                                  betas=tuple(settings.betas), eps=settings.eps)
+    scaler = None
+    if amp and not torch.cuda.is_bf16_supported():
+        scaler = torch.amp.GradScaler("cuda")
+
+    fingerprint = hashlib.sha1(json.dumps({
+        "settings": settings.fingerprint_dict(), "model": model.config.to_dict(),
+        "train": examples_digest(train_examples), "dev": examples_digest(dev_examples), "world": world,
+    }, sort_keys=True).encode()).hexdigest()
+
+    torch.manual_seed(settings.seed + rank)  # dropout; replaced by the saved RNG state when resuming
+    start_epoch, best_metric, best_epoch, history = 0, -math.inf, -1, []
+    global_step = 0
+    last = out_dir / LAST_DIR
+    resumed_from = 0
+    if (last / STATE_JSON).exists():
+        meta = read_json(last / STATE_JSON)
+        if meta.get("fingerprint") == fingerprint:
+            meta = load_training_state(last, model, optimizer, device, scaler)
+            start_epoch, best_metric, best_epoch = meta["epoch"] + 1, meta["best_metric"], meta["best_epoch"]
+            history, global_step = meta["history"], meta["global_step"]
+            resumed_from = start_epoch
+            log.info("resuming from %s after epoch %d (best so far: epoch %d, %.4f)", last, meta["epoch"] + 1,
+                     best_epoch + 1, best_metric)
+        elif is_main:
+            log.warning("ignoring %s: it was written with other settings or data", last)
+
+    ddp_model: torch.nn.Module = model
+    if distributed:
+        ddp_model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None)
+
+    live = None
+    if live_dir is not None and is_main:
+        from dvclive import Live
+
+        live = Live(dir=str(live_dir), resume=resumed_from > 0, save_dvc_exp=False, dvcyaml=False)
+        if resumed_from == 0:
+            live.log_params({"train": settings.fingerprint_dict(), "model": {
+                k: v for k, v in model.config.to_dict().items() if k != "encoder_config"}})
+
+    from tqdm.auto import tqdm
+
+    t0 = time.perf_counter()
+    seen_windows = 0
+    for epoch in range(start_epoch, settings.epochs):
+        batches = epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, epoch)
+        mine = batches[: local_batches * world][rank::world]
+        running, running_n = 0.0, 0
+        bar = tqdm(total=len(mine), desc=f"epoch {epoch + 1}/{settings.epochs}", unit="batch",
+                   disable=not (settings.progress and is_main), mininterval=2)
+        optimizer.zero_grad(set_to_none=True)
+        for i, idx in enumerate(mine):
+            micro = i % settings.grad_accum_steps
+            last_micro = micro == settings.grad_accum_steps - 1 or i == len(mine) - 1
+            batch = to_device(collate([windows[j] for j in idx], pad_id, train_targets), device)
+            sync = contextlib_nullcontext() if (last_micro or not distributed) else ddp_model.no_sync()
+            with sync:
+                with autocast_context(device, amp):
+                    raw = ddp_model(batch)
+                loss = model.loss(raw, batch["targets"])
+                group_start = i - micro
+                n_micro = min(settings.grad_accum_steps, len(mine) - group_start)  # the last group may be short
+                scaled = loss / n_micro
+                (scaler.scale(scaled) if scaler else scaled).backward()
+            running += loss.detach().item()
+            running_n += 1
+            seen_windows += len(idx)
+            if last_micro:
+                if scaler:
+                    scaler.unscale_(optimizer)
+                if grad_hook is not None:
+                    grad_hook(model)
+                if settings.max_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
+                factor = lr_factor(global_step, total_steps, warmup)
+                for g in optimizer.param_groups:
+                    g["lr"] = settings.lr * factor
+                if scaler:
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    optimizer.step()
+                if step_hook is not None:
+                    step_hook(model)
+                optimizer.zero_grad(set_to_none=True)
+                global_step += 1
+                if live is not None and global_step % settings.log_every_steps == 0:
+                    live.log_metric("train/loss", running / running_n)
+                    live.log_metric("train/lr", settings.lr * factor)
+                    live.step = global_step
+                    live.next_step()
+            bar.update(1)
+            bar.set_postfix(loss=f"{running / running_n:.4f}")
+        bar.close()
+        epoch_loss = running / max(1, running_n)
+        if distributed:
+            t = torch.tensor([epoch_loss], device=device)
+            torch.distributed.all_reduce(t)
+            epoch_loss = float(t) / world
+
+        record: dict[str, Any] = {"epoch": epoch + 1, "train_loss": epoch_loss, "global_step": global_step}
+        if is_main:
+            dev_scores, dev_loss = predict(model, dev_windows, [len(e.sentences) for e in dev_examples],
+                                           dev_targets, batch_size=settings.eval_batch_size, device=device,
+                                           amp=amp, pad_id=pad_id)
+            metric = select_fn(dev_scores) if select_fn is not None else -(dev_loss if dev_loss is not None else 0.0)
+            record.update(dev_loss=dev_loss, dev_metric=metric)
+            improved = metric > best_metric
+            if improved:
+                best_metric, best_epoch = metric, epoch
+                save_scorer(model, tokenizer, out_dir)
+            record["best"] = improved
+            history.append(record)
+            log.info("epoch %d: train loss %.4f, dev loss %s, dev metric %.4f%s", epoch + 1, epoch_loss,
+                     "n/a" if dev_loss is None else f"{dev_loss:.4f}", metric, " (best)" if improved else "")
+            if live is not None:
+                live.step = global_step
+                live.log_metric("train/epoch_loss", epoch_loss)
+                if dev_loss is not None:
+                    live.log_metric("dev/loss", dev_loss)
+                live.log_metric("dev/metric", metric)
+                live.log_metric("epoch", epoch + 1, plot=False)
+                live.next_step()
+            save_training_state(last, model, optimizer, {
+                "fingerprint": fingerprint, "epoch": epoch, "best_metric": best_metric, "best_epoch": best_epoch,
+                "history": history, "global_step": global_step}, scaler)
+        if distributed:
+            torch.distributed.barrier()
+        if stop_after_epochs is not None and epoch + 1 >= stop_after_epochs and epoch + 1 < settings.epochs:
+            if live is not None:
+                live.end()
+            raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
+
+    seconds = time.perf_counter() - t0
+    result = TrainResult(
+        best_epoch=best_epoch + 1, best_metric=best_metric, history=history, pack_stats=pstats.as_dict(),
+        dev_pack_stats=dstats.as_dict(), train_seconds=seconds,
+        windows_per_second=seen_windows * world / seconds if seconds > 0 else 0.0,
+        resumed_from_epoch=resumed_from, world_size=world,
+    )
+    if is_main:
+        write_json(out_dir / "training.json", result.to_dict())
+        if live is not None:
+            live.end()
+        if not settings.keep_last and last.exists():
+            shutil.rmtree(last)
+    if distributed:
+        torch.distributed.barrier()
+    return result
+
+
+class TrainingInterrupted(RuntimeError):
+    """Raised by :func:`train` when ``stop_after_epochs`` ends a run early (tests of resuming)."""
+
+
+def contextlib_nullcontext():
+    import contextlib
+
+    return contextlib.nullcontext()
