@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import os
 import re
 import shlex
 import sys
@@ -67,8 +68,6 @@ EXCEPTION_FILES = ("adj.exc", "adv.exc", "noun.exc", "verb.exc")
 
 # Perl's \s on byte strings (no `use utf8`, no locale): ASCII whitespace incl. vertical tab.
 _WS = re.compile(r"[ \t\n\r\f\x0b]+")
-_HYPHEN = re.compile(r"-")
-_NON_WORD = re.compile(r"[^A-Za-z0-9\-]")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SEE_LINE = (
     re.compile(r'^<a size="[0-9]+" name="[0-9]+">\[([0-9]+)\]</a>\s+<a href="#[0-9]+" id=[0-9]+>([^<]+)', re.ASCII),
@@ -76,6 +75,10 @@ _SEE_LINE = (
 )
 _ISI_LINE = re.compile(r'^<S SNTNO="[0-9a-z,]+">([^<]+)</S>', re.ASCII)
 _FORMATS = ("SEE", "ISI", "SPL", "SIMPLE")
+
+
+_PERL_WS_CHARS = frozenset(" \t\n\r\f\x0b")
+_ODD_WS = re.compile("[\x1c-\x1f\x85\xa0]")
 
 
 class RougeError(ValueError):
@@ -157,107 +160,102 @@ _MEQ1 = re.compile("^(" + _C + ")?" + _V + _C + "(" + _V + ")?$")
 _MGR1 = re.compile("^(" + _C + ")?" + _V + _C + _V + _C)
 _VOWEL_IN_STEM = re.compile("^(" + _C + ")?" + _v)
 _CVC = re.compile("^" + _C + _v + "[^aeiouwxy]$")
-_STEP1A_1 = re.compile("(ss|i)es$")
-_STEP1A_2 = re.compile("([^s])s$")
-_STEP1B_EED = re.compile("eed$")
-_STEP1B_ED = re.compile("(ed|ing)$")
-_STEP1B_ATE = re.compile("(at|bl|iz)$")
-_STEP1B_DOUBLE = re.compile(r"([^aeiouylsz])\1$")
-_STEP2 = re.compile(
-    "(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|"
-    "fulness|ousness|aliti|iviti|biliti|logi)$"
-)
 _STEP2_MAP = {
     "ational": "ate", "tional": "tion", "enci": "ence", "anci": "ance", "izer": "ize", "bli": "ble",
     "alli": "al", "entli": "ent", "eli": "e", "ousli": "ous", "ization": "ize", "ation": "ate",
     "ator": "ate", "alism": "al", "iveness": "ive", "fulness": "ful", "ousness": "ous", "aliti": "al",
     "iviti": "ive", "biliti": "ble", "logi": "log",
 }
-_STEP3 = re.compile("(icate|ative|alize|iciti|ical|ful|ness)$")
 _STEP3_MAP = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "", "ness": ""}
-_STEP4 = re.compile("(al|ance|ence|er|ic|able|ible|ant|ement|ou|ism|ate|iti|ous|ive|ize)$")
-_STEP4_MENT = re.compile("ment$")
-_STEP4_ENT = re.compile("ent$")
-_STEP4_ION = re.compile("(s|t)(ion)$")
+
+
+def _longest_suffix(w: str, suffixes_by_length: tuple[str, ...]) -> str | None:
+    """The alternative a regex ``(s1|s2|...)$`` search matches: the leftmost start, i.e. the longest
+    listed suffix of ``w``."""
+    for suf in suffixes_by_length:
+        if w.endswith(suf):
+            return suf
+    return None
+
+
+_STEP2_SUFFIXES = tuple(sorted(_STEP2_MAP, key=len, reverse=True))
+_STEP3_SUFFIXES = tuple(sorted(_STEP3_MAP, key=len, reverse=True))
+_STEP4_SUFFIXES = tuple(sorted("al ance ence er ic able ible ant ement ou ism ate iti ous ive ize".split(),
+                               key=len, reverse=True))
+_NOT_DOUBLE = frozenset("aeiouylsz")
 
 
 def porter_stem(w: str) -> str:
-    """The ``stem`` subroutine of ROUGE-1.5.5.pl (Porter 1980, Perl release 1, CYL's step 4)."""
+    """The ``stem`` subroutine of ROUGE-1.5.5.pl (Porter 1980, Perl release 1, CYL's step 4).
+
+    The suffix regexes of the Perl code (``/(a|b|c)$/``) are written as endswith tests (same match:
+    the longest listed suffix); the measure regexes (``^...``) are the Perl ones.
+    """
     if len(w) < 3:
         return w
     firstch = w[0]
     if firstch == "y":
         w = "Y" + w[1:]
-    # Step 1a
-    m = _STEP1A_1.search(w)
-    if m:
-        w = w[: m.start()] + m.group(1)
-    else:
-        m = _STEP1A_2.search(w)
-        if m:
-            w = w[: m.start()] + m.group(1)
+    # Step 1a: /(ss|i)es$/ -> $1; /([^s])s$/ -> $1
+    if w.endswith("sses") or w.endswith("ies"):
+        w = w[:-2]
+    elif w.endswith("s") and w[-2] != "s":
+        w = w[:-1]
     # Step 1b
-    m = _STEP1B_EED.search(w)
-    if m:
-        if _MGR0.search(w[: m.start()]):
+    if w.endswith("eed"):
+        if _MGR0.match(w[:-3]):
             w = w[:-1]
-    else:
-        m = _STEP1B_ED.search(w)
-        if m:
-            stem = w[: m.start()]
-            if _VOWEL_IN_STEM.search(stem):
-                w = stem
-                if _STEP1B_ATE.search(w):
-                    w += "e"
-                elif _STEP1B_DOUBLE.search(w):
-                    w = w[:-1]
-                elif _CVC.search(w):
-                    w += "e"
+    elif w.endswith("ed") or w.endswith("ing"):
+        stem = w[:-2] if w.endswith("ed") else w[:-3]
+        if _VOWEL_IN_STEM.match(stem):
+            w = stem
+            if w.endswith(("at", "bl", "iz")):
+                w += "e"
+            elif len(w) >= 2 and w[-1] == w[-2] and w[-1] not in _NOT_DOUBLE:
+                w = w[:-1]
+            elif _CVC.match(w):
+                w += "e"
     # Step 1c
     if w.endswith("y"):
         stem = w[:-1]
-        if _VOWEL_IN_STEM.search(stem):
+        if _VOWEL_IN_STEM.match(stem):
             w = stem + "i"
     # Step 2
-    m = _STEP2.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR0.search(stem):
-            w = stem + _STEP2_MAP[m.group(1)]
+    suf = _longest_suffix(w, _STEP2_SUFFIXES)
+    if suf:
+        stem = w[: -len(suf)]
+        if _MGR0.match(stem):
+            w = stem + _STEP2_MAP[suf]
     # Step 3
-    m = _STEP3.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR0.search(stem):
-            w = stem + _STEP3_MAP[m.group(1)]
+    suf = _longest_suffix(w, _STEP3_SUFFIXES)
+    if suf:
+        stem = w[: -len(suf)]
+        if _MGR0.match(stem):
+            w = stem + _STEP3_MAP[suf]
     # Step 4 (CYL 02/14/2004: -ement is tried before -ment and -ent, which are separate steps)
-    m = _STEP4.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR1.search(stem):
+    suf = _longest_suffix(w, _STEP4_SUFFIXES)
+    if suf:
+        stem = w[: -len(suf)]
+        if _MGR1.match(stem):
             w = stem
-    m = _STEP4_MENT.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR1.search(stem):
+    if w.endswith("ment"):
+        stem = w[:-4]
+        if _MGR1.match(stem):
             w = stem
-    m = _STEP4_ENT.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR1.search(stem):
+    if w.endswith("ent"):
+        stem = w[:-3]
+        if _MGR1.match(stem):
             w = stem
-    else:
-        m = _STEP4_ION.search(w)
-        if m:
-            stem = w[: m.start()] + m.group(1)
-            if _MGR1.search(stem):
-                w = stem
+    elif w.endswith("sion") or w.endswith("tion"):
+        stem = w[:-3]
+        if _MGR1.match(stem):
+            w = stem
     # Step 5
     if w.endswith("e"):
         stem = w[:-1]
-        if _MGR1.search(stem) or (_MEQ1.search(stem) and not _CVC.search(stem)):
+        if _MGR1.match(stem) or (_MEQ1.match(stem) and not _CVC.match(stem)):
             w = stem
-    if w.endswith("ll") and _MGR1.search(w):
+    if w.endswith("ll") and _MGR1.match(w):
         w = w[:-1]
     if firstch == "y":
         w = w[0].lower() + w[1:]
@@ -509,9 +507,13 @@ def read_units(path: str | Path, fmt: str) -> list[str]:
     """The sentence list ``readText`` builds from a summary file in format SEE, ISI or SPL."""
     f = fmt.upper()
     try:
-        raw = Path(path).read_bytes().decode("latin-1")
+        with open(path, "rb") as fh:
+            raw = fh.read().decode("latin-1")
     except OSError as exc:
         raise RougeError(f"Cannot open {path}: {exc.strerror}") from None
+    if f == "SPL":
+        # chomp + skip empty lines + tr/A-Z/a-z/ (no line holds a "\n" after the split)
+        return [ln for ln in raw.translate(_ASCII_LOWER).split("\n") if ln]
     # Perl's <TEXT> splits after each "\n" and keeps it.
     lines = raw.split("\n")
     lines = [ln + "\n" for ln in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
@@ -537,10 +539,16 @@ def read_units(path: str | Path, fmt: str) -> list[str]:
     return units
 
 
+# s/\-/ \- /g; s/[^A-Za-z0-9\-]/ /g as one str.translate over the 256 byte values
+_CLEAN_TABLE = {
+    i: (" - " if chr(i) == "-" else (None if re.fullmatch("[A-Za-z0-9]", chr(i)) else " ")) for i in range(256)
+}
+_CLEAN_TABLE = {k: v for k, v in _CLEAN_TABLE.items() if v is not None}
+
+
 def _clean(text: str) -> str:
-    text = _HYPHEN.sub(" - ", text)
-    text = _NON_WORD.sub(" ", text)
-    return " ".join(text.split())  # only [A-Za-z0-9-] and spaces are left, so str.split is exact
+    # only [A-Za-z0-9-] and spaces are left, so str.split is exact
+    return " ".join(text.translate(_CLEAN_TABLE).split())
 
 
 def truncated_text(units: Sequence[str], length: int = 0, nbytes: int = 0) -> str | None:
@@ -551,7 +559,9 @@ def truncated_text(units: Sequence[str], length: int = 0, nbytes: int = 0) -> st
     size = 0
     if length != 0:
         for s in units:
-            tokens = _perl_split(s)
+            # str.split agrees with Perl's split(/\s+/) unless the line starts with whitespace or
+            # holds a byte str.split also takes for whitespace (\x1c-\x1f, \x85, \xa0)
+            tokens = _perl_split(s) if (s[:1] in _PERL_WS_CHARS or _ODD_WS.search(s)) else s.split()
             n = len(tokens)
             if size + n < length:
                 out += (" " + s) if size != 0 else s
@@ -609,6 +619,7 @@ class _Vocab:
         self.stopwords = load_stopwords(_data_file(data_dir, "smart_common_words.txt")) if opts.stopwords else frozenset()
         self.stemmer = _default_stemmer(_exceptions_dir(data_dir)) if opts.stem else None
         self._cache: dict[str, str | None] = {}
+        self._ids: dict[str, int] = {}
 
     def term(self, token: str) -> str | None:
         try:
@@ -628,8 +639,22 @@ class _Vocab:
     def terms(self, text: str | None) -> list[str]:
         if not text:
             return []
-        term = self.term
-        return [t for t in (term(tok) for tok in text.split(" ")) if t is not None]
+        toks = text.split(" ")
+        cache = self._cache
+        for tok in set(toks).difference(cache):
+            self.term(tok)
+        return [t for t in map(cache.__getitem__, toks) if t is not None]
+
+    def ids(self, terms: Sequence[str]):
+        """Integer ids of the terms (for numpy counting); None once the vocabulary outgrows 20 bits."""
+        import numpy as np
+
+        table = self._ids
+        for t in set(terms).difference(table):
+            table[t] = len(table) + 1
+        if len(table) > _ID_MAX:
+            return None
+        return np.fromiter(map(table.__getitem__, terms), dtype=np.int64, count=len(terms))
 
 
 def _data_file(data_dir: str | None, name: str) -> str | None:
@@ -651,6 +676,7 @@ class Summary:
     terms: list[str]  # readText -> createNGram tokens (after -l/-b, stop words, stemming)
     unit_terms: list[list[str]]  # readText_LCS -> tokenizeText_LCS units
     empty: bool  # readText returned undef (the script warns "empty text")
+    ids: object = None  # numpy int64 term ids (1..2^20-1) for vectorised counting, None: use Counters
     _cache: dict = dataclasses.field(default_factory=dict, repr=False)
 
 
@@ -660,7 +686,7 @@ def prepare(units: Sequence[str], opts: Options, vocab: _Vocab) -> Summary:
     unit_terms: list[list[str]] = []
     if opts.lcs or opts.wlcs is not None:
         unit_terms = [vocab.terms(u) for u in truncated_units(units, opts.length, opts.bytes)]
-    return Summary(terms=terms, unit_terms=unit_terms, empty=text is None)
+    return Summary(terms=terms, unit_terms=unit_terms, empty=text is None, ids=vocab.ids(terms))
 
 
 # --------------------------------------------------------------------------------------------
@@ -679,24 +705,97 @@ def skip_bigram_counts(terms: Sequence[str], skip: int, unigrams: bool) -> tuple
     """createSkipBigram: pairs (i, j) with j - i - 1 <= skip (all when skip < 0); with -u also the
     unigram of every token except the last (the script's loop runs i < $#tokens)."""
     g: Counter = Counter()
+    n = len(terms)
+    if n < 2:
+        return g, 0
+    max_gap = n - 1 if skip < 0 else min(n - 1, skip + 1)
     count = 0
-    last = len(terms) - 1
-    for i in range(last):
-        ti = terms[i]
-        if unigrams:
-            g[(ti,)] += 1
-            count += 1
-        stop = last if skip < 0 else min(last, i + skip + 1)
-        for j in range(i + 1, stop + 1):
-            g[(ti, terms[j])] += 1
-        count += stop - i
+    if unigrams:
+        g.update(zip(terms[:-1]))  # 1-tuples; Counter counts in C
+        count += n - 1
+    for k in range(1, max_gap + 1):
+        g.update(zip(terms, terms[k:]))
+        count += n - k
     return g, count
 
 
 def _clipped_hits(model: Counter, peer: Counter) -> int:
-    if len(peer) < len(model):
-        return sum(min(c, model[g]) for g, c in peer.items() if g in model)
-    return sum(min(c, peer[g]) for g, c in model.items() if g in peer)
+    common = model.keys() & peer.keys()
+    return sum([min(model[g], peer[g]) for g in common])
+
+
+# Vectorised counting: a gram of term ids (each < 2^20) packed into one int64, the unigram of
+# ROUGE-SU as (id << 20 | 0). Used for ROUGE-N (n <= 3) and ROUGE-S/SU; Counters otherwise.
+_ID_BITS = 20
+_ID_MAX = (1 << _ID_BITS) - 1
+
+
+class _Grams:
+    """Counted grams of one summary: sorted unique packed keys + counts (numpy), or a Counter."""
+
+    __slots__ = ("keys", "counts", "counter", "total")
+
+    def __init__(self, keys, counts, counter, total):
+        self.keys, self.counts, self.counter, self.total = keys, counts, counter, total
+
+
+def _ngram_grams(s: Summary, n: int) -> _Grams:
+    import numpy as np
+
+    if s.ids is None or n > 3:
+        counter, total = ngram_counts(s.terms, n)
+        return _Grams(None, None, counter, total)
+    a = s.ids
+    total = max(0, len(a) - n + 1)
+    keys = a[:total].copy()
+    for k in range(1, n):
+        keys = (keys << _ID_BITS) | a[k : k + total]
+    uk, uc = np.unique(keys, return_counts=True)
+    return _Grams(uk, uc, None, total)
+
+
+def _skip_grams(s: Summary, skip: int, unigrams: bool) -> _Grams:
+    import numpy as np
+
+    if s.ids is None:
+        counter, total = skip_bigram_counts(s.terms, skip, unigrams)
+        return _Grams(None, None, counter, total)
+    a = s.ids
+    n = len(a)
+    parts = []
+    total = 0
+    if n >= 2:
+        if unigrams:
+            parts.append(a[:-1] << _ID_BITS)
+            total += n - 1
+        max_gap = n - 1 if skip < 0 else min(n - 1, skip + 1)
+        for k in range(1, max_gap + 1):
+            parts.append((a[:-k] << _ID_BITS) | a[k:])
+            total += n - k
+    keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    uk, uc = np.unique(keys, return_counts=True)
+    return _Grams(uk, uc, None, total)
+
+
+def _grams_hits(model: _Grams, peer: _Grams, model_s: Summary, peer_s: Summary, kind: tuple) -> int:
+    import numpy as np
+
+    if model.keys is not None and peer.keys is not None:
+        mk, pk = model.keys, peer.keys
+        if not len(mk) or not len(pk):
+            return 0
+        idx = mk.searchsorted(pk)  # both sorted and unique
+        np.minimum(idx, len(mk) - 1, out=idx)
+        found = mk[idx] == pk
+        return int(np.minimum(model.counts[idx[found]], peer.counts[found]).sum())
+    # a vocabulary overflow happened between the two: count both with Counters
+    if kind[0] == "S":
+        mc = skip_bigram_counts(model_s.terms, kind[1], kind[2])[0]
+        pc = skip_bigram_counts(peer_s.terms, kind[1], kind[2])[0]
+    else:
+        mc = ngram_counts(model_s.terms, kind[1])[0]
+        pc = ngram_counts(peer_s.terms, kind[1])[0]
+    return _clipped_hits(mc, pc)
 
 
 def _lcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int]) -> None:
@@ -895,19 +994,21 @@ def score_measure(measure: str, peer: Summary, models: Sequence[Summary], opts: 
         unigrams = measure.startswith("ROUGE-SU")
         skip = opts.skip if opts.skip is not None else -1
         key = ("S", skip, unigrams)
-        pg, pc = _cached(peer, key, lambda: skip_bigram_counts(peer.terms, skip, unigrams))
+        pg = _cached(peer, key, lambda: _skip_grams(peer, skip, unigrams))
+        pc = pg.total
         per_model = []
         for m in models:
-            mg, mc = _cached(m, key, lambda m=m: skip_bigram_counts(m.terms, skip, unigrams))
-            hit = _clipped_hits(mg, pg)
+            mg = _cached(m, key, lambda m=m: _skip_grams(m, skip, unigrams))
+            mc = mg.total
+            hit = _grams_hits(mg, pg, m, peer, key)
             per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
         return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
     if measure == "ROUGE-L" or measure.startswith("ROUGE-W"):
         weighted = measure.startswith("ROUGE-W")
-        pu, pcount = _cached(peer, ("N", 1), lambda: ngram_counts(peer.terms, 1))
+        pu, pcount = _cached(peer, ("U", 1), lambda: ngram_counts(peer.terms, 1))
         per_model = []
         for m in models:
-            mu, _ = _cached(m, ("N", 1), lambda m=m: ngram_counts(m.terms, 1))
+            mu, _ = _cached(m, ("U", 1), lambda m=m: ngram_counts(m.terms, 1))
             mu = Counter(mu)
             pu_left = Counter(pu)  # the script renews the peer unigram counts per reference
             if weighted:
@@ -928,14 +1029,88 @@ def score_measure(measure: str, peer: Summary, models: Sequence[Summary], opts: 
         return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
     if measure.startswith("ROUGE-"):
         n = int(measure[6:])
-        pg, pc = _cached(peer, ("N", n), lambda: ngram_counts(peer.terms, n))
+        key = ("N", n)
+        pg = _cached(peer, key, lambda: _ngram_grams(peer, n))
+        pc = pg.total
         per_model = []
         for m in models:
-            mg, mc = _cached(m, ("N", n), lambda m=m: ngram_counts(m.terms, n))
-            hit = _clipped_hits(mg, pg)
+            mg = _cached(m, key, lambda m=m: _ngram_grams(m, n))
+            mc = mg.total
+            hit = _grams_hits(mg, pg, m, peer, key)
             per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
         return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
     raise RougeError(f"unknown measure {measure!r}")
+
+
+def _hits_vs_peers(model: _Grams, peers: Sequence[_Grams], peer_keys, peer_counts, ends):
+    """Clipped hits of one model against several peers (their keys concatenated), or None."""
+    import numpy as np
+
+    if model.keys is None:
+        return None
+    mk = model.keys
+    if not len(mk) or not len(peer_keys):
+        return np.zeros(len(peers), dtype=np.int64)
+    idx = mk.searchsorted(peer_keys)
+    np.minimum(idx, len(mk) - 1, out=idx)
+    mins = np.where(mk[idx] == peer_keys, np.minimum(model.counts[idx], peer_counts), 0)
+    csum = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(mins)])
+    return csum[ends] - csum[ends - np.array([len(g.keys) for g in peers], dtype=np.int64)]
+
+
+def _batch_hits(models: Sequence[Summary], peers: Sequence[Summary], key: tuple, mg, pg):
+    """Clipped hits of every peer against every model: (n_peers, n_models) int array, or None when
+    some summary is counted with Counters. A model's hits against a given set of peers are cached
+    (NIST's jackknife lists score the same peers against the same references several times)."""
+    import numpy as np
+
+    if any(g.keys is None for g in (*mg, *pg)):
+        return None
+    sig = (key, tuple(id(p) for p in peers))
+    pk = pc = ends = None
+    cols = []
+    for m, g in zip(models, mg):
+        col = m._cache.get(sig)
+        if col is None:
+            if pk is None:
+                pk = np.concatenate([x.keys for x in pg])
+                pc = np.concatenate([x.counts for x in pg])
+                ends = np.cumsum([len(x.keys) for x in pg]).astype(np.int64)
+            col = _hits_vs_peers(g, pg, pk, pc, ends)
+            m._cache[sig] = col
+        cols.append(col)
+    return np.stack(cols, axis=1) if cols else np.zeros((len(peers), 0), dtype=np.int64)
+
+
+def score_measure_batch(measure: str, peers: Sequence[Summary], models: Sequence[Summary],
+                        opts: Options) -> list[EvalScore]:
+    """:func:`score_measure` for several peers against the same references."""
+    if measure.startswith("ROUGE-S"):
+        unigrams = measure.startswith("ROUGE-SU")
+        skip = opts.skip if opts.skip is not None else -1
+        key = ("S", skip, unigrams)
+        make = lambda s: _skip_grams(s, skip, unigrams)  # noqa: E731
+    elif measure.startswith("ROUGE-") and measure[6:].isdigit():
+        n = int(measure[6:])
+        key = ("N", n)
+        make = lambda s: _ngram_grams(s, n)  # noqa: E731
+    else:
+        return [score_measure(measure, p, models, opts) for p in peers]
+    mg = [_cached(m, key, lambda m=m: make(m)) for m in models]
+    pg = [_cached(p, key, lambda p=p: make(p)) for p in peers]
+    hits = _batch_hits(models, peers, key, mg, pg)
+    if hits is None:
+        return [score_measure(measure, p, models, opts) for p in peers]
+    out = []
+    for pi, p in enumerate(pg):
+        pc = p.total
+        per_model = []
+        for mi, m in enumerate(mg):
+            hit = int(hits[pi, mi])
+            mc = m.total
+            per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
+        out.append(_finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha))
+    return out
 
 
 def _reorder(t):
@@ -1122,6 +1297,7 @@ _DRAND_C = 0xB
 _DRAND_MASK = (1 << 48) - 1
 
 
+@functools.lru_cache(maxsize=16)
 def perl_bootstrap_indices(n_instances: int, resamples: int):
     """``srand($i); int(rand(N))`` x N for i = 0..resamples-1, as Perl >= 5.20 computes them
     (its built-in drand48: x = seed << 16 | 0x330E; x = (a x + c) mod 2^48; rand = x / 2^48)."""
@@ -1136,6 +1312,8 @@ def perl_bootstrap_indices(n_instances: int, resamples: int):
     for j in range(n_instances):
         x = (x * a + c) & mask  # uint64 arithmetic wraps mod 2^64; the mask keeps it mod 2^48
         out[:, j] = np.floor((x.astype(np.float64) / 2.0**48) * n_instances).astype(np.int64)
+    out = np.ascontiguousarray(out)
+    out.setflags(write=False)  # cached: shared between calls
     return out
 
 
@@ -1176,12 +1354,12 @@ def compute_averages(scores: Mapping[str, tuple[float, float, float]], opts: Opt
         samples = [np.zeros(r) for _ in range(3)]
     else:
         vals = np.array([scores[i] for i in instances], dtype=np.float64)
-        idx = perl_bootstrap_indices(n, r)
-        sums = [vals[idx[:, 0], k].copy() for k in range(3)]
+        picked = vals[perl_bootstrap_indices(n, r).T]  # (draw j, sample i, component)
+        # add the draws one at a time, in the script's order (no pairwise summation)
+        acc = picked[0].copy()
         for j in range(1, n):
-            col = idx[:, j]
-            for k in range(3):
-                sums[k] += vals[col, k]
+            acc += picked[j]
+        sums = [acc[:, k] for k in range(3)]
         if mode == 0:
             samples = [s / n for s in sums]
         else:
@@ -1201,10 +1379,9 @@ def compute_averages(scores: Mapping[str, tuple[float, float, float]], opts: Opt
     ci_r = r - delta - 1 - ci_ua
     out = []
     for s in samples:
-        ranked = sorted(s.tolist())
-        total = 0.0
-        for v in ranked:
-            total += v
+        ranked_np = np.sort(s)
+        total = float(np.cumsum(ranked_np)[-1])
+        ranked = ranked_np.tolist()
         avg = f5(total / len(ranked))
         lo = f5(_perl_at(ranked, ci_la) + (_perl_at(ranked, ci_lb) - _perl_at(ranked, ci_la)) * ci_r)
         hi = f5(_perl_at(ranked, ci_ua) + (_perl_at(ranked, ci_ub) - _perl_at(ranked, ci_ua)) * ci_r)
@@ -1258,35 +1435,43 @@ class _SummaryCache:
 
 def evaluate(evals: Sequence[Eval], peer_ids: Sequence[str], opts: Options, *, data_dir: str | None = None,
              warn: Callable[[str], None] | None = None) -> list[MeasureResult]:
-    """Score every peer in ``peer_ids`` on every evaluation, measure by measure (script order)."""
+    """Score every peer in ``peer_ids`` on every evaluation; one result per (peer, measure) in the
+    script's order. (The work is done evaluation by evaluation, all peers of one evaluation at once.)"""
     warn = warn or (lambda msg: print(msg, file=sys.stderr))
     vocab = _Vocab(opts, data_dir)
     cache = _SummaryCache(opts, vocab, warn)
+    measures = opts.measures()
+    per: dict = {(pid, m): {} for pid in peer_ids for m in measures}
+    checked: set = set()
+    for ev in evals:
+        present = []
+        for pid in dict.fromkeys(peer_ids):
+            if pid in ev.peers:
+                present.append(pid)
+            else:
+                warn(f"*ROUGE Warning: test instance for peer {pid} does not exist for evaluation {ev.id}")
+        if not present:
+            continue
+        model_paths = ev.model_paths()
+        for mp in model_paths:
+            if mp not in checked:
+                if not os.path.exists(mp):
+                    raise RougeError(f"Cannot find model summary: {mp}")
+                checked.add(mp)
+        peers = [cache.get(ev.peer_path(pid), ev.fmt) for pid in present]
+        models = [cache.get(mp, ev.fmt) for mp in model_paths]
+        for measure in measures:
+            for pid, sc in zip(present, score_measure_batch(measure, peers, models, opts)):
+                per[(pid, measure)].setdefault(f"{ev.id}.{pid}", sc)
     results = []
-    warned: set = set()
-    for peer_id in peer_ids:
-        for measure in opts.measures():
-            per_eval: dict = {}
-            for ev in evals:
-                if peer_id not in ev.peers:
-                    if (ev.id, peer_id) not in warned:
-                        warn(f"*ROUGE Warning: test instance for peer {peer_id} does not exist for evaluation {ev.id}")
-                        warned.add((ev.id, peer_id))
-                    continue
-                model_paths = ev.model_paths()
-                for mp in model_paths:
-                    if not Path(mp).exists():
-                        raise RougeError(f"Cannot find model summary: {mp}")
-                peer = cache.get(ev.peer_path(peer_id), ev.fmt)
-                models = [cache.get(mp, ev.fmt) for mp in model_paths]
-                test_id = f"{ev.id}.{peer_id}"
-                if test_id not in per_eval:
-                    per_eval[test_id] = score_measure(measure, peer, models, opts)
+    for pid in peer_ids:
+        for measure in measures:
+            per_eval = per[(pid, measure)]
             if opts.count_mode == 0:
                 values = {t: (float(s.r), float(s.p), float(s.f)) for t, s in per_eval.items()}
             else:
                 values = {t: (s.model_count, s.peer_count, s.hit) for t, s in per_eval.items()}
-            results.append(MeasureResult(peer_id, measure, per_eval, compute_averages(values, opts)))
+            results.append(MeasureResult(pid, measure, per_eval, compute_averages(values, opts)))
     return results
 
 
