@@ -95,6 +95,7 @@ def build_standins(articles: Sequence[tuple[int, Article]], target_tokens: int,
             for p_idx, urls in enumerate(sec.paragraph_urls):
                 for u in urls:
                     citing_paragraphs.setdefault(u, set()).add((page_id, sec.index, p_idx))
+    articles_by_id = {pid: art for pid, art in articles}
     first_citing: dict[str, tuple[int, Article, Statement]] = {}
     n_citing: Counter = Counter()
     for page_id, art in articles:
@@ -107,6 +108,8 @@ def build_standins(articles: Sequence[tuple[int, Article]], target_tokens: int,
         page_id, art, first = first_citing[url]
         sec_idx = first.section_index
         banned = citing_paragraphs.get(url, set())
+        # The same text can stand in several places (captions, repeated notes): ban it everywhere.
+        banned_text = {articles_by_id[pid].sections[s].paragraphs[p] for pid, s, p in banned}
         chosen: list[tuple[int, int, str]] = []
         tokens = 0
         for s in _section_order(len(art.sections), sec_idx):
@@ -114,7 +117,7 @@ def build_standins(articles: Sequence[tuple[int, Article]], target_tokens: int,
             if sec.skipped:
                 continue
             for p_idx, para in enumerate(sec.paragraphs):
-                if not para or (page_id, s, p_idx) in banned:
+                if not para or (page_id, s, p_idx) in banned or para in banned_text:
                     continue
                 chosen.append((s, p_idx, para))
                 tokens += len(para.split())
@@ -213,8 +216,12 @@ def write_standin_warc(pages: Iterable[Standin], path: str | Path, source_note: 
     return n
 
 
-def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping) -> dict:
-    """Materialise the offline sample under ``out_dir``; returns the manifest (also written)."""
+def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping,
+                 articles_out: list | None = None) -> dict:
+    """Materialise the offline sample under ``out_dir``; returns the manifest (also written).
+
+    ``articles_out``, when given, receives the parsed (page_id, Article) pairs (tests reuse them).
+    """
     out = Path(out_dir)
     src = locate_gensim_dump()
     dump_path = out / "dump" / f"{DUMP_PART}.xml.bz2"
@@ -228,6 +235,8 @@ def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping) -> dict
     for page in iter_pages(dump_path, stats):
         articles.append((page.page_id, parse_article(page.title, page.text, cfg, stats)))
     log.info("parsed %d articles, %d kept statements", len(articles), stats["statements_kept"])
+    if articles_out is not None:
+        articles_out.extend(articles)
 
     build_stats: Counter = Counter()
     pages = build_standins(articles, int(sample["standin_target_tokens"]), build_stats)

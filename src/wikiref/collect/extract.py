@@ -24,6 +24,7 @@ class ExtractConfig:
     language_min_prob: float = 0.9
     language_sample_chars: int = 3000
     include_tables: bool = False
+    favor_precision: bool = True  # trafilatura: rather lose a paragraph than keep menus and link lists
 
     @classmethod
     def from_params(cls, extract: Mapping) -> "ExtractConfig":
@@ -78,7 +79,7 @@ def extract_document(body: bytes | str, url: str = "", cfg: ExtractConfig = Extr
         return Extracted(ok=False, reason="empty_page")
     doc = trafilatura.bare_extraction(
         body, url=url or None, with_metadata=True, include_comments=False, include_tables=cfg.include_tables,
-        include_images=False, include_formatting=False, deduplicate=False,
+        include_images=False, include_formatting=False, deduplicate=False, favor_precision=cfg.favor_precision,
     )
     text = _clean(getattr(doc, "text", "") or "") if doc is not None else ""
     title = WS.sub(" ", (getattr(doc, "title", "") or "") if doc is not None else "").strip() or fallback_title

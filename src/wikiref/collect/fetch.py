@@ -13,7 +13,7 @@ Backends (``collect.fetch.backend``):
 ``wayback``
     The Wayback Machine availability API (snapshot closest to the citation's access-date when the
     citation has one), then the snapshot's original bytes (``id_`` URL) through the live client.
-    A citation's own ``archive-url`` on web.archive.org is used directly.
+    A citation's own ``archive-url`` (a Wayback snapshot URL) is used directly.
 ``warc``
     Local WARC / WARC.gz files read with ``warcio``, indexed by target URI (offsets only, so large
     archives are not loaded in memory).
@@ -47,7 +47,8 @@ from wikiref.io import write_bytes, write_json
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-WAYBACK_SNAPSHOT = re.compile(r"^(https?://web\.archive\.org/web/)(\d{4,14})(?:[a-z]{2}_)?/(.+)$")
+# A Wayback snapshot URL: <origin>/web/<timestamp>[<flag>_]/<original URL>.
+WAYBACK_SNAPSHOT = re.compile(r"^(https?://[^/]+/web/)(\d{4,14})(?:[a-z]{2}_)?/(.+)$")
 
 
 @dataclass
@@ -252,15 +253,7 @@ class LiveBackend:
     # one HTTP exchange, with retries; returns (status, headers, body) ------------------------
     def _get(self, url: str, max_bytes: int, check_type: bool) -> tuple[int, Mapping, bytes, str]:
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise _Failure("unsupported_url")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        try:
-            check_host(parts.hostname, port, self.cfg.allow_private_addresses)
-        except AddressRefused:
-            raise _Failure("private_address") from None
-        except ConnectionError:
-            raise _Failure("dns_error") from None
+        self._check_target(url)
         last_reason, last_status = "connection_error", 0
         for attempt in range(self.cfg.retries + 1):
             if attempt:
@@ -324,6 +317,18 @@ class LiveBackend:
                 raise _Failure("timeout", resp.status_code)
         return b"".join(chunks)
 
+    def _check_target(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _Failure("unsupported_url")
+        try:
+            check_host(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80),
+                       self.cfg.allow_private_addresses)
+        except AddressRefused:
+            raise _Failure("private_address") from None
+        except ConnectionError:
+            raise _Failure("dns_error") from None
+
     # robots.txt ----------------------------------------------------------------------------
     def allowed(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -341,12 +346,19 @@ class LiveBackend:
         return rp.can_fetch(self.cfg.user_agent, url)
 
     def _load_robots(self, origin: str):
+        """RFC 9309: 4xx -> allow all; 5xx or unreachable -> disallow all; up to 5 redirects followed."""
+        url = origin + "/robots.txt"
         try:
-            status, _, body, _ = self._get(origin + "/robots.txt", 512 * 1024, check_type=False)
+            for _ in range(6):
+                status, headers, body, _ = self._get(url, 512 * 1024, check_type=False)
+                if status in (301, 302, 303, 307, 308) and headers.get("Location"):
+                    url = urljoin(url, headers["Location"])
+                    continue
+                break
         except _Failure as f:
             if f.status and 400 <= f.status < 500:
                 return "allow"
-            return "deny"  # RFC 9309 §2.3.1.4: unreachable robots.txt -> assume complete disallow
+            return "deny"
         if 400 <= status < 500:
             return "allow"
         if status != 200:
@@ -360,6 +372,7 @@ class LiveBackend:
         current = url.strip()
         try:
             for _ in range(self.cfg.max_redirects + 1):
+                self._check_target(current)  # scheme and address first: robots.txt is a request too
                 if self.cfg.respect_robots and not self.allowed(current):
                     return FetchResult(url=url, ok=False, reason="robots_disallowed", final_url=current, source=source)
                 status, headers, body, ctype = self._get(current, self.cfg.max_body_bytes, check_type=True)

@@ -195,8 +195,9 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
     skipping = _chunk_done(work, 0)
     for page in iter_pages(dump_path, dump_stats, counter=readers):
         if s.max_pages and articles >= s.max_pages:
+            # Stop reading: this page is counted as skipped and the rest of the part is not read.
             dump_stats["page_skipped:max_pages"] += 1
-            continue
+            break
         articles += 1
         in_chunk += 1
         if not skipping:
@@ -285,7 +286,7 @@ def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer
         tables.append(pq.read_table(path, schema=DOC_SCHEMA))
         log.info("fetch: batch %d/%d done (%d/%d URLs, %.1f URL/s)%s", b + 1, len(batches), done_urls, len(ordered),
                  done_urls / max(time.monotonic() - t0, 1e-9),
-                 f" [network fetches {fetcher.fetched}, cache hits {fetcher.cache_hits}]" if fetcher else "")
+                 f" [backend reads {fetcher.fetched}, cache hits {fetcher.cache_hits}]" if fetcher else "")
     if not tables:
         return DOC_SCHEMA.empty_table()
     return pa.concat_tables(tables)

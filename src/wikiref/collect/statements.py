@@ -60,6 +60,9 @@ NON_PROSE_LINK = re.compile(r"^\s*:?\s*(file|image|media|category|[a-z]{2,3}(-[a
 KEEP_LINK_NS = re.compile(r"^\s*:?\s*(wikt|wiktionary|s|wikisource|w|wikipedia|wp)\s*:", re.IGNORECASE)
 GROUP_PUNCT = re.compile(r"^[\s,;:.\u2013\u2014-]*$")
 WS = re.compile(r"\s+")
+PARA_BREAK = re.compile(r"\n[ \t]*\n")
+# Wiki syntax left in a statement means the parser met unbalanced markup there.
+MARKUP_RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}|</?ref\b", re.IGNORECASE)
 SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?%)\]])")
 
 
@@ -184,7 +187,7 @@ def citation_from_ref(contents: mwparserfromhell.wikicode.Wikicode, alias_map: M
 def collect_ref_definitions(code: mwparserfromhell.wikicode.Wikicode) -> dict[str, Tag]:
     """name -> the first ref with that name and non-empty contents, anywhere on the page."""
     defs: dict[str, Tag] = {}
-    for tag in code.filter_tags(recursive=True, matches=lambda n: str(n.tag).strip().lower() == "ref"):
+    for tag in code.filter_tags(recursive=True, matches=_is_ref):
         name = _ref_name(tag)
         if name and not tag.self_closing and tag.contents is not None and str(tag.contents).strip():
             defs.setdefault(name, tag)
@@ -284,19 +287,19 @@ class _Walker:
     def add_text(self, text: str) -> None:
         if not text:
             return
-        if self.in_group and GROUP_PUNCT.match(text):
-            # Between two refs of one group (or trailing punctuation after the group): nothing starts.
-            self.para.append(text)
-            return
-        chunks = re.split(r"\n[ \t]*\n", text)
-        for i, chunk in enumerate(chunks):
+        for i, chunk in enumerate(PARA_BREAK.split(text)):
             if i:
                 self.end_paragraph()
-            if chunk:
-                self.buffer.append(chunk)
+            if not chunk:
+                continue
+            if self.in_group and GROUP_PUNCT.match(chunk):
+                # Between two refs of one group (or punctuation after the group): nothing starts.
                 self.para.append(chunk)
-                if chunk.strip() and not GROUP_PUNCT.match(chunk):
-                    self.in_group = False
+                continue
+            self.buffer.append(chunk)
+            self.para.append(chunk)
+            if chunk.strip():
+                self.in_group = False
 
     # -- citations --------------------------------------------------------------------------
     def citation(self, citation: Citation | None, drop_if_none: str = "") -> None:
@@ -325,6 +328,8 @@ class _Walker:
             st.drop = drop_if_none
         elif not text:
             st.drop = "empty_statement"
+        elif MARKUP_RESIDUE.search(text):
+            st.drop = "unbalanced_markup"
         elif len(text) < self.cfg.min_statement_chars:
             st.drop = "short_statement"
         elif citation.type not in self.keep_types:
@@ -406,11 +411,21 @@ class _Walker:
 
     def _count_refs_in(self, node) -> None:
         """Refs inside templates, tables, galleries...: not statements of the prose, but counted."""
+        if "<ref" not in str(node).lower():  # cheap test first: most templates hold no ref
+            return
         n = 0
         for child in node.__children__():
-            n += len(child.filter_tags(recursive=True, matches=lambda t: str(t.tag).strip().lower() == "ref"))
+            n += len(child.filter_tags(recursive=True, matches=_is_ref))
+            # Extension tags such as <gallery> keep their contents as unparsed text.
+            for text in child.filter_text(recursive=True):
+                if "<ref" in text.value.lower():
+                    n += len(mwparserfromhell.parse(text.value).filter_tags(recursive=True, matches=_is_ref))
         if n:
             self.stats["refs_outside_prose"] += n
+
+
+def _is_ref(node) -> bool:
+    return str(node.tag).strip().lower() == "ref"
 
 
 def parse_article(title: str, wikitext: str, cfg: StatementConfig, stats: Counter | None = None) -> Article:
