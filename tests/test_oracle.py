@@ -106,3 +106,43 @@ def test_multi_reference_pooled():
 def test_labels_from_indices():
     assert labels_from_indices(4, [1, 3]) == [0, 1, 0, 1]
     assert labels_from_indices(0, []) == []
+
+
+def test_oracle_cli_writes_the_contract_columns(tmp_path, cloze_examples):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref.cli import main as cli_main
+    from wikiref.oracle import ORACLE_COLUMNS
+
+    split_dir = tmp_path / "split"
+    split_dir.mkdir()
+    for k, name in enumerate(["train", "dev", "test"]):
+        rows = [{"id": f"{name}{i:02d}", "query": ex["topics"], "doc_sentences": ex["document"], "statement": ex["cloze"],
+                 "article": ex["topics"][0]} for i, ex in enumerate(cloze_examples[k::3])]
+        pq.write_table(pa.Table.from_pylist(rows[::-1]), split_dir / f"{name}.parquet")
+    pj = json.dumps({"oracle": {"label_metric": "rouge2_f1", "score_metric": "rouge2_f1"}})
+    outs = {}
+    for threads in (1, 2):
+        out = tmp_path / f"oracle{threads}"
+        assert cli_main(["oracle", "--params-json", pj, "--split-dir", str(split_dir), "--out-dir", str(out),
+                         "--metrics", str(tmp_path / f"m{threads}.json"), "--threads", str(threads)]) == 0
+        outs[threads] = out
+    for name in ("train", "dev", "test"):
+        a = (outs[1] / f"{name}.parquet").read_bytes()
+        assert a == (outs[2] / f"{name}.parquet").read_bytes()
+        t = pq.read_table(outs[1] / f"{name}.parquet")
+        assert tuple(t.column_names) == ORACLE_COLUMNS
+        assert t.schema.field("oracle_labels").type == pa.list_(pa.int8())
+        assert t.schema.field("oracle_scores").type == pa.list_(pa.float64())
+        ids = t.column("id").to_pylist()
+        assert ids == sorted(ids)
+        for r in t.to_pylist():
+            assert len(r["oracle_labels"]) == len(r["oracle_scores"]) == len(r["doc_sentences"])
+            assert [i for i, v in enumerate(r["oracle_labels"]) if v] == r["oracle_indices"]
+            assert (r["oracle_indices"], r["oracle_score"]) == greedy_oracle(r["doc_sentences"], r["statement"])
+            assert r["oracle_scores"] == sentence_scores(r["doc_sentences"], r["statement"], metric="rouge2_f1")
+    m = json.loads((tmp_path / "m1.json").read_text())
+    assert sum(v["examples"] for v in m["splits"].values()) == len(cloze_examples)

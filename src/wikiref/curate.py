@@ -154,14 +154,16 @@ def annotate_rows(
             dropped[reason] += 1
         else:
             valid.append(row)
-    texts: list[str] = []
+    # Each distinct text is annotated once: a cited page is often cited by several statements.
+    position: dict[str, int] = {}
+    keys = []
     for row in valid:
-        texts.append(document_text(row, include_doc_title))
-        texts.append(str(row["statement"]).strip())
-    infos = list(text.annotate(texts, nlp, batch_size=batch_size))
+        pair = (document_text(row, include_doc_title), str(row["statement"]).strip())
+        keys.append(tuple(position.setdefault(t, len(position)) for t in pair))
+    infos = list(text.annotate(list(position), nlp, batch_size=batch_size))
     out: list[dict] = []
-    for k, row in enumerate(valid):
-        doc, summ = infos[2 * k], infos[2 * k + 1]
+    for (d, s), row in zip(keys, valid):
+        doc, summ = infos[d], infos[s]
         if not doc.sentences:
             dropped["no_doc_sentences"] += 1
             continue
@@ -339,6 +341,9 @@ def annotate_parallel(
     from concurrent.futures import ProcessPoolExecutor
 
     kwargs = annotate_kwargs(text_params, curate_params)
+    # Rows citing the same page go to the same shard (annotated once there); the output is sorted
+    # by id later, so this order only affects speed.
+    rows = sorted(rows, key=lambda r: (body_hash(str(r.get("doc_text") or "")), str(r.get("id"))))
     shards = [rows[i : i + shard_size] for i in range(0, len(rows), shard_size)]
     out: list[dict] = []
     dropped: Counter = Counter()

@@ -37,9 +37,13 @@ def newline_sentences(doc: Doc) -> Doc:
     return doc
 
 
-@lru_cache(maxsize=4)
 def load_nlp(model: str = DEFAULT_MODEL, sentences: str = "senter") -> Language:
-    """The project's spaCy pipeline (cached per process)."""
+    """The project's spaCy pipeline (cached per process and configuration)."""
+    return _load_nlp(model, sentences)
+
+
+@lru_cache(maxsize=4)
+def _load_nlp(model: str, sentences: str) -> Language:
     if sentences not in SENTENCE_MODES:
         raise ValueError(f"sentences must be one of {SENTENCE_MODES}, not {sentences!r}")
     try:
