@@ -305,6 +305,12 @@ def run_part(collect: Mapping, part: str, out_path: str | os.PathLike, stats_pat
     work = Path(work_dir) if work_dir else out_path.parent / f".{part}.work"
     killer = _Killer()
     _prepare_work_dir(work, _fingerprint(collect, dump_path))
+    if s.extract.language:  # load the language model (~2 s of lzma) while the dump is being parsed
+        import threading
+
+        from wikiref.collect.extract import _identifier
+
+        threading.Thread(target=_identifier, daemon=True).start()
 
     dump_stats, st = parse_phase(dump_path, work, s, killer)
     chunks = sorted(work.glob("cand-*.parquet"))
