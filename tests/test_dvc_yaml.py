@@ -30,7 +30,8 @@ def test_check_command_detects_staleness(repo, tmp_path):
 def test_registry_shape(repo):
     params = config.load_params(repo / "params.yaml")
     names = [s.name for s in stages(params)]
-    assert names == ["sample", "collect", "curate", "split", "oracle", "pretrain", "finetune", "ablations", "report"]
+    assert names == ["sample", "collect", "curate", "split", "oracle", "duc_baselines", "pretrain", "finetune",
+                     "ablations", "report"]
     doc = dvc_yaml_dict(params)
     schema_sections = set(config.load_schema()["properties"])
     for name, st in doc["stages"].items():

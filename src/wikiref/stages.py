@@ -42,6 +42,9 @@ def _common_code(step_files: tuple[str, ...]) -> tuple[str, ...]:
 def stages(config: Mapping) -> list[Stage]:
     """All paper steps, in order, for the given (validated) config."""
     sample_dir = config["sample"]["out_dir"].rstrip("/")
+    duc_root = config["duc"]["root"].rstrip("/")
+    duc_standin = bool(config["duc"]["standin"])
+    duc_years = list(config["duc"]["years"])
     dump_dir = config["collect"]["dump"]["dir"].rstrip("/")
     parts = config["collect"]["dump"]["parts"]
     fetch = config["collect"]["fetch"]
@@ -131,6 +134,25 @@ def stages(config: Mapping) -> list[Stage]:
             metrics=("results/metrics/oracle.json",),
             targets=("data/oracle/train.parquet", "data/oracle/dev.parquet", "data/oracle/test.parquet",
                      "results/metrics/oracle.json"),
+        ),
+        Stage(
+            name="duc_baselines",
+            issue="#6",
+            # DUC (or its STAND-IN, built from data/raw when duc.standin): reader -> data/duc/<year>.parquet
+            # (sentences + ROUGE-2 recall targets), baselines LEAD / QUERY-SIM / ORACLE with official ROUGE.
+            params=(("seed", "sample") if duc_standin else ()) + ("text", "duc", "profile"),
+            code=_common_code(("src/wikiref/benchmarks", "src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py",
+                               "src/wikiref/rouge/official.py", "src/wikiref/oracle.py", "src/wikiref/text.py",
+                               "src/wikiref/report/tables.py", "src/wikiref/cli/duc_standin.py",
+                               "src/wikiref/cli/duc_prepare.py", "src/wikiref/cli/duc_baselines.py",
+                               "workflow/rules/finetune.smk")),
+            deps=("data/raw",) if duc_standin else (duc_root,),
+            outs=((duc_root,) if duc_standin else ()) + (
+                "data/duc", "results/tables/table6_duc_baselines.csv", "results/tables/table6_duc_baselines.md",
+                "results/tables/table6_duc_baselines.tex"),
+            metrics=("results/metrics/duc_baselines.json",),
+            targets=tuple(f"data/duc/{y}.parquet" for y in duc_years)
+            + ("results/metrics/duc_baselines.json", "results/tables/table6_duc_baselines.md"),
         ),
         Stage(
             name="pretrain",

@@ -1475,6 +1475,58 @@ def evaluate(evals: Sequence[Eval], peer_ids: Sequence[str], opts: Options, *, d
     return results
 
 
+def evaluate_summaries(items: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], opts: Options, *,
+                       peer_id: str = "1", data_dir: str | None = None) -> dict[str, MeasureResult]:
+    """In-memory evaluation: ``items`` are ``(eval_id, peer_sentences, [model_sentences, ...])``.
+
+    Returns ``{measure: MeasureResult}`` with exactly what ROUGE-1.5.5.pl reports for a configuration
+    listing these summaries as SPL files (one sentence per line) with peer id ``peer_id``.
+    """
+    vocab = _Vocab(opts, data_dir)
+    per: dict = {m: {} for m in opts.measures()}
+    for eval_id, peer, models in items:
+        p = prepare(units_from_sentences(peer), opts, vocab)
+        ms = [prepare(units_from_sentences(m), opts, vocab) for m in models]
+        for measure in per:
+            per[measure].setdefault(f"{eval_id}.{peer_id}", score_measure(measure, p, ms, opts))
+    out = {}
+    for measure, per_eval in per.items():
+        if opts.count_mode == 0:
+            values = {t: (float(s.r), float(s.p), float(s.f)) for t, s in per_eval.items()}
+        else:
+            values = {t: (s.model_count, s.peer_count, s.hit) for t, s in per_eval.items()}
+        out[measure] = MeasureResult(peer_id, measure, per_eval, compute_averages(values, opts))
+    return out
+
+
+def write_spl_config(root: str | Path, items: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], *,
+                     peer_id: str = "1") -> Path:
+    """Write ``items`` (as for :func:`evaluate_summaries`) as SPL files plus a ROUGE XML configuration
+    under ``root`` (peers/, models/, rouge.xml), so the real ROUGE-1.5.5.pl can be run on them."""
+    from xml.sax.saxutils import escape
+
+    root = Path(root)
+    (root / "peers").mkdir(parents=True, exist_ok=True)
+    (root / "models").mkdir(parents=True, exist_ok=True)
+    xml = ['<ROUGE_EVAL version="1.55">']
+    for eval_id, peer, models in items:
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", eval_id)
+        pname = f"{safe}.{peer_id}"
+        (root / "peers" / pname).write_text("".join(s + "\n" for s in peer), encoding="utf-8")
+        xml += [f'<EVAL ID="{escape(eval_id)}">', f"<PEER-ROOT>{escape(str(root / 'peers'))}</PEER-ROOT>",
+                f"<MODEL-ROOT>{escape(str(root / 'models'))}</MODEL-ROOT>", '<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>',
+                f'<PEERS><P ID="{escape(peer_id)}">{escape(pname)}</P></PEERS>', "<MODELS>"]
+        for k, m in enumerate(models):
+            mname = f"{safe}.M.{k + 1}"
+            (root / "models" / mname).write_text("".join(s + "\n" for s in m), encoding="utf-8")
+            xml.append(f'<M ID="{k + 1}">{escape(mname)}</M>')
+        xml += ["</MODELS>", "</EVAL>"]
+    xml.append("</ROUGE_EVAL>")
+    cfg = root / "rouge.xml"
+    cfg.write_text("\n".join(xml) + "\n", encoding="utf-8")
+    return cfg
+
+
 def format_report(results: Sequence[MeasureResult], opts: Options, per_eval: bool = False) -> str:
     """The script's stdout for these results (printResults), line for line."""
     lines = []

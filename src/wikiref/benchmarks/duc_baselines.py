@@ -1,0 +1,136 @@
+"""DUC baselines of Table VI: LEAD, QUERY-SIM and ORACLE, scored like NIST scores DUC.
+
+* LEAD (NIST's DUC 2005-2007 baseline): the leading sentences of the most recent document of the
+  cluster, up to ``max_words`` words; the sentence that crosses the budget is cut to fill it exactly
+  (NIST's baseline is "the first 250 words"; ROUGE ``-l 250`` would cut it the same way).
+* QUERY-SIM: every sentence of the cluster ranked by the TF-IDF cosine similarity to the query
+  (title and narrative), scikit-learn ``TfidfVectorizer`` fitted on the cluster's sentences (English
+  stop words removed, sublinear tf), then :func:`wikiref.benchmarks.duc_select.select`
+  (250 words, bigram redundancy).
+* ORACLE: greedy on ROUGE-2 recall against the cluster's references (pooled,
+  :mod:`wikiref.rouge.fast`): repeatedly add the sentence that raises the summary's recall most
+  among those that still fit in ``max_words``; stop when nothing fits or nothing improves it.
+
+All summaries are evaluated with :mod:`wikiref.rouge.official` and the DUC flags
+(``duc.rouge_flags``: ``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from wikiref.benchmarks.duc_select import flatten, select, words
+
+SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
+
+
+def lead(documents: Sequence[Mapping], *, max_words: int = 250) -> list[str]:
+    """``documents`` oldest first (each ``{"doc_date", "doc_id", "sentences"}``); the most recent
+    one is the last by (date, id)."""
+    if not documents:
+        return []
+    recent = max(documents, key=lambda d: (d.get("doc_date") or "", d.get("doc_id") or ""))
+    out: list[str] = []
+    used = 0
+    for s in recent["sentences"]:
+        toks = s.split()
+        if not toks:
+            continue
+        if used + len(toks) <= max_words:
+            out.append(s)
+            used += len(toks)
+        else:
+            if max_words - used > 0:
+                out.append(" ".join(toks[: max_words - used]))
+            break
+        if used == max_words:
+            break
+    return out
+
+
+def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[float]:
+    """TF-IDF cosine similarity of each sentence to the query (all query levels joined)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import linear_kernel
+
+    if not sentences:
+        return []
+    vec = TfidfVectorizer(lowercase=True, stop_words="english", sublinear_tf=True)
+    try:
+        m = vec.fit_transform(list(sentences))
+    except ValueError:  # empty vocabulary (only stop words / punctuation)
+        return [0.0] * len(sentences)
+    q = vec.transform([" ".join(query)])
+    return [float(x) for x in linear_kernel(m, q).ravel()]
+
+
+def query_sim(query: Sequence[str], documents: Sequence[Mapping], *, max_words: int = 250,
+              max_bigram_overlap: float = 0.5, fill: str = "skip") -> list[str]:
+    sents, _ = flatten([d["sentences"] for d in documents])
+    scores = query_sim_scores(query, sents)
+    idx = select(scores, sents, max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill)
+    return [sents[i] for i in idx]
+
+
+def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words: int = 250) -> list[str]:
+    """Greedy ROUGE-2 recall (pooled references) under the word budget; sentences in the order added."""
+    from wikiref.rouge.fast import SentenceSetRouge
+
+    sents, _ = flatten([d["sentences"] for d in documents])
+    keep = [i for i, s in enumerate(sents) if words(s) > 0]
+    if not keep or not references:
+        return []
+    cand = [sents[i] for i in keep]
+    rouge = SentenceSetRouge(cand, list(references), "rouge2")
+    n_words = [words(s) for s in cand]
+    chosen: list[int] = []
+    used = 0
+    best = 0.0
+    while True:
+        best_i, best_val = -1, best
+        for i in range(len(cand)):
+            if i in chosen or used + n_words[i] > max_words:
+                continue
+            val = rouge.score(chosen + [i]).recall
+            if val > best_val:
+                best_i, best_val = i, val
+        if best_i < 0:
+            break
+        chosen.append(best_i)
+        used += n_words[best_i]
+        best = best_val
+    return [cand[i] for i in chosen]
+
+
+def summarize(system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5,
+              fill: str = "skip") -> list[str]:
+    """One baseline summary for a topic as given by :func:`wikiref.benchmarks.duc.rows_to_topics`."""
+    if system == "lead":
+        return lead(topic["documents"], max_words=max_words)
+    if system == "query_sim":
+        return query_sim(topic["query"], topic["documents"], max_words=max_words,
+                         max_bigram_overlap=max_bigram_overlap, fill=fill)
+    if system == "oracle":
+        refs = ["\n".join(r) for r in topic["references"]]
+        return oracle(topic["documents"], refs, max_words=max_words)
+    raise ValueError(f"unknown baseline {system!r}; known: {sorted(SYSTEMS)}")
+
+
+def evaluate(summaries: Mapping[str, Sequence[str]], topics: Sequence[Mapping], flags: str) -> dict:
+    """Official ROUGE of one system's summaries (``{topic id: sentences}``) on ``topics``:
+    ``{measure: {"R", "P", "F", "R_ci", "P_ci", "F_ci", "topics"}}`` plus per-topic recall."""
+    from wikiref.rouge import official
+
+    opts = official.Options.from_flags(flags)
+    items = [(t["topic"], summaries[t["topic"]], t["references"]) for t in topics]
+    res = official.evaluate_summaries(items, opts)
+    out: dict = {}
+    for measure, mr in res.items():
+        av = mr.averages
+        out[measure] = {
+            "R": float(av.r), "P": float(av.p), "F": float(av.f),
+            "R_ci": [float(x) for x in av.r_ci], "P_ci": [float(x) for x in av.p_ci],
+            "F_ci": [float(x) for x in av.f_ci], "topics": len(mr.per_eval),
+            "per_topic_R": {k.rsplit(".", 1)[0]: float(v.r) for k, v in sorted(mr.per_eval.items())},
+        }
+    return out

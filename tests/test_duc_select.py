@@ -1,0 +1,46 @@
+"""The DUC summary assembly rule (wikiref.benchmarks.duc_select)."""
+
+from __future__ import annotations
+
+import pytest
+
+from wikiref.benchmarks.duc_select import bigrams, flatten, select, select_cluster
+
+
+def test_ranks_by_score_and_respects_the_word_budget():
+    sents = ["a b c d e", "f g h", "i j k l", "m n"]
+    # scores rank 2, 0, 1, 3; budget 9 words: 4 + 5 = 9 -> then nothing fits
+    assert select([0.5, 0.4, 0.9, 0.1], sents, max_words=9) == [2, 0]
+    # an overflowing sentence is skipped, later shorter ones still tried ("skip")
+    assert select([0.9, 0.8, 0.7], ["a b c", "d e f g h", "i j"], max_words=6) == [0, 2]
+    # ... or the summary ends there ("stop")
+    assert select([0.9, 0.8, 0.7], ["a b c", "d e f g h", "i j"], max_words=6, fill="stop") == [0]
+
+
+def test_redundancy_more_than_half_of_the_bigrams():
+    s0 = "the cat sat on the mat"  # bigrams: the cat, cat sat, sat on, on the, the mat
+    s1 = "the cat sat on a rug"  # 3 of 5 bigrams already in -> more than half -> skipped
+    s2 = "the cat sat near a dog"  # 2 of 5 -> kept
+    assert select([3, 2, 1], [s0, s1, s2], max_words=100) == [0, 2]
+    # exactly half is not "more than half"
+    s3 = "the cat ran fast"  # the cat (in), cat ran, ran fast -> 1 of 3
+    s4 = "on the mat today"  # on the, the mat (in), mat today -> 2 of 3 > 0.5 -> skipped
+    assert select([3, 2, 1], [s0, s3, s4], max_words=100) == [0, 1]
+    assert select([2, 1], ["a b c", "b c d"], max_words=100, max_bigram_overlap=0.5) == [0, 1]  # 1 of 2
+    assert select([2, 1], ["a b c", "b c d"], max_words=100, max_bigram_overlap=0.4) == [0]
+
+
+def test_ties_keep_cluster_order_and_empty_sentences_are_skipped():
+    assert select([1, 1, 1], ["x y", "", "z w"], max_words=10) == [0, 2]
+    assert bigrams("U.S. forces, U.S. FORCES") == {("u", "s"), ("s", "forces"), ("forces", "u")}
+
+
+def test_cluster_helpers():
+    docs = [["a b", "c d"], ["e f"]]
+    sents, where = flatten(docs)
+    assert sents == ["a b", "c d", "e f"] and where == [(0, 0), (0, 1), (1, 0)]
+    assert select_cluster([[0.1, 0.9], [0.5]], docs, max_words=4) == ["c d", "e f"]
+    with pytest.raises(ValueError):
+        select([1.0], ["a", "b"])
+    with pytest.raises(ValueError):
+        select([1.0], ["a"], fill="truncate")
