@@ -106,6 +106,15 @@ def test_same_params_same_bytes(reference, small_sample, tmp_path):
     assert not (tmp_path / "out" / f".{PART}.work").exists()
 
 
+def test_parse_workers_give_the_same_bytes(reference, small_sample, tmp_path):
+    _, _, raw, st = reference
+    c = collect_params(small_sample, tmp_path)
+    c["dump"]["parse_workers"] = 2
+    run(c, tmp_path / "out")
+    assert (tmp_path / "out" / f"{PART}.parquet").read_bytes() == raw
+    assert (tmp_path / "out" / f"{PART}.stats.json").read_bytes() == st
+
+
 def test_stale_work_folder_is_discarded(reference, small_sample, tmp_path):
     _, _, raw, _ = reference
     out = tmp_path / "out"
@@ -128,51 +137,34 @@ def _cli(c, out: Path, env_extra=None, **popen):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
 
 
-def _events(stats) -> int:
-    chunks = -(-stats["dump"]["articles"] // 2)
-    urls = stats["urls"]["unique"]
-    return stats["dump"]["articles"] + 2 * chunks + urls + -(-urls // 10) + 2
-
-
 def test_kill_at_chosen_moments_then_resume_is_byte_identical(reference, small_sample, tmp_path):
-    """SIGKILL inside every phase (parse, chunk writes, fetch, batch writes, final writes), again and again."""
+    """SIGKILL inside every phase, one run after the other, then a clean run: same bytes.
+
+    Checkpoint events of a run from scratch: per chunk 2 articles + its json + its parquet
+    (3 chunks: 12 events), then one per URL and one per batch of 10, then the output, then the stats.
+    A resumed run skips finished chunks/batches (they make no events), so the kill points below land:
+    run 1 after article 2 (nothing written), run 2 between chunk 0's json and parquet, run 3 after
+    chunk 0 with chunk 1 half parsed, run 4 in the middle of fetch batch 0, run 5 between the output
+    Parquet and the stats file.
+    """
     c, stats, raw, st = reference
-    total = _events(stats)
+    urls = stats["urls"]["unique"]
+    batches = -(-urls // 10)
+    assert stats["dump"]["articles"] == 6 and urls > 10
     out = tmp_path / "out"
     c = collect_params(small_sample, tmp_path)
-    # Each run restarts its own event count; resumed runs skip finished work, so these points land in
-    # successively later phases: mid-parse, between a chunk's json and parquet, mid-fetch, between the
-    # last batch and the output, between the output and the stats file.
-    kills = [2, 3, 6, 12, total - 20]
-    died = 0
-    for n in kills:
+    for n in (2, 3, 6, 12, urls + batches + 1):
         proc = _cli(c, out, {"WIKIREF_COLLECT_KILL_AFTER": str(n)})
         _, err = proc.communicate(timeout=300)
-        if proc.returncode == -signal.SIGKILL:
-            died += 1
-        else:
-            assert proc.returncode == 0, err.decode()[-2000:]
-            break
-    assert died >= 4
+        assert proc.returncode == -signal.SIGKILL, (n, err.decode()[-2000:])
+    assert (out / f"{PART}.parquet").exists() and not (out / f"{PART}.stats.json").exists()
+    assert (out / f".{PART}.work").is_dir()
     proc = _cli(c, out)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()[-2000:]
     assert (out / f"{PART}.parquet").read_bytes() == raw
     assert (out / f"{PART}.stats.json").read_bytes() == st
-
-
-def test_kill_after_output_written_then_resume(reference, small_sample, tmp_path):
-    c, stats, raw, st = reference
-    out = tmp_path / "out"
-    proc = _cli(collect_params(small_sample, tmp_path), out, {"WIKIREF_COLLECT_KILL_AFTER": str(_events(stats) - 1)})
-    proc.communicate(timeout=300)
-    assert proc.returncode == -signal.SIGKILL
-    assert (out / f"{PART}.parquet").exists() and not (out / f"{PART}.stats.json").exists()
-    proc = _cli(collect_params(small_sample, tmp_path), out)
-    proc.communicate(timeout=300)
-    assert proc.returncode == 0
-    assert (out / f"{PART}.parquet").read_bytes() == raw
-    assert (out / f"{PART}.stats.json").read_bytes() == st
+    assert not (out / f".{PART}.work").exists()
 
 
 def test_external_sigkill_at_a_random_time_then_resume(reference, small_sample, tmp_path):

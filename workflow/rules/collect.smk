@@ -38,7 +38,7 @@ rule collect:
         part="|".join(re.escape(p) for p in COLLECT_PARTS),
     params:
         p=P("collect"),
-    threads: 1
+    threads: config["collect"]["dump"]["parse_workers"]
     log:
         "logs/collect/{part}.log",
     benchmark:

@@ -109,6 +109,7 @@ class CollectSettings:
     fetch: FetchConfig
     extract: ExtractConfig
     max_pages: int = 0
+    parse_workers: int = 1
     pages_per_chunk: int = 500
     urls_per_batch: int = 200
 
@@ -120,6 +121,7 @@ class CollectSettings:
             fetch=FetchConfig.from_params(collect["fetch"]),
             extract=ExtractConfig.from_params(collect.get("extract", {})),
             max_pages=int(collect["dump"].get("max_pages", 0) or 0),
+            parse_workers=int(collect["dump"].get("parse_workers", 1) or 1),
             pages_per_chunk=int(resume.get("pages_per_chunk", 500)),
             urls_per_batch=int(resume.get("urls_per_batch", 200)),
         )
@@ -172,49 +174,88 @@ def _candidate_rows(page, article) -> list[dict]:
     return rows
 
 
+_WORKER_CFG: StatementConfig | None = None
+
+
+def _init_worker(cfg: StatementConfig) -> None:
+    global _WORKER_CFG
+    _WORKER_CFG = cfg
+
+
+def _parse_page(page) -> tuple[list[dict], Counter]:
+    stats: Counter = Counter()
+    article = parse_article(page.title, page.text, _WORKER_CFG, stats)
+    return _candidate_rows(page, article), stats
+
+
 def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer) -> tuple[Counter, Counter]:
-    """Returns (dump-level counters, statement-level counters summed over chunks)."""
+    """Returns (dump-level counters, statement-level counters summed over chunks).
+
+    With ``dump.parse_workers`` > 1 the wikitext of each chunk is parsed by a process pool
+    (results in page order, so the output does not depend on the number of workers).
+    """
     dump_stats: Counter = Counter()
-    chunk_stats: Counter = Counter()
-    rows: list[dict] = []
-    k, in_chunk, articles = 0, 0, 0
+    k, articles = 0, 0
+    pending: list = []  # pages of the current chunk
     readers: list = []
     t0 = time.monotonic()
+    pool = None
+    _init_worker(s.statements)
 
     def flush() -> None:
-        nonlocal rows, chunk_stats, k, in_chunk
-        write_json(work / f"cand-{k:06d}.json", {"articles": in_chunk, "counters": dict(chunk_stats)})
+        nonlocal pending, k, pool
+        rows: list[dict] = []
+        chunk_stats: Counter = Counter()
+        if s.parse_workers > 1 and len(pending) > 1:
+            if pool is None:
+                import multiprocessing
+
+                pool = multiprocessing.get_context("spawn").Pool(
+                    s.parse_workers, initializer=_init_worker, initargs=(s.statements,))
+            results = pool.imap(_parse_page, pending, chunksize=max(1, len(pending) // (4 * s.parse_workers)))
+        else:
+            results = map(_parse_page, pending)
+        for page_rows, page_stats in results:
+            rows.extend(page_rows)
+            chunk_stats.update(page_stats)
+            killer.tick()
+        write_json(work / f"cand-{k:06d}.json", {"articles": len(pending), "counters": dict(chunk_stats)})
         killer.tick()
         write_parquet(work / f"cand-{k:06d}.parquet", pa.Table.from_pylist(rows, schema=CAND_SCHEMA))
         killer.tick()
         mb = readers[0].count / 1e6 if readers else 0.0
-        log.info("parse: chunk %d done (%d articles so far, %.1f MB XML, %.1f MB/s)", k, articles, mb,
+        log.info("parse: chunk %d done (%d articles so far, %.1f MB XML, %.2f MB/s)", k, articles, mb,
                  mb / max(time.monotonic() - t0, 1e-9))
-        rows, chunk_stats, k, in_chunk = [], Counter(), k + 1, 0
+        pending, k = [], k + 1
 
-    skipping = _chunk_done(work, 0)
-    for page in iter_pages(dump_path, dump_stats, counter=readers):
-        if s.max_pages and articles >= s.max_pages:
-            # Stop reading: this page is counted as skipped and the rest of the part is not read.
-            dump_stats["page_skipped:max_pages"] += 1
-            break
-        articles += 1
-        in_chunk += 1
-        if not skipping:
-            article = parse_article(page.title, page.text, s.statements, chunk_stats)
-            rows.extend(_candidate_rows(page, article))
-            killer.tick()
-        if in_chunk == s.pages_per_chunk:
+    try:
+        skipping = _chunk_done(work, 0)
+        in_chunk = 0
+        for page in iter_pages(dump_path, dump_stats, counter=readers):
+            if s.max_pages and articles >= s.max_pages:
+                # Stop reading: this page is counted as skipped and the rest of the part is not read.
+                dump_stats["page_skipped:max_pages"] += 1
+                break
+            articles += 1
+            in_chunk += 1
+            if not skipping:
+                pending.append(page)
+            if in_chunk == s.pages_per_chunk:
+                if skipping:
+                    k += 1
+                else:
+                    flush()
+                in_chunk = 0
+                skipping = _chunk_done(work, k)
+        if in_chunk:
             if skipping:
-                k, in_chunk = k + 1, 0
+                k += 1
             else:
                 flush()
-            skipping = _chunk_done(work, k)
-    if in_chunk:
-        if skipping:
-            k += 1
-        else:
-            flush()
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
     dump_stats["articles"] = articles
     dump_stats["xml_bytes"] = readers[0].count if readers else 0
     # Sum the statement-level counters of every chunk (those parsed now and in earlier runs).
