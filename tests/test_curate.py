@@ -165,9 +165,10 @@ def _run_part(tmp, raw, threads):
     stats = tmp / f"part{threads}.stats.json"
     import json
 
-    pj = json.dumps({"text": TEXT, "curate": PARAMS})
-    assert cli_main(["curate", "--params-json", pj, "--part", str(raw), "--out", str(out), "--stats", str(stats),
-                     "--threads", str(threads), "--shard-size", "3"]) == 0
+    pj = json.dumps({"text": TEXT})
+    aj = json.dumps({k: PARAMS[k] for k in curate.ANNOTATE_KEYS})
+    assert cli_main(["curate", "--params-json", pj, "--annotate-json", aj, "--part", str(raw), "--out", str(out),
+                     "--stats", str(stats), "--threads", str(threads), "--shard-size", "3"]) == 0
     return out, stats
 
 
@@ -216,3 +217,16 @@ def test_cli_part_rejects_wrong_columns(tmp_path):
     pj = json.dumps({"text": TEXT, "curate": PARAMS})
     assert cli_main(["curate", "--params-json", pj, "--part", str(raw), "--out", str(tmp_path / "o.parquet"),
                      "--stats", str(tmp_path / "s.json")]) == 1
+
+
+def test_cli_annotate_json_is_validated(tmp_path):
+    import json
+
+    raw = tmp_path / "raw.parquet"
+    _write_raw(raw, [{"id": "1", "statement": "x"}])
+    base = ["curate", "--params-json", json.dumps({"text": TEXT}), "--part", str(raw), "--out", str(tmp_path / "o"),
+            "--stats", str(tmp_path / "s")]
+    bad_key = json.dumps({"include_doc_title": True})
+    assert cli_main(base + ["--annotate-json", bad_key]) == 2
+    bad_type = json.dumps({"include_doc_title": "yes", "oracle_max_sentences": 5, "max_raw_per_part": 0})
+    assert cli_main(base + ["--annotate-json", bad_type]) == 2

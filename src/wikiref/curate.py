@@ -57,6 +57,9 @@ ADDED_COLUMNS = (
     "doc_key",
     "doc_hash",
 )
+# The curate parameters the per-part annotation job reads (the rest only matter to the merge, so
+# changing a filter threshold re-runs the cheap merge, not spaCy).
+ANNOTATE_KEYS = ("include_doc_title", "oracle_max_sentences", "max_raw_per_part")
 # Drop reasons, in the order they are applied.
 INVALID_REASONS = ("missing_field", "empty_statement", "empty_doc_text", "empty_query", "doc_too_long", "no_doc_sentences")
 FILTER_REASONS = ("duplicate_id", "a_no_content_words", "a_lemma_recall", "b_percentile_window", "c_oracle_rouge2_recall")

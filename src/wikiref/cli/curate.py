@@ -37,6 +37,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", help="--merge: small metrics JSON (results/metrics/curate.json)")
     parser.add_argument("--threads", type=int, default=1, help="--part: worker processes (default: %(default)s)")
     parser.add_argument("--shard-size", type=int, default=64, help="--part: rows per work unit (default: %(default)s)")
+    parser.add_argument(
+        "--annotate-json", metavar="JSON",
+        help="--part: only the curate keys the annotation reads (include_doc_title, oracle_max_sentences, "
+        "max_raw_per_part) as a JSON object; what the curate_part rule passes, so a filter threshold "
+        "change does not re-run spaCy. Without it they come from --params / --params-json.")
+
+
+def _annotate_params(args) -> dict:
+    """text section + the annotation keys of the curate section, validated against the schema."""
+    import json
+
+    import jsonschema
+
+    from wikiref import curate
+    from wikiref.config import ParamsError, load_schema
+
+    if not args.annotate_json:
+        params = params_from_args(args, "text", "curate")
+        return {"text": params["text"], "curate": {k: params["curate"][k] for k in curate.ANNOTATE_KEYS}}
+    params = params_from_args(args, "text")
+    try:
+        given = json.loads(args.annotate_json)
+    except json.JSONDecodeError as exc:
+        raise ParamsError(f"--annotate-json is not valid JSON: {exc}") from exc
+    if not isinstance(given, dict) or set(given) != set(curate.ANNOTATE_KEYS):
+        raise ParamsError(f"--annotate-json must hold exactly the keys {list(curate.ANNOTATE_KEYS)}")
+    props = load_schema()["properties"]["curate"]["properties"]
+    for key, value in given.items():
+        sub = {**props[key], "$defs": load_schema().get("$defs", {})}
+        errors = list(jsonschema.validators.validator_for(sub)(sub).iter_errors(value))
+        if errors:
+            raise ParamsError(f"invalid parameters:\n  curate.{key}: {errors[0].message}")
+    return {"text": params["text"], "curate": given}
 
 
 def _part(args, params) -> int:
@@ -149,7 +182,6 @@ def _merge(args, params) -> int:
 
 def main(args: argparse.Namespace) -> int:
     if args.part:
-        params = params_from_args(args, "text", "curate")
-        return _part(args, params)
+        return _part(args, _annotate_params(args))
     params = params_from_args(args, "curate")
     return _merge(args, params)
