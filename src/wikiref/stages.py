@@ -92,7 +92,7 @@ def stages(config: Mapping) -> list[Stage]:
         ),
         Stage(
             name="curate",
-            implemented=False,  # flipped when #4 lands
+            implemented=True,
             issue="#4",
             params=("text", "curate"),
             code=_common_code(
@@ -107,7 +107,7 @@ def stages(config: Mapping) -> list[Stage]:
         ),
         Stage(
             name="split",
-            implemented=False,  # flipped when #4 lands
+            implemented=True,
             issue="#4",
             params=("profile", "seed", "split"),
             code=_common_code(("src/wikiref/split.py", "src/wikiref/curate.py", "src/wikiref/cli/split.py",
@@ -124,7 +124,7 @@ def stages(config: Mapping) -> list[Stage]:
         ),
         Stage(
             name="oracle",
-            implemented=False,  # flipped when #4 lands
+            implemented=True,
             issue="#4",
             params=("oracle",),
             code=_common_code(("src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py", "src/wikiref/oracle.py",
