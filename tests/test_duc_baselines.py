@@ -1,0 +1,133 @@
+"""DUC baselines (LEAD, QUERY-SIM, ORACLE) and their official-ROUGE evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from wikiref import config
+from wikiref.benchmarks import duc, duc_baselines as db
+from wikiref.rouge import official
+
+REFS = [["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],
+        ["Tribes used casino income for schools and health care."]]
+
+
+def topic(num="D0601A", year=2006):
+    return {
+        "year": year, "topic": num, "query": ["Indian tribes and casinos", "What are the effects of casinos on tribes?"],
+        "references": REFS, "reference_ids": ["A", "B"],
+        "documents": [
+            {"doc_id": "APW19990101.0001", "doc_date": "19990101",
+             "sentences": ["The weather was cold in January.", "Casinos brought jobs to Indian tribes.",
+                           "Schools were built with casino income."]},
+            {"doc_id": "NYT19990707.0002", "doc_date": "19990707",
+             "sentences": ["A new bridge opened downtown on Monday morning.", "Traffic was heavy.",
+                           "Officials praised the design of the bridge."]},
+        ],
+    }
+
+
+def test_lead_takes_the_most_recent_document_and_fills_the_budget():
+    t = topic()
+    assert db.lead(t["documents"]) == t["documents"][1]["sentences"]
+    # the sentence crossing the budget is cut to fill it exactly (NIST: "the first 250 words")
+    assert db.lead(t["documents"], max_words=10) == ["A new bridge opened downtown on Monday morning.", "Traffic was"]
+    assert db.lead([]) == []
+
+
+def test_query_sim_ranks_by_tfidf_cosine_to_the_query():
+    t = topic()
+    sents = [s for d in t["documents"] for s in d["sentences"]]
+    scores = db.query_sim_scores(t["query"], sents)
+    assert max(range(len(sents)), key=scores.__getitem__) == 1  # shares "casinos", "indian", "tribes"
+    assert scores[4] == 0.0  # "Traffic was heavy." shares nothing
+    summary = db.query_sim(t["query"], t["documents"], max_words=12)
+    assert summary[0] == "Casinos brought jobs to Indian tribes." and sum(len(s.split()) for s in summary) <= 12
+    assert db.query_sim_scores(["x"], ["the", "a"]) == [0.0, 0.0]  # only stop words: no crash
+
+
+def test_oracle_is_greedy_on_pooled_rouge2_recall_within_the_budget():
+    from wikiref.rouge.fast import SentenceSetRouge
+
+    t = topic()
+    refs = ["\n".join(r) for r in REFS]
+    summary = db.oracle(t["documents"], refs, max_words=14)
+    assert summary[0] == "Casinos brought jobs to Indian tribes."
+    assert sum(len(s.split()) for s in summary) <= 14
+    sents = [s for d in t["documents"] for s in d["sentences"]]
+    rouge = SentenceSetRouge(sents, refs, "rouge2")
+    chosen = rouge.score([sents.index(s) for s in summary]).recall
+    assert chosen >= max(rouge.score([i]).recall for i in range(len(sents)))
+    assert db.oracle(t["documents"], refs, max_words=3) == []  # nothing fits
+
+
+def test_evaluation_is_the_official_score_per_topic():
+    topics = [topic("D0601A"), topic("D0602B")]
+    summaries = {"D0601A": ["Casinos brought jobs to Indian tribes."], "D0602B": ["Traffic was heavy."]}
+    res = db.evaluate(summaries, topics, official.DUC_FLAGS)
+    for t in topics:
+        one = official.score(summaries[t["topic"]], t["references"], flags=official.DUC_FLAGS)
+        assert res["ROUGE-2"]["per_topic_R"][t["topic"]] == one["ROUGE-2"]["R"]
+    assert res["ROUGE-1"]["topics"] == 2 and res["ROUGE-SU4"]["R"] > 0
+
+
+def _write_year(path: Path, year: int, topics: list[dict]) -> None:
+    rows = []
+    for t in topics:
+        for pos, d in enumerate(t["documents"]):
+            rows.append({"id": f"{year}/{t['topic']}/{d['doc_id']}", "year": year, "topic": t["topic"],
+                         "query": t["query"], "title": t["query"][0], "narrative": t["query"][1],
+                         "doc_id": d["doc_id"], "doc_date": d["doc_date"], "doc_position": pos, "doc_headline": "",
+                         "doc_sentences": d["sentences"], "sentence_targets": [0.0] * len(d["sentences"]),
+                         "references": ["\n".join(r) for r in t["references"]], "reference_ids": t["reference_ids"]})
+    pd.DataFrame(rows).to_parquet(path)
+
+
+@pytest.fixture()
+def year_files(tmp_path):
+    paths = []
+    for y in (2005, 2006, 2007):
+        p = tmp_path / f"{y}.parquet"
+        _write_year(p, y, [topic(f"D{y % 100:02d}01A", y), topic(f"D{y % 100:02d}02A", y)])
+        paths.append(p)
+    return paths
+
+
+def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path, year_files):
+    from wikiref.cli import main
+
+    params = config.load_params(repo / "params.yaml")
+    pj = config.sections_json(params, "profile", "duc")
+    metrics, table, rouge_dir = tmp_path / "m.json", tmp_path / "t6", tmp_path / "rouge"
+    assert main(["duc-baselines", "--params-json", pj, "--inputs", *map(str, year_files), "--metrics", str(metrics),
+                 "--table", str(table), "--rouge-dir", str(rouge_dir)]) == 0
+    m = json.loads(metrics.read_text())
+    df = pd.read_csv(str(table) + ".csv")
+    assert list(df.System) == ["LEAD", "QUERY-SIM", "ORACLE"]
+    assert list(df.columns[1:4]) == ["2005 R-1", "2005 R-2", "2005 R-SU4"]
+    assert df.loc[2, "2006 R-2"] == round(100 * m["systems"]["oracle"]["2006"]["ROUGE-2"]["R"], 2)
+    assert "STAND-IN" in Path(str(table) + ".md").read_text()  # the sample profile's caption
+    # the summaries written for the real script score the same there
+    reason = official.perl_rouge_available()
+    if reason:
+        pytest.skip(f"ROUGE-1.5.5.pl cannot run here: {reason}")
+    release = official.prepare_perl_rouge(tmp_path / "perl")
+    for system in ("lead", "query_sim", "oracle"):
+        out = official.parse_report(official.run_perl_rouge(release, rouge_dir / system / "2007" / "rouge.xml",
+                                                            official.DUC_FLAGS + " -a -d"))
+        for measure in ("ROUGE-1", "ROUGE-2", "ROUGE-SU4"):
+            ours = m["systems"][system]["2007"][measure]
+            assert float(out["avg"][("1", measure, "R")][0]) == ours["R"]
+            for tid, r in ours["per_topic_R"].items():
+                assert float(out["eval"][("1", measure, f"{tid}.1")][0]) == r
+
+
+def test_rows_round_trip(tmp_path, year_files):
+    topics = duc.rows_to_topics(pd.read_parquet(year_files[0]).to_dict("records"))
+    assert [t["topic"] for t in topics] == ["D0501A", "D0502A"]
+    assert topics[0]["references"] == REFS
+    assert [d["doc_id"] for d in topics[0]["documents"]] == ["APW19990101.0001", "NYT19990707.0002"]

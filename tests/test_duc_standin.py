@@ -1,0 +1,143 @@
+"""The STAND-IN DUC benchmark: built from raw examples in the NIST layout, read back by the DUC
+reader, labelled STAND-IN everywhere, deterministic; then duc-prepare and duc-baselines on it."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from wikiref import config
+from wikiref.benchmarks import duc, duc_standin as ds
+from wikiref.cli import main
+
+WORDS = ("river city council bridge election festival museum railway harbour market school stadium "
+         "mountain forest park library church castle airport hospital factory university theatre "
+         "population economy climate history culture government tourism agriculture industry").split()
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    s = " ".join(rng.choice(WORDS) for _ in range(n))
+    return s[0].upper() + s[1:] + "."
+
+
+def raw_examples(n_articles: int = 9, seed: int = 0) -> pd.DataFrame:
+    """Collect-shaped rows: articles citing 1..6 distinct pages, several statements per page."""
+    rng = random.Random(seed)
+    rows = []
+    for a in range(n_articles):
+        title = f"Article {a:02d}"
+        n_docs = 1 + a % 6
+        for d in range(n_docs):
+            url = f"http://example.org/{a}/{d}"
+            doc_text = "\n".join(" ".join(_sentence(rng, rng.randint(6, 14)) for _ in range(3)) for _ in range(4))
+            for k in range(rng.randint(1, 3)):
+                rows.append({
+                    "id": f"{a:02d}{d:02d}{k:02d}",
+                    "article": title,
+                    "query": [title, f"Section {d % 3}"] + ([f"Sub {k}"] if k == 2 else []),
+                    "statement": _sentence(rng, rng.randint(8, 30)),
+                    "url": url,
+                    "citation_type": "cite web",
+                    "doc_title": f"Page {a}-{d}",
+                    "doc_text": doc_text,
+                })
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture()
+def raw_parquet(tmp_path) -> Path:
+    p = tmp_path / "raw.parquet"
+    raw_examples().to_parquet(p)
+    return p
+
+
+def _params(repo, tmp_path, **duc_cfg) -> str:
+    params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
+    params["sample"]["duc"].update(duc_cfg)
+    params["duc"]["root"] = str(tmp_path / "duc-standin")
+    return config.sections_json(params, "seed", "sample", "duc", "text", "profile")
+
+
+def test_cluster_and_reference_rules():
+    rows = raw_examples().to_dict("records")
+    cl = ds.clusters_from_examples(rows, docs_per_cluster=3)
+    assert [c.available_docs for c in cl] == sorted((c.available_docs for c in cl), reverse=True)
+    assert all(2 <= len(c.documents) <= 3 for c in cl)  # articles citing one page are not clusters
+    assert all(s["url"] in {d["url"] for d in c.documents} for c in cl for s in c.statements)
+    refs = ds.group_references(["a b c", "d e", "f g h i", "j " * 300, "k"], 2, 5)
+    # round-robin; "f g h i" fits in neither reference any more and the 300-word one never fits
+    assert refs == [["a b c", "k"], ["d e"]]
+    assert ds.narrative("X", ["History", "Economy"]) == "Describe History of X. Describe Economy of X."
+
+
+def test_standin_in_nist_layout_read_back(repo, tmp_path, raw_parquet):
+    pj = _params(repo, tmp_path, clusters_per_year=2, docs_per_cluster=4, models_per_cluster=2)
+    root = tmp_path / "duc-standin"
+    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
+    assert "NOT DUC" in (root / "NOTICE.txt").read_text()
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    assert manifest["standin"] is True and set(manifest["years"]) == {"2005", "2006", "2007"}
+    articles = set()
+    for year in (2005, 2006, 2007):
+        assert (root / str(year) / f"duc{year}_topics.sgml").read_text().startswith("<!-- STAND-IN")
+        topics = duc.read_year(root, year, None)  # the reader, unchanged, on the stand-in
+        assert len(topics) == 2
+        for t in topics:
+            articles.add(t.title)
+            assert t.num.startswith(f"D{year % 100:02d}") and t.title.startswith("Article ")
+            assert 2 <= len(t.documents) <= 4 and 1 <= len(t.references) <= 2
+            assert all(len(r.text.split()) <= 250 for r in t.references)
+            assert all(d.date.startswith(str(year)) for d in t.documents)
+            assert t.narrative.startswith("Describe ")
+            doc = next(p for p in (root / str(year) / f"duc{year}_docs" / t.num).iterdir())
+            assert "<DOCTYPE> STAND-IN </DOCTYPE>" in doc.read_text()
+    assert len(articles) == 6  # no article in two pseudo-years
+    # deterministic: same params -> same files
+    root2 = tmp_path / "again"
+    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root2)]) == 0
+    assert json.loads((root2 / "MANIFEST.json").read_text())["files"] == manifest["files"]
+    # rebuilding in place replaces the folder (no stale files)
+    (root / "2005" / "stale.txt").write_text("x")
+    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
+    assert not (root / "2005" / "stale.txt").exists()
+
+
+def test_too_few_articles_is_an_error(repo, tmp_path):
+    p = tmp_path / "raw.parquet"
+    raw_examples(n_articles=2).to_parquet(p)  # articles with 1 and 2 documents -> 1 cluster
+    pj = _params(repo, tmp_path)
+    with pytest.raises(SystemExit, match="need at least one per pseudo-year"):
+        main(["duc-standin", "--params-json", pj, "--raw", str(p), "--out", str(tmp_path / "out")])
+
+
+def test_prepare_and_baselines_on_the_standin(repo, tmp_path, raw_parquet):
+    """duc-standin -> duc-prepare (spaCy sentences, targets) -> duc-baselines (official ROUGE)."""
+    pj = _params(repo, tmp_path, clusters_per_year=2, docs_per_cluster=3, models_per_cluster=2)
+    root = tmp_path / "duc-standin"
+    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
+    out = tmp_path / "data" / "duc"
+    assert main(["duc-prepare", "--params-json", pj, "--out-dir", str(out)]) == 0
+    df = pd.read_parquet(out / "2006.parquet")
+    assert df.id.is_monotonic_increasing and set(df.year) == {2006}
+    assert all(len(s) == len(t) > 0 for s, t in zip(df.doc_sentences, df.sentence_targets))
+    assert all(list(q)[0].startswith("Article ") and len(q) >= 2 for q in df["query"])
+    stats = json.loads((out / "2006.stats.json").read_text())
+    assert stats["standin"] is True and stats["topics"] == 2
+    metrics = tmp_path / "m.json"
+    table = tmp_path / "t6"
+    assert main(["duc-baselines", "--params-json", pj, "--inputs", *[str(out / f"{y}.parquet") for y in (2005, 2006, 2007)],
+                 "--metrics", str(metrics), "--table", str(table)]) == 0
+    m = json.loads(metrics.read_text())
+    assert m["standin"] is True and m["years"]["2005"]["topics"] == 2
+    for system in ("lead", "query_sim", "oracle"):
+        for y in ("2005", "2006", "2007"):
+            s = m["systems"][system][y]
+            assert set(s) >= {"ROUGE-1", "ROUGE-2", "ROUGE-SU4"} and s["ROUGE-1"]["topics"] == 2
+            assert s["summary_words_mean"] <= 250
+    md = Path(str(table) + ".md").read_text()
+    assert "STAND-IN" in md and "| ORACLE |" in md
+    assert "STAND-IN" in Path(str(table) + ".tex").read_text()
