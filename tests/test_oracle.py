@@ -146,3 +146,12 @@ def test_oracle_cli_writes_the_contract_columns(tmp_path, cloze_examples):
             assert r["oracle_scores"] == sentence_scores(r["doc_sentences"], r["statement"], metric="rouge2_f1")
     m = json.loads((tmp_path / "m1.json").read_text())
     assert sum(v["examples"] for v in m["splits"].values()) == len(cloze_examples)
+
+
+def test_prebuilt_references_are_reused():
+    refs = fast.References(["the city was new", "new york city grew"])
+    sents = ["new york city", "the city was", "unrelated words"]
+    assert sentence_scores(sents, refs, metric="rouge2_recall") == sentence_scores(
+        sents, ["the city was new", "new york city grew"], metric="rouge2_recall")
+    assert greedy_oracle(sents, refs, metric="rouge2_recall") == greedy_oracle(
+        sents, ["the city was new", "new york city grew"], metric="rouge2_recall")

@@ -10,7 +10,8 @@ Public API (used by curation, the oracle step, and the DUC fine-tuning step):
 
 ``reference`` may be one string or a list of strings; a list is scored with pooled counts
 (ROUGE-1.5.5 ``-f A`` style, see :mod:`wikiref.rouge.fast`), e.g. DUC's regression targets are
-``sentence_scores(sents, [model_a, model_b, ...], metric="rouge2_recall")``.
+``sentence_scores(sents, [model_a, model_b, ...], metric="rouge2_recall")``. A pre-built
+:class:`wikiref.rouge.fast.References` is accepted too, to tokenize references once for many documents.
 
 The union of a selection is ``" ".join(sentences[i] for i in sorted(selection))`` - the selected
 sentences in document order - tokenized by ``rouge_score``'s tokenizer with Porter stemming.
