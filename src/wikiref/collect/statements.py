@@ -22,6 +22,7 @@ stats file of a shard explains every drop. The functions here are pure (wikitext
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -144,11 +145,17 @@ def clean_text(text: str) -> str:
     return text.replace("( ", "(")
 
 
-def _param(tpl: Template, *names: str) -> str:
+def _params(tpl: Template) -> dict[str, object]:
+    """Template parameters by stripped name (one pass; the last duplicate wins, as in MediaWiki)."""
+    return {str(p.name).strip(): p.value for p in tpl.params}
+
+
+def _param(params: Mapping[str, object], *names: str) -> str:
     for n in names:
-        if tpl.has(n):
-            value = tpl.get(n).value
-            return clean_text(value.strip_code() if value.filter_templates() or value.filter_comments() else str(value))
+        value = params.get(n)
+        if value is not None:
+            raw = str(value)
+            return clean_text(value.strip_code() if ("{{" in raw or "<!--" in raw or "[[" in raw) else raw)
     return ""
 
 
@@ -170,12 +177,13 @@ def citation_from_ref(contents: mwparserfromhell.wikicode.Wikicode, alias_map: M
     if templates:
         tpl = templates[0]
         name = normalise_template_name(tpl.name.strip_code() or str(tpl.name))
+        params = _params(tpl)
         return Citation(
             type=alias_map.get(name, name),
-            url=_param(tpl, "url", "URL"),
-            title=_param(tpl, "title", "trans-title"),
-            access_date=_param(tpl, "access-date", "accessdate", "access date"),
-            archive_url=_param(tpl, "archive-url", "archiveurl"),
+            url=_param(params, "url", "URL"),
+            title=_param(params, "title", "trans-title"),
+            access_date=_param(params, "access-date", "accessdate", "access date"),
+            archive_url=_param(params, "archive-url", "archiveurl"),
         )
     links = contents.filter_external_links(recursive=True)
     if links:
@@ -250,6 +258,7 @@ class _Walker:
         self.para_urls: set[str] = set()
         self.para_statements: list[Statement] = []
         self.in_group = False  # the previous non-blank node was a citation
+        self.cit_cache: dict[str, Citation] = {}  # named ref -> its citation (reused refs parse once)
 
     # -- paragraphs and sections -------------------------------------------------------------
     @property
@@ -357,8 +366,14 @@ class _Walker:
                 self.citation(None, drop_if_none="unresolved_named_ref")
                 return
             self.stats["named_ref_reused"] += 1
-        cit = citation_from_ref(body.contents, self.alias_map)
-        cit.ref_name = name
+        is_def = bool(name) and body is self.defs.get(name)
+        if is_def and name in self.cit_cache:
+            cit = dataclasses.replace(self.cit_cache[name])
+        else:
+            cit = citation_from_ref(body.contents, self.alias_map)
+            cit.ref_name = name
+            if is_def:
+                self.cit_cache[name] = dataclasses.replace(cit)
         self.citation(cit)
 
     # -- the walk ---------------------------------------------------------------------------
