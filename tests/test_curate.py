@@ -230,3 +230,14 @@ def test_cli_annotate_json_is_validated(tmp_path):
     assert cli_main(base + ["--annotate-json", bad_key]) == 2
     bad_type = json.dumps({"include_doc_title": "yes", "oracle_max_sentences": 5, "max_raw_per_part": 0})
     assert cli_main(base + ["--annotate-json", bad_type]) == 2
+
+
+def test_cli_merge_fails_clearly_when_nothing_survives_a(tmp_path):
+    import json
+
+    part = tmp_path / "p.parquet"
+    pq.write_table(pa.Table.from_pylist([synthetic(i, lemma_recall=0.1) for i in range(5)]), part)
+    rc = cli_main(["curate", "--params-json", json.dumps({"curate": PARAMS}), "--merge", str(part),
+                   "--out", str(tmp_path / "e.parquet"), "--thresholds", str(tmp_path / "t.json"),
+                   "--stats", str(tmp_path / "s.json")])
+    assert rc == 1 and not (tmp_path / "e.parquet").exists()

@@ -282,7 +282,7 @@ def curate(
     kept = []
     for row in survivors_b:
         if row["curate_oracle_score"] > params["min_oracle_rouge2_recall"]:
-            kept.append(dict(row))
+            kept.append(row)
         else:
             counts["c_oracle_rouge2_recall"] += 1
 

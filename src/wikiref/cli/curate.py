@@ -114,17 +114,25 @@ def _part(args, params) -> int:
 
 
 def _merge(args, params) -> int:
+    from collections import defaultdict
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from wikiref import curate
     from wikiref.io import read_json, write_json, write_parquet
 
+    log = logging.getLogger("wikiref.curate")
     if not args.thresholds:
         raise SystemExit("--merge needs --thresholds")
-    tables = [pq.read_table(p) for p in args.merge]
-    table = pa.concat_tables(tables, promote_options="permissive") if tables else None
-    rows = table.to_pylist()
+    # The filters only need a few small columns; the texts are read afterwards, only for kept rows,
+    # so the merge stays light at paper scale (millions of annotated rows).
+    light_cols = ["id", "lemma_recall", *curate.STATS, "curate_oracle_score"]
+    light: list[dict] = []
+    for pi, path in enumerate(args.merge):
+        for ri, row in enumerate(pq.read_table(path, columns=light_cols).to_pylist()):
+            row["_loc"] = (pi, ri)
+            light.append(row)
     part_stats = []
     for p in args.merge:
         sp = p[: -len(".parquet")] + ".stats.json" if p.endswith(".parquet") else p + ".stats.json"
@@ -134,13 +142,23 @@ def _merge(args, params) -> int:
             part_stats.append({"part_file": p, "rows_in": None, "annotated": None, "dropped": {}})
 
     cparams = params["curate"]
-    # Compute the window on the survivors of (a), write it, then let (b) read exactly that file.
-    _, computed, _ = curate.curate(rows, cparams)
+    try:
+        # Compute the window on the survivors of (a), write it, then let (b) read exactly that file.
+        _, computed, _ = curate.curate(light, cparams)
+    except ValueError as exc:
+        log.error("%s", exc)
+        return 1
     write_json(args.thresholds, computed)
     thresholds = read_json(args.thresholds)
-    kept, _, stats = curate.curate(rows, cparams, thresholds=thresholds)
+    kept, _, stats = curate.curate(light, cparams, thresholds=thresholds)
 
-    write_parquet(args.out, curate.rows_to_table(kept, table.schema))
+    by_part: dict[int, list[int]] = defaultdict(list)
+    for row in kept:
+        pi, ri = row["_loc"]
+        by_part[pi].append(ri)
+    tables = [pq.read_table(p).take(sorted(by_part.get(pi, []))) for pi, p in enumerate(args.merge)]
+    table = pa.concat_tables(tables, promote_options="permissive").sort_by("id")
+    write_parquet(args.out, table)
 
     dropped = Counter()
     rows_in = 0
