@@ -102,6 +102,16 @@ def greedy_oracle_reference(
 ORACLE_COLUMNS = ("id", "query", "doc_sentences", "statement", "oracle_labels", "oracle_scores", "oracle_indices", "oracle_score")
 
 
+def _oracle_schema():
+    import pyarrow as pa
+
+    return {
+        "id": pa.string(), "query": pa.list_(pa.string()), "doc_sentences": pa.list_(pa.string()),
+        "statement": pa.string(), "oracle_labels": pa.list_(pa.int8()), "oracle_scores": pa.list_(pa.float64()),
+        "oracle_indices": pa.list_(pa.int32()), "oracle_score": pa.float64(),
+    }
+
+
 def oracle_record(
     doc_sentences: Sequence[str],
     statement: str,
