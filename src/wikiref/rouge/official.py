@@ -169,19 +169,28 @@ _STEP2_MAP = {
 _STEP3_MAP = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "", "ness": ""}
 
 
-def _longest_suffix(w: str, suffixes_by_length: tuple[str, ...]) -> str | None:
+def _suffix_table(suffixes) -> tuple[tuple[str, ...], tuple[tuple[int, frozenset], ...]]:
+    by_len: dict[int, set] = {}
+    for suf in suffixes:
+        by_len.setdefault(len(suf), set()).add(suf)
+    return tuple(suffixes), tuple((n, frozenset(by_len[n])) for n in sorted(by_len, reverse=True))
+
+
+def _longest_suffix(w: str, table) -> str | None:
     """The alternative a regex ``(s1|s2|...)$`` search matches: the leftmost start, i.e. the longest
     listed suffix of ``w``."""
-    for suf in suffixes_by_length:
-        if w.endswith(suf):
-            return suf
+    alternatives, by_len = table
+    if not w.endswith(alternatives):
+        return None
+    for n, sufs in by_len:
+        if w[-n:] in sufs:
+            return w[-n:]
     return None
 
 
-_STEP2_SUFFIXES = tuple(sorted(_STEP2_MAP, key=len, reverse=True))
-_STEP3_SUFFIXES = tuple(sorted(_STEP3_MAP, key=len, reverse=True))
-_STEP4_SUFFIXES = tuple(sorted("al ance ence er ic able ible ant ement ou ism ate iti ous ive ize".split(),
-                               key=len, reverse=True))
+_STEP2_SUFFIXES = _suffix_table(_STEP2_MAP)
+_STEP3_SUFFIXES = _suffix_table(_STEP3_MAP)
+_STEP4_SUFFIXES = _suffix_table("al ance ence er ic able ible ant ement ou ism ate iti ous ive ize".split())
 _NOT_DOUBLE = frozenset("aeiouylsz")
 
 
@@ -1317,6 +1326,15 @@ def perl_bootstrap_indices(n_instances: int, resamples: int):
     return out
 
 
+@functools.lru_cache(maxsize=16)
+def _bootstrap_draws(n_instances: int, resamples: int):
+    import numpy as np
+
+    out = np.ascontiguousarray(perl_bootstrap_indices(n_instances, resamples).T)
+    out.setflags(write=False)
+    return out
+
+
 def _perl_at(arr: list[float], i: int) -> float:
     if -len(arr) <= i < len(arr):
         return arr[i]
@@ -1354,12 +1372,15 @@ def compute_averages(scores: Mapping[str, tuple[float, float, float]], opts: Opt
         samples = [np.zeros(r) for _ in range(3)]
     else:
         vals = np.array([scores[i] for i in instances], dtype=np.float64)
-        picked = vals[perl_bootstrap_indices(n, r).T]  # (draw j, sample i, component)
-        # add the draws one at a time, in the script's order (no pairwise summation)
-        acc = picked[0].copy()
-        for j in range(1, n):
-            acc += picked[j]
-        sums = [acc[:, k] for k in range(3)]
+        draws = _bootstrap_draws(n, r)  # (draw j, sample i)
+        sums = []
+        for k in range(3):
+            picked = np.ascontiguousarray(vals[:, k])[draws]
+            # add the draws one at a time, in the script's order (no pairwise summation)
+            acc = picked[0].copy()
+            for j in range(1, n):
+                acc += picked[j]
+            sums.append(acc)
         if mode == 0:
             samples = [s / n for s in sums]
         else:
