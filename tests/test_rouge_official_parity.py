@@ -223,3 +223,40 @@ def test_real_text_matches_the_script(perl_release, tmp_path, cloze_examples):
     for flags in (o.DUC_FLAGS, "-n 2 -m -2 4 -u -l 100 -r 100", "-n 2 -s -m -f B -b 600 -r 100"):
         cfg = make_config(tmp_path / flags.replace(" ", "_"), 5, fmt="SPL", jackknife=False, texts=texts)
         assert_same(o.run_perl_rouge(perl_release, cfg, flags + " -a -d"), python_report(cfg, flags + " -a -d"))
+
+
+def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
+    """-z SPL (a 'peer model1 model2' list instead of XML) and ISI-format summaries in a config."""
+    from wikiref.cli import main
+
+    rng = random.Random(3)
+    lines = []
+    for e in range(4):
+        paths = []
+        for k in range(3):
+            p = tmp_path / "spl" / f"{e}.{k}"
+            _write(p, _summary(rng, non_empty=True), "SPL", rng)
+            paths.append(str(p))
+        lines.append(" ".join(paths))
+    flist = tmp_path / "list.txt"
+    flist.write_text("# peer model1 model2\n" + "\n".join(lines) + "\n\n")
+    flags = "-n 2 -m -2 4 -u -r 100 -l 50 -d"
+    perl_out = o.run_perl_rouge(perl_release, flist, flags + " -z SPL", "SYS")
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["rouge155", *flags.split(), "-z", "SPL", str(flist), "SYS"]) == 0
+    assert buf.getvalue() == perl_out
+
+    isi = tmp_path / "isi"
+    xml = ['<ROUGE_EVAL version="1.55">']
+    for e in range(3):
+        for role in ("P", "A", "B"):
+            text = "".join(f'<S SNTNO="{i}">{s.replace("<", " ")}</S>\n' for i, s in enumerate(_summary(rng, True), 1))
+            (isi / role).mkdir(parents=True, exist_ok=True)
+            (isi / role / f"D{e}").write_text("<DOC>\n" + text + "</DOC>\n", encoding="utf-8")
+        xml += [f'<EVAL ID="D{e}"><PEER-ROOT>{isi / "P"}</PEER-ROOT><MODEL-ROOT>{isi}</MODEL-ROOT>',
+                '<INPUT-FORMAT TYPE="ISI"></INPUT-FORMAT>', f'<PEERS><P ID="1">D{e}</P></PEERS>',
+                f'<MODELS><M ID="A">A/D{e}</M><M ID="B">B/D{e}</M></MODELS></EVAL>']
+    cfg = tmp_path / "isi.xml"
+    cfg.write_text("\n".join(xml + ["</ROUGE_EVAL>"]) + "\n")
+    assert_same(o.run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -a -d"), python_report(cfg, o.DUC_FLAGS + " -a -d"))
