@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     import statistics
+    import sys
     import time
     from pathlib import Path
 
@@ -51,7 +52,9 @@ def main(args: argparse.Namespace) -> int:
             per_year[year] = duc.read_year(dp["root"], year, dp["layout"], summary_size=dp["summary_words"],
                                            log=log.info)
     except duc.DucLayoutError as exc:
-        print(f"wikiref duc-prepare: {exc}")
+        hint = ("\n(duc.standin is true: the STAND-IN is built by `wikiref duc-standin` / the Snakemake rule "
+                "duc_standin from data/raw)" if dp["standin"] else "")
+        print(f"wikiref duc-prepare: {exc}{hint}", file=sys.stderr)
         raise SystemExit(2) from None
     nlp = wtext.from_params(p["text"])
     all_topics = [t for y in years for t in per_year[y]]
