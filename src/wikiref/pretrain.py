@@ -250,12 +250,11 @@ def table4(pretrain: Mapping, variant_metrics: Mapping[str, Mapping], baselines:
     """Rows in the paper's order: ALL, LEAD; regression variants + ORACLE; classification variants + ORACLE."""
     rows = [_row("ALL", "-", baselines["all"]), _row("LEAD", "-", baselines["lead"])]
     for head, oracle_key in (("regression", "oracle_regression"), ("classification", "oracle_classification")):
-        names = [v["name"] for v in pretrain["variants"] if v["head"] == head]
-        for n in names:
-            v = variant_metrics[n]
+        chosen = [v for v in pretrain["variants"] if v["head"] == head]
+        for v in chosen:
             label = v["label"] + (" (random init)" if v["init"] == "random" and "TRANSFORMER" not in v["label"] else "")
-            rows.append(_row(label, head, v))
-        if names:
+            rows.append(_row(label, head, variant_metrics[v["name"]]))
+        if chosen:
             rows.append(_row("ORACLE", head, baselines[oracle_key]))
     return pd.DataFrame(rows)
 

@@ -92,10 +92,11 @@ class TrainSettings:
     deterministic: bool = True
     progress: bool = True
     keep_last: bool = False  # keep out_dir/last/ after training completes
+    pad_to_max_length: bool = False  # naive padding of every batch to max_length (bench/train.py baseline only)
 
     def fingerprint_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps"):
+        for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps", "pad_to_max_length"):
             d.pop(k)
         d["betas"] = list(d["betas"])
         return d
@@ -108,8 +109,8 @@ class TrainResult:
     history: list[dict]
     pack_stats: dict
     dev_pack_stats: dict
-    train_seconds: float
-    windows_per_second: float
+    train_seconds: float  # the whole run (training, dev scoring, checkpoints)
+    windows_per_second: float  # training windows / seconds spent in forward + backward + optimizer steps
     resumed_from_epoch: int = 0
     world_size: int = 1
     extra: dict = field(default_factory=dict)
@@ -167,6 +168,16 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
             continue
         (no_decay if p.ndim < 2 or "LayerNorm" in name or name.endswith(".bias") else decay).append(p)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
+    """AdamW, fused kernel where torch has one (CPU and CUDA; ~10x faster steps on CPU than the
+    per-tensor loop, which matters for the large embedding matrix), else torch's default."""
+    kw = dict(lr=settings.lr, betas=tuple(settings.betas), eps=settings.eps)
+    try:
+        return torch.optim.AdamW(param_groups(model, settings.weight_decay), fused=True, **kw)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(param_groups(model, settings.weight_decay), **kw)
 
 
 def examples_digest(examples: Sequence[ScoringExample]) -> str:
@@ -318,8 +329,7 @@ def train(
 
     model.to(device)
     model.train()
-    optimizer = torch.optim.AdamW(param_groups(model, settings.weight_decay), lr=settings.lr,
-                                  betas=tuple(settings.betas), eps=settings.eps)
+    optimizer = make_optimizer(model, settings)
     scaler = None
     if amp and not torch.cuda.is_bf16_supported():
         scaler = torch.amp.GradScaler("cuda")
@@ -363,7 +373,8 @@ def train(
     from tqdm.auto import tqdm
 
     t0 = time.perf_counter()
-    seen_windows = 0
+    seen_windows, loop_seconds = 0, 0.0
+    pad_to = model.config.max_length if settings.pad_to_max_length else None
     for epoch in range(start_epoch, settings.epochs):
         batches = epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, epoch)
         mine = batches[: local_batches * world][rank::world]
@@ -374,7 +385,8 @@ def train(
         for i, idx in enumerate(mine):
             micro = i % settings.grad_accum_steps
             last_micro = micro == settings.grad_accum_steps - 1 or i == len(mine) - 1
-            batch = to_device(collate([windows[j] for j in idx], pad_id, train_targets), device)
+            t_batch = time.perf_counter()
+            batch = to_device(collate([windows[j] for j in idx], pad_id, train_targets, pad_to=pad_to), device)
             sync = contextlib_nullcontext() if (last_micro or not distributed) else ddp_model.no_sync()
             with sync:
                 with autocast_context(device, amp):
@@ -411,6 +423,7 @@ def train(
                     live.log_metric("train/lr", settings.lr * factor)
                     live.step = global_step
                     live.next_step()
+            loop_seconds += time.perf_counter() - t_batch
             bar.update(1)
             bar.set_postfix(loss=f"{running / running_n:.4f}")
         bar.close()
@@ -457,7 +470,7 @@ def train(
     result = TrainResult(
         best_epoch=best_epoch + 1, best_metric=best_metric, history=history, pack_stats=pstats.as_dict(),
         dev_pack_stats=dstats.as_dict(), train_seconds=seconds,
-        windows_per_second=seen_windows * world / seconds if seconds > 0 else 0.0,
+        windows_per_second=seen_windows * world / loop_seconds if loop_seconds > 0 else 0.0,
         resumed_from_epoch=resumed_from, world_size=world,
     )
     if is_main:

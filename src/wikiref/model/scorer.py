@@ -86,6 +86,10 @@ class SentenceScorer(nn.Module):
     def __init__(self, encoder: nn.Module, config: ScorerConfig) -> None:
         super().__init__()
         self.config = config
+        if getattr(encoder, "pooler", None) is not None:
+            # BERT's [CLS] pooler is never used (sentences are pooled here); dropping it saves compute
+            # and leaves no parameter without gradient (which DDP would reject).
+            encoder.pooler = None
         self.encoder = encoder
         hidden = encoder.config.hidden_size
         self.pooler = SentencePooler(config.pooling, hidden)
@@ -234,8 +238,11 @@ def score_windows(
     amp: bool = False,
     pad_id: int = 0,
     progress: bool = False,
+    pad_to: int | None = None,
 ) -> list[np.ndarray]:
-    """Score packed windows; returns one float array per example (NaN for a sentence never scored)."""
+    """Score packed windows; returns one float array per example (NaN for a sentence never scored).
+
+    ``pad_to`` pads every batch to a fixed length (the naive baseline of bench/train.py)."""
     from tqdm.auto import tqdm
 
     device = torch.device(device)
@@ -244,10 +251,10 @@ def score_windows(
     out = [np.full(int(sentence_counts[e]), np.nan, dtype=np.float64) for e in range(n_examples)]
     batches = length_sorted_batches(windows, batch_size)
     for idx in tqdm(batches, desc="score", unit="batch", disable=not progress, mininterval=5):
-        batch = to_device(collate([windows[i] for i in idx], pad_id), device)
+        batch = to_device(collate([windows[i] for i in idx], pad_id, pad_to=pad_to), device)
         with autocast_context(device, amp):
             raw = model(batch)
-        scores = model.to_scores(raw).cpu().numpy()
+        scores = model.to_scores(raw).float().cpu().numpy()
         for e, j, s in zip(batch["sent_example"].tolist(), batch["sent_index"].tolist(), scores):
             out[e][j] = float(s)
     model.train(was_training)
