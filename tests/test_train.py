@@ -93,6 +93,8 @@ def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     # dvclive: metrics for `dvc plots show`
     assert (live / "metrics.json").exists()
     assert (live / "plots" / "metrics" / "dev" / "loss.tsv").exists()
+    rows = (live / "plots" / "metrics" / "train" / "loss.tsv").read_text().split()
+    assert rows[:2] == ["step", "loss"] and rows[2] == "10"  # x axis = optimizer steps, every log_every_steps
 
 
 def test_same_seed_same_weights_and_select_fn(data, tmp_path):

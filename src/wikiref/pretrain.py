@@ -112,6 +112,7 @@ def scorer_config(model: Mapping, variant: Mapping):
         encoder=model["encoder"], pooling=variant["pooling"], head=variant["head"], use_query=variant["query"],
         init=variant["init"], max_length=model["max_length"], stride=model["stride"],
         max_query_tokens=model["max_query_tokens"], num_levels=model["num_levels"],
+        attention_dropout=model["attention_dropout"],
     )
 
 

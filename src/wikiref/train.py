@@ -419,9 +419,9 @@ def train(
                 optimizer.zero_grad(set_to_none=True)
                 global_step += 1
                 if live is not None and global_step % settings.log_every_steps == 0:
+                    live.step = global_step  # x axis = optimizer steps (set before logging)
                     live.log_metric("train/loss", running / running_n)
                     live.log_metric("train/lr", settings.lr * factor)
-                    live.step = global_step
                     live.next_step()
             loop_seconds += time.perf_counter() - t_batch
             bar.update(1)

@@ -74,9 +74,12 @@ def add_level_tokens(tokenizer, num_levels: int) -> list[int]:
     return tokenizer.convert_tokens_to_ids(toks)
 
 
-def load_encoder(name: str, tokenizer, *, random_init: bool = False):
+def load_encoder(name: str, tokenizer, *, random_init: bool = False, attention_dropout: float | None = None):
     """Return a Hugging Face encoder whose embedding matrix covers ``tokenizer`` (incl. [L#]).
 
+    ``attention_dropout`` overrides the encoder's attention-probability dropout (BERT-family
+    ``attention_probs_dropout_prob``); None keeps the encoder's own (0.1 for BERT). With 0, PyTorch's
+    fused CPU attention kernel applies during training (2-4x faster on CPU, far less memory).
     Random initialisation draws from torch's global RNG: seed it first for reproducible weights.
     """
     from transformers import AutoConfig, AutoModel, BertConfig
@@ -84,11 +87,16 @@ def load_encoder(name: str, tokenizer, *, random_init: bool = False):
     source = resolve_source(name)
     if name == TINY:
         config = BertConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id or 0, **TINY_CONFIG)
-        model = AutoModel.from_config(config)
-    elif random_init or is_random(name):
-        model = AutoModel.from_config(AutoConfig.from_pretrained(source))
     else:
-        model = AutoModel.from_pretrained(source)
+        config = AutoConfig.from_pretrained(source)
+    if attention_dropout is not None:
+        if not hasattr(config, "attention_probs_dropout_prob"):
+            raise ValueError(f"encoder {name}: no attention_probs_dropout_prob to override (model.attention_dropout)")
+        config.attention_probs_dropout_prob = float(attention_dropout)
+    if name == TINY or random_init or is_random(name):
+        model = AutoModel.from_config(config)
+    else:
+        model = AutoModel.from_pretrained(source, config=config)
     if model.get_input_embeddings().num_embeddings != len(tokenizer):
         # New [L#] rows are drawn around the mean of the existing embeddings (transformers' default).
         model.resize_token_embeddings(len(tokenizer))

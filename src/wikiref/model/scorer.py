@@ -51,6 +51,7 @@ class ScorerConfig:
     stride: int = 100
     max_query_tokens: int = 64
     num_levels: int = 8
+    attention_dropout: float | None = None  # None: the encoder's own
     encoder_config: dict = field(default_factory=dict)  # filled when built; lets load rebuild the shape
     format: str = FORMAT
 
@@ -135,7 +136,8 @@ def build_scorer(config: ScorerConfig) -> tuple[SentenceScorer, Any]:
     Seed torch first: random encoders, new [L#] embedding rows and the head draw from its RNG.
     """
     tokenizer = load_tokenizer(config.encoder, config.num_levels)
-    encoder = load_encoder(config.encoder, tokenizer, random_init=config.random_init)
+    encoder = load_encoder(config.encoder, tokenizer, random_init=config.random_init,
+                           attention_dropout=config.attention_dropout)
     if config.max_length > getattr(encoder.config, "max_position_embeddings", config.max_length):
         raise ValueError(
             f"max_length {config.max_length} > the encoder's max_position_embeddings "
