@@ -72,7 +72,7 @@ def stages(config: Mapping) -> list[Stage]:
             # collect: the citation types/aliases decide which cited URLs get a stand-in page.
             params=("sample", "collect"),
             code=_common_code(("src/wikiref/sample.py", "src/wikiref/collect/dump.py",
-                               "src/wikiref/collect/statements.py", "src/wikiref/benchmarks",
+                               "src/wikiref/collect/statements.py", "src/wikiref/cli/sample.py",
                                "workflow/rules/sample.smk")),
             deps=(),
             outs=(sample_dir,),
