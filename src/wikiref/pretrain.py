@@ -188,7 +188,9 @@ def evaluate_scores(pretrain: Mapping, dev: pd.DataFrame, test: pd.DataFrame,
 
 
 def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, data_dir: str | Path,
-                     progress: bool = False) -> dict:
+                     progress: bool = False, dev_scores: Sequence[Sequence[float]] | None = None) -> dict:
+    """Dev threshold search, then dev/test ROUGE. ``dev_scores``: the saved model's dev scores when
+    the caller has them already (``TrainResult.best_dev_scores``), to skip scoring dev again."""
     from wikiref.io import read_json
     from wikiref.model import load_scorer, score_sentences
     from wikiref.train import resolve_device
@@ -205,7 +207,9 @@ def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, data_dir
         return score_sentences(model, tokenizer, list(zip(df["query"], df["doc_sentences"])),
                                batch_size=model_p["eval_batch_size"], device=device, amp=amp, progress=progress)
 
-    metrics = evaluate_scores(pre, dev, test, scores(dev), scores(test))
+    if dev_scores is None or len(dev_scores) != len(dev):
+        dev_scores = scores(dev)
+    metrics = evaluate_scores(pre, dev, test, dev_scores, scores(test))
     training = Path(model_dir) / "training.json"
     tr = read_json(training) if training.exists() else {}
     metrics.update(

@@ -92,18 +92,20 @@ class Rouge2Cache:
 
     Identical to ``rouge2_f1(summary_text(doc, subset), ref)`` (a test checks it): rouge-score
     tokenizes a newline-joined summary into the concatenation of its sentences' tokens, so each
-    sentence (and the reference) is tokenized and stemmed once here instead of once per subset;
-    the n-gram counting is rouge-score's own. Written here because the threshold sweep scores
+    sentence (and the reference) is tokenized once here (``wikiref.rouge.fast.tokenize``: rouge-score's
+    tokenizer with a memoised stemmer) instead of once per subset; the n-gram counting is rouge-score's
+    own. Written here because the threshold sweep scores
     every distinct summary of every dev example, every epoch.
     """
 
     def __init__(self, sentences: Sequence[str], reference: str) -> None:
         from rouge_score import rouge_scorer
 
+        from wikiref.rouge.fast import tokenize  # rouge-score's tokenizer with a memoised stemmer
+
         self._rs = rouge_scorer
-        tok = _scorer(("rouge2",))._tokenizer
-        self.tokens = [tok.tokenize(s.replace("\n", " ")) for s in sentences]
-        self.ref_ngrams = rouge_scorer._create_ngrams(tok.tokenize(reference.replace("\n", " ")), 2)
+        self.tokens = [tokenize(s) for s in sentences]
+        self.ref_ngrams = rouge_scorer._create_ngrams(tokenize(reference), 2)
 
     def __call__(self, indices: Iterable[int]) -> float:
         toks: list[str] = []

@@ -114,9 +114,13 @@ class TrainResult:
     resumed_from_epoch: int = 0
     world_size: int = 1
     extra: dict = field(default_factory=dict)
+    # dev scores of the best epoch (rank 0, this run only; not serialised)
+    best_dev_scores: list | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        d.pop("best_dev_scores")
+        return d
 
 
 # --------------------------------------------------------------------------- helpers
@@ -374,6 +378,7 @@ def train(
 
     t0 = time.perf_counter()
     seen_windows, loop_seconds = 0, 0.0
+    best_dev_scores = None
     pad_to = model.config.max_length if settings.pad_to_max_length else None
     for epoch in range(start_epoch, settings.epochs):
         batches = epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, epoch)
@@ -442,7 +447,7 @@ def train(
             record.update(dev_loss=dev_loss, dev_metric=metric)
             improved = metric > best_metric
             if improved:
-                best_metric, best_epoch = metric, epoch
+                best_metric, best_epoch, best_dev_scores = metric, epoch, dev_scores
                 save_scorer(model, tokenizer, out_dir)
             record["best"] = improved
             history.append(record)
@@ -471,7 +476,7 @@ def train(
         best_epoch=best_epoch + 1, best_metric=best_metric, history=history, pack_stats=pstats.as_dict(),
         dev_pack_stats=dstats.as_dict(), train_seconds=seconds,
         windows_per_second=seen_windows * world / loop_seconds if loop_seconds > 0 else 0.0,
-        resumed_from_epoch=resumed_from, world_size=world,
+        resumed_from_epoch=resumed_from, world_size=world, best_dev_scores=best_dev_scores,
     )
     if is_main:
         write_json(out_dir / "training.json", result.to_dict())

@@ -25,7 +25,7 @@ rule pretrain_variant:
         variant="[A-Za-z0-9_-]+",
     threads: 2
     resources:
-        gpu=1,
+        gpu=config["pretrain"]["nproc_per_node"],  # 1 by default; torchrun DDP asks for one GPU per process
     log:
         "logs/pretrain/{variant}.log",
     benchmark:

@@ -79,22 +79,24 @@ def main(args: argparse.Namespace) -> int:
     model_dir = Path(args.model_dir or f"models/pretrain/{args.variant}")
     metrics_path = Path(args.metrics or f"results/metrics/pretrain_{args.variant}.json")
     live_dir = args.live_dir or f"results/dvclive/{args.variant}"
+    dev_scores = None
     if args.action in ("run", "train"):
         rc = _maybe_torchrun(params["pretrain"]["nproc_per_node"])
         if rc is not None:
-            if rc != 0 or args.action == "train":
-                return rc
+            return rc  # the torchrun children trained; rank 0 also evaluated (action run)
         else:
             result = pt.train_variant(params, args.variant, args.data, model_dir, live_dir,
                                       progress=not args.no_progress)
+            if int(os.environ.get("RANK", "0")) != 0:
+                return 0  # under torchrun only rank 0 reports and evaluates
             log.info("trained %s: best epoch %d, dev ROUGE-2 %.2f, %.1f windows/s", args.variant,
                      result.best_epoch, result.best_metric, result.windows_per_second)
-            if int(os.environ.get("RANK", "0")) != 0:
-                return 0
+            dev_scores = result.best_dev_scores
     if args.action in ("run", "evaluate"):
         from wikiref.io import write_json
 
-        metrics = pt.evaluate_variant(params, args.variant, model_dir, args.data, progress=not args.no_progress)
+        metrics = pt.evaluate_variant(params, args.variant, model_dir, args.data, progress=not args.no_progress,
+                                      dev_scores=dev_scores)
         write_json(metrics_path, metrics)
         log.info("%s: dev R-2 %.2f, test R-2 %.2f (threshold %s) -> %s", args.variant, metrics["dev"]["rouge2"],
                  metrics["test"]["rouge2"], metrics["threshold"], metrics_path)
