@@ -11,7 +11,7 @@ single executor and DVC adds params-aware caching, experiments and metrics on to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 SNAKEMAKE_CMD = "snakemake --profile workflow/profiles/default {target}"
@@ -64,7 +64,7 @@ def stages(config: Mapping) -> list[Stage]:
     _pretrain_metrics = tuple(f"results/metrics/pretrain_{v['name']}.json" for v in config["pretrain"]["variants"])
     _table4 = tuple(f"results/tables/table4_wikiref.{ext}" for ext in ("csv", "md", "tex"))
 
-    return [
+    out = [
         Stage(
             name="sample",
             implemented=True,
@@ -181,23 +181,63 @@ def stages(config: Mapping) -> list[Stage]:
         ),
         Stage(
             name="ablations",
-            params=("seed", "ablations"),
-            code=_common_code(("workflow/rules/ablations.smk",)),
-            deps=("models/pretrain", "models/finetune"),
-            outs=("results/ablations",),
-            implemented=False,
             issue="#7",
+            # Journal §VI as grids of cells (one Snakemake job per cell, rules in ablations.smk): WikiRef
+            # pre-training on subsets / with each pooling / with gradual pruning, DUC fine-tuning of each,
+            # collected into results/metrics/ablations.json (Figs. 4-6, Tables VIII-IX).
+            params=("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations"),
+            code=_common_code(("src/wikiref/ablations.py", "src/wikiref/cli/ablations.py", "src/wikiref/finetune.py",
+                               "src/wikiref/subnet.py", "src/wikiref/pretrain.py", "src/wikiref/train.py",
+                               "src/wikiref/model", "src/wikiref/select.py", "src/wikiref/benchmarks",
+                               "src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py",
+                               "src/wikiref/rouge/official.py", "workflow/rules/ablations.smk")),
+            deps=("data/oracle", "data/duc"),
+            outs=("models/ablations", "results/ablations"),
+            metrics=(ABLATIONS_METRICS,),
+            targets=(ABLATIONS_METRICS,),
+            implemented=ABLATIONS_IMPLEMENTED,
         ),
         Stage(
             name="report",
-            params=("profile", "report"),
-            code=_common_code(("src/wikiref/report", "workflow/rules/report.smk")),
-            deps=("results/ablations",),
-            outs=("results/figures",),
-            implemented=False,
             issue="#7",
+            # Tables VIII-IX, Figs. 4-6, the paper comparison and results/README.md; reads the tables and
+            # metrics of every other implemented stage (deps filled in below, see report_inputs).
+            params=("profile", "report"),
+            code=_common_code(("src/wikiref/report", "src/wikiref/cli/report.py", "workflow/rules/report.smk",
+                               "workflow/report")),
+            deps=(),
+            outs=REPORT_TABLES + REPORT_FIGURE_FILES + (REPORT_INDEX, REPORT_HTML),
+            metrics=(REPORT_METRICS,),
+            plots=REPORT_PLOTS,
+            targets=REPORT_TABLES + REPORT_FIGURE_FILES + REPORT_PLOTS + (REPORT_INDEX, REPORT_HTML, REPORT_METRICS),
+            implemented=ABLATIONS_IMPLEMENTED,
         ),
     ]
+    # The report reads what every other implemented stage wrote under results/ (tables + metrics).
+    upstream = tuple(t for st in out if st.implemented and st.name != "report" for t in st.targets
+                     if t.startswith(("results/tables/", "results/metrics/")))
+    return [replace(st, deps=upstream) if st.name == "report" else st for st in out]
+
+
+# ablations + report (#7): their outputs, also used by workflow/rules/{ablations,report}.smk.
+ABLATIONS_IMPLEMENTED = False
+ABLATIONS_METRICS = "results/metrics/ablations.json"
+_REPORT_TABLE_STEMS = ("table8_pooling", "table9_subnetworks", "paper_comparison", "paper_claims")
+_REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref_quality")
+REPORT_TABLES = tuple(f"results/tables/{s}.{e}" for s in _REPORT_TABLE_STEMS for e in ("csv", "md", "tex"))
+REPORT_PLOTS = tuple(f"results/figures/{s}.png" for s in _REPORT_FIGURE_STEMS)  # DVC image plots
+REPORT_FIGURE_FILES = tuple(f"results/figures/{s}.{e}" for s in _REPORT_FIGURE_STEMS for e in ("svg", "csv"))
+REPORT_INDEX = "results/README.md"
+REPORT_HTML = "results/report/tables.html"
+REPORT_METRICS = "results/metrics/report.json"
+
+
+def report_inputs(config: Mapping) -> list[str]:
+    """The upstream tables and metrics the report step reads (its DVC deps and Snakemake inputs)."""
+    for st in stages(config):
+        if st.name == "report":
+            return list(st.deps)
+    raise KeyError("report")
 
 
 def implemented_targets(config: Mapping) -> list[str]:

