@@ -64,6 +64,14 @@ def stages(config: Mapping) -> list[Stage]:
     _pretrain_metrics = tuple(f"results/metrics/pretrain_{v['name']}.json" for v in config["pretrain"]["variants"])
     _table4 = tuple(f"results/tables/table4_wikiref.{ext}" for ext in ("csv", "md", "tex"))
 
+    # finetune (#6): one metrics file per (setting, held-out year), then Table VI.
+    _ft_settings = config["finetune"]["settings"]
+    _ft_pretrain = any(s["init"] == "pretrained" for s in _ft_settings)
+    _ft_iterative = any(s["method"] == "iterative" for s in _ft_settings)
+    _ft_pretrain_metrics = tuple(f"results/metrics/pretrain_{v['name']}.json" for v in config["pretrain"]["variants"])
+    _ft_job_metrics = tuple(f"results/metrics/duc_{s['name']}_{y}.json" for s in _ft_settings for y in duc_years)
+    _table6 = tuple(f"results/tables/table6_duc.{ext}" for ext in ("csv", "md", "tex"))
+
     out = [
         Stage(
             name="sample",
@@ -171,13 +179,23 @@ def stages(config: Mapping) -> list[Stage]:
         ),
         Stage(
             name="finetune",
-            params=("seed", "model", "finetune", "duc"),
-            code=_common_code(("src/wikiref/benchmarks", "src/wikiref/subnet.py", "workflow/rules/finetune.smk")),
-            deps=("models/pretrain",),
-            outs=("models/finetune",),
-            metrics=("results/metrics/finetune.json",),
-            implemented=False,
             issue="#6",
+            # Held-out-year fine-tuning (one Snakemake job per finetune.settings x duc.years), sparse
+            # subnetworks, Table VI. Starts from models/pretrain (+DA settings) and, for iterative
+            # pruning, trains on data/oracle; the baseline rows come from the duc_baselines stage.
+            params=("profile", "seed", "model", "finetune", "duc") + (("pretrain",) if _ft_pretrain else ()),
+            code=_common_code(("src/wikiref/finetune.py", "src/wikiref/subnet.py", "src/wikiref/cli/finetune.py",
+                               "src/wikiref/train.py", "src/wikiref/model", "src/wikiref/pretrain.py",
+                               "src/wikiref/select.py", "src/wikiref/benchmarks", "src/wikiref/rouge/__init__.py",
+                               "src/wikiref/rouge/official.py", "src/wikiref/report/tables.py",
+                               "workflow/rules/finetune.smk")),
+            deps=("data/duc", "results/metrics/duc_baselines.json")
+            + (("models/pretrain",) + _ft_pretrain_metrics if _ft_pretrain else ())
+            + (("data/oracle",) if _ft_iterative else ()),
+            outs=("models/finetune",) + _table6,
+            metrics=("results/metrics/finetune.json",) + _ft_job_metrics,
+            targets=_table6 + ("results/metrics/finetune.json",),
+            implemented=False,
         ),
         Stage(
             name="ablations",

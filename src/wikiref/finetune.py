@@ -1,0 +1,572 @@
+"""Step 6: held-out-year fine-tuning on DUC 2005-2007 (journal §V, Table VI; Table IX's subnetworks).
+
+For a held-out year Y and a *setting* (``finetune.settings[*]``: starting point + method):
+
+1. **Data** (``data/duc/<year>.parquet`` from ``duc-prepare``): the other years are the training
+   years; at most ``max_train_clusters`` clusters per training year are kept (seeded), and a seeded
+   ``dev_fraction`` of the remaining clusters is held out for selection. One training example per
+   (query, document): the query levels (title + narrative sentences), the document's sentences (the
+   first ``max_doc_sentences`` when capped) and each sentence's ROUGE-2 recall against the cluster's
+   references pooled (``sentence_targets``, x ``target_scale``), learned with the regression head
+   (linear + MSE), the paper's fine-tuning objective.
+2. **Start** (``init``): ``encoder`` = the encoder alone (``model.encoder``, fresh pooling + head;
+   ``pooling: cls`` is BERT, ``query`` is Q-BERT); ``pretrained`` = a WikiRef checkpoint from
+   ``models/pretrain/<variant>/`` (+DA): ``variant`` is a name or ``best`` = the variant with the
+   highest dev ROUGE-2 in ``results/metrics/pretrain_<variant>.json`` among the pretrained-encoder
+   variants with the query in the input (optionally only those with ``pooling`` / ``pretrain_head``).
+   A classification checkpoint is switched to the regression head (same linear layer).
+3. **Method**: ``full`` (every weight trainable), ``subnet`` (ST: top ``subnet.fraction`` by
+   magnitude per encoder-layer tensor, :mod:`wikiref.subnet`), ``iterative`` (the subnetwork left by
+   gradual magnitude pruning during a WikiRef training run, :func:`prune_on_wikiref`, pruned entries
+   stay zero) or ``none`` (DA PRE-TRAINED: the checkpoint applied as is).
+4. **Selection**: :func:`wikiref.train.train` keeps the epoch with the best mean dev ROUGE-2 recall
+   (official scorer, ``duc.rouge_flags``) of the summaries built by the DUC rule.
+5. **Test**: every sentence of year Y is scored per (query, document), ranked across the cluster and
+   added while the summary stays within ``duc.summary_words`` words, skipping a sentence when more
+   than half of its bigrams are already in it (:mod:`wikiref.benchmarks.duc_select`); ROUGE-1/2/SU4
+   with :mod:`wikiref.rouge.official` and the DUC flags (like ``duc-baselines``).
+
+:func:`table6` / :func:`summary_metrics` assemble Table VI (baselines from ``duc-baselines`` + the
+settings) and the step's metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+log = logging.getLogger(__name__)
+
+INITS = ("encoder", "pretrained")
+METHODS = ("full", "subnet", "iterative", "none")
+MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
+MODEL_FILES_KEPT = ("training.json", "subnet.json")
+
+
+# --------------------------------------------------------------------------- settings
+
+def settings(finetune: Mapping) -> dict[str, dict]:
+    """``finetune.settings`` by name, checked."""
+    out: dict[str, dict] = {}
+    for s in finetune["settings"]:
+        s = dict(s)
+        name = s["name"]
+        if name in out:
+            raise ValueError(f"duplicate finetune setting name {name!r}")
+        if s["init"] not in INITS:
+            raise ValueError(f"setting {name}: init {s['init']!r} not in {INITS}")
+        if s["method"] not in METHODS:
+            raise ValueError(f"setting {name}: method {s['method']!r} not in {METHODS}")
+        if s["init"] == "encoder" and s["method"] == "none":
+            raise ValueError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
+        if s["init"] == "encoder" and not s.get("pooling"):
+            raise ValueError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
+        if s["init"] == "pretrained" and not s.get("variant"):
+            raise ValueError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
+        out[name] = s
+    return out
+
+
+def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
+    """Pretrain variants a ``pretrained`` setting may start from (one, or the candidates of ``best``)."""
+    if setting["init"] != "pretrained":
+        return []
+    from wikiref.pretrain import variants
+
+    known = variants(pretrain)
+    v = setting["variant"]
+    if v != "best":
+        if v not in known:
+            raise ValueError(f"setting {setting['name']}: variant {v!r} is not in pretrain.variants ({', '.join(known)})")
+        return [v]
+    out = [n for n, spec in known.items()
+           if spec["init"] == "pretrained" and spec["query"]
+           and (not setting.get("pooling") or spec["pooling"] == setting["pooling"])
+           and (not setting.get("pretrain_head") or spec["head"] == setting["pretrain_head"])]
+    if not out:
+        raise ValueError(f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
+                         f"{' and pooling ' + setting['pooling'] if setting.get('pooling') else ''}"
+                         f"{' and head ' + setting['pretrain_head'] if setting.get('pretrain_head') else ''}")
+    return out
+
+
+def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path) -> tuple[str, dict]:
+    """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name)."""
+    from wikiref.io import read_json
+
+    cands = candidate_variants(setting, pretrain)
+    if setting["variant"] != "best":
+        return cands[0], {"rule": "named"}
+    dev = {}
+    for name in cands:
+        path = Path(metrics_dir) / f"pretrain_{name}.json"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} missing: run `wikiref pretrain run --variant {name}` (pretrain stage)")
+        dev[name] = float(read_json(path)["dev"]["rouge2"])
+    best = max(sorted(dev), key=lambda n: dev[n])
+    return best, {"rule": "best dev ROUGE-2 F1 on WikiRef", "candidates_dev_rouge2": dev}
+
+
+# --------------------------------------------------------------------------- data
+
+def load_year(path: str | Path) -> pd.DataFrame:
+    from wikiref.io import read_parquet
+
+    df = read_parquet(path)
+    need = ("id", "year", "topic", "query", "doc_position", "doc_sentences", "sentence_targets", "references")
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing} (written by `wikiref duc-prepare`?)")
+    if df["year"].nunique() != 1:
+        raise ValueError(f"{path}: expected one DUC year, found {sorted(df['year'].unique())}")
+    return df.sort_values(["topic", "doc_position"], kind="stable").reset_index(drop=True)
+
+
+def _topic_keys(df: pd.DataFrame) -> list[tuple[int, str]]:
+    return sorted({(int(y), str(t)) for y, t in zip(df["year"], df["topic"])})
+
+
+def cap_clusters(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
+    """At most ``cap`` clusters (topics) per year, a seeded choice; all when cap is None."""
+    if cap is None:
+        return df
+    keep: list[tuple[int, str]] = []
+    for year in sorted(df["year"].unique()):
+        keys = [k for k in _topic_keys(df) if k[0] == int(year)]
+        if len(keys) > cap:
+            rng = np.random.default_rng([seed, int(year)])
+            keys = [keys[i] for i in sorted(rng.choice(len(keys), size=cap, replace=False))]
+        keep.extend(keys)
+    mask = [(int(y), str(t)) in set(keep) for y, t in zip(df["year"], df["topic"])]
+    return df[np.array(mask, dtype=bool)].reset_index(drop=True)
+
+
+def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(train, dev) by cluster: a seeded ``dev_fraction`` of the (year, topic) clusters, at least one,
+    and at least one left for training."""
+    keys = _topic_keys(df)
+    if len(keys) < 2:
+        raise ValueError(f"need at least 2 training clusters to hold one out for selection, have {len(keys)}")
+    n_dev = min(len(keys) - 1, max(1, int(math.floor(dev_fraction * len(keys) + 0.5))))
+    rng = np.random.default_rng(seed)
+    dev_keys = {keys[i] for i in rng.choice(len(keys), size=n_dev, replace=False)}
+    is_dev = np.array([(int(y), str(t)) in dev_keys for y, t in zip(df["year"], df["topic"])], dtype=bool)
+    return df[~is_dev].reset_index(drop=True), df[is_dev].reset_index(drop=True)
+
+
+def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None, target_scale: float = 1.0,
+                with_targets: bool = True) -> tuple[list, pd.DataFrame, dict]:
+    """ScoringExamples for the rows that have sentences; returns (examples, the rows used, counts)."""
+    from wikiref.train import ScoringExample
+
+    keep = np.array([len(s) > 0 for s in df["doc_sentences"]], dtype=bool)
+    used = df[keep].reset_index(drop=True)
+    counts = {"rows": int(len(df)), "empty_documents": int((~keep).sum()), "used": int(len(used)),
+              "sentences": 0, "capped_sentences": 0}
+    out = []
+    for r in used.itertuples(index=False):
+        sents = [str(s) for s in r.doc_sentences]
+        targets = [float(t) * target_scale for t in r.sentence_targets]
+        if len(targets) != len(sents):
+            raise ValueError(f"row {r.id}: {len(sents)} sentences but {len(targets)} targets")
+        if max_doc_sentences is not None and len(sents) > max_doc_sentences:
+            counts["capped_sentences"] += len(sents) - max_doc_sentences
+            sents, targets = sents[:max_doc_sentences], targets[:max_doc_sentences]
+        counts["sentences"] += len(sents)
+        out.append(ScoringExample(query=[str(q) for q in r.query], sentences=sents,
+                                  targets=targets if with_targets else None, id=str(r.id)))
+    if counts["empty_documents"]:
+        log.warning("%d of %d documents have no sentences (skipped)", counts["empty_documents"], counts["rows"])
+    return out, used, counts
+
+
+# --------------------------------------------------------------------------- summaries and ROUGE
+
+def cluster_summaries(df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int,
+                      max_bigram_overlap: float, fill: str) -> tuple[dict[str, list[str]], int]:
+    """Per topic: the sentences of all its documents (cluster order) ranked by score and selected by
+    the DUC rule. ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count):
+    a sentence without a score (NaN) ranks last."""
+    from wikiref.benchmarks.duc_select import select
+
+    if len(scores) != len(df):
+        raise ValueError(f"{len(scores)} score lists for {len(df)} rows")
+    by_topic: dict[str, list[tuple[int, list[str], np.ndarray]]] = {}
+    for (topic, pos, sents), sc in zip(zip(df["topic"], df["doc_position"], df["doc_sentences"]), scores):
+        sc = np.asarray(sc, dtype=np.float64)
+        if len(sc) != len(sents):
+            raise ValueError(f"topic {topic} document {pos}: {len(sc)} scores for {len(sents)} sentences")
+        by_topic.setdefault(str(topic), []).append((int(pos), [str(s) for s in sents], sc))
+    out: dict[str, list[str]] = {}
+    unscored = 0
+    for topic in sorted(by_topic):
+        docs = sorted(by_topic[topic], key=lambda d: d[0])
+        sents = [s for _, ss, _ in docs for s in ss]
+        flat = np.concatenate([sc for _, _, sc in docs]) if docs else np.zeros(0)
+        nan = np.isnan(flat)
+        unscored += int(nan.sum())
+        flat = np.where(nan, -np.inf, flat)
+        idx = select(flat.tolist(), sents, max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill)
+        out[topic] = [sents[i] for i in idx]
+    return out, unscored
+
+
+def topic_references(df: pd.DataFrame) -> dict[str, list[list[str]]]:
+    """Per topic: each reference summary as its lines (what ROUGE reads in SPL format)."""
+    out: dict[str, list[list[str]]] = {}
+    for topic, refs in zip(df["topic"], df["references"]):
+        out.setdefault(str(topic), [str(r).split("\n") for r in refs])
+    return out
+
+
+def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]], float]:
+    """select_fn for :func:`wikiref.train.train`: mean per-topic ROUGE-2 recall x 100 (official scorer,
+    ``duc.rouge_flags``) of the dev clusters' summaries."""
+    from wikiref.rouge import official
+
+    refs = topic_references(dev)
+    scorers = {t: official.Scorer(r, flags=duc["rouge_flags"]) for t, r in refs.items()}
+    sel = duc["select"]
+
+    def fn(scores: list[np.ndarray]) -> float:
+        summaries, _ = cluster_summaries(dev, scores, max_words=duc["summary_words"],
+                                         max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"])
+        return 100.0 * float(np.mean([scorers[t](summaries[t])["ROUGE-2"]["R"] for t in sorted(scorers)]))
+
+    return fn
+
+
+def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapping) -> tuple[dict, dict]:
+    """Summaries of a test year and their official ROUGE (as ``duc-baselines`` reports it)."""
+    from wikiref.benchmarks import duc as duc_reader
+    from wikiref.benchmarks.duc_baselines import evaluate
+
+    sel = duc["select"]
+    summaries, unscored = cluster_summaries(df, scores, max_words=duc["summary_words"],
+                                            max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"])
+    topics = duc_reader.rows_to_topics(df.to_dict("records"))
+    scores_out = evaluate(summaries, topics, duc["rouge_flags"])
+    scores_out["summary_words_mean"] = round(
+        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2)
+    scores_out["unscored_sentences"] = unscored
+    return scores_out, summaries
+
+
+# --------------------------------------------------------------------------- models
+
+def train_settings(seed: int, model: Mapping, finetune: Mapping, progress: bool = True):
+    from wikiref.train import TrainSettings
+
+    return TrainSettings(
+        epochs=finetune["epochs"], batch_size=finetune["batch_size"], grad_accum_steps=finetune["grad_accum_steps"],
+        lr=finetune["lr"], betas=tuple(finetune["betas"]), eps=finetune["eps"], weight_decay=finetune["weight_decay"],
+        warmup_ratio=finetune["warmup_ratio"], max_grad_norm=finetune["max_grad_norm"],
+        bucket_batches=finetune["bucket_batches"], eval_batch_size=model["eval_batch_size"],
+        log_every_steps=finetune["log_every_steps"], seed=seed, device=model["device"], amp=model["amp"],
+        progress=progress,
+    )
+
+
+def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path = "models/pretrain",
+                metrics_dir: str | Path = "results/metrics", prune_dir: str | Path | None = None,
+                device="cpu") -> tuple[Any, Any, dict]:
+    """The model a setting starts from, its tokenizer, and a description of where it came from."""
+    import torch
+
+    from wikiref.model import build_scorer, load_scorer
+    from wikiref.pretrain import scorer_config
+
+    info: dict[str, Any] = {"init": setting["init"]}
+    if setting["method"] == "iterative":
+        if prune_dir is None:
+            raise ValueError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
+        from wikiref.io import read_json
+
+        model, tok = load_scorer(prune_dir, device=device)
+        pruning = Path(prune_dir) / "pruning.json"
+        if pruning.exists():
+            pinfo = read_json(pruning)
+            info.update({k: v for k, v in pinfo["start"].items() if k in ("variant", "encoder", "selection")})
+            info["pruned_from_checkpoint"] = pinfo["start"].get("checkpoint")
+        info["checkpoint"] = str(prune_dir)
+    elif setting["init"] == "encoder":
+        torch.manual_seed(params["seed"])
+        spec = {"pooling": setting["pooling"], "head": "regression", "query": True, "init": "pretrained"}
+        model, tok = build_scorer(scorer_config(params["model"], spec))
+        info["encoder"] = params["model"]["encoder"]
+    else:
+        variant, why = resolve_variant(setting, params["pretrain"], metrics_dir)
+        path = Path(pretrain_dir) / variant
+        model, tok = load_scorer(path, device=device)
+        info.update(variant=variant, checkpoint=str(path), selection=why)
+    info["pooling"] = model.config.pooling
+    info["checkpoint_head"] = model.config.head
+    if setting["method"] != "none" and model.config.head != "regression":
+        # Fine-tuning regresses ROUGE-2 recall (journal §V-B); the linear layer is the same, only the
+        # loss (MSE instead of BCE) and the output (raw instead of sigmoid) change.
+        model.config.head = "regression"
+        info["head_switched_to_regression"] = True
+    return model, tok, info
+
+
+def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progress: bool = False) -> list[np.ndarray]:
+    from wikiref.model import score_sentences
+    from wikiref.train import resolve_device
+
+    device = resolve_device(model_params["device"])
+    model.to(device)
+    amp = model_params["amp"] and device.type == "cuda"
+    pairs = [([str(q) for q in qs], [str(s) for s in ss]) for qs, ss in zip(df["query"], df["doc_sentences"])]
+    return score_sentences(model, tokenizer, pairs, batch_size=model_params["eval_batch_size"], device=device,
+                           amp=amp, progress=progress)
+
+
+def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path | None):
+    """The GradientMask of an ST setting (None for full fine-tuning)."""
+    from wikiref import subnet
+
+    if setting["method"] == "subnet":
+        masks = subnet.magnitude_masks(model, finetune["subnet"]["fraction"], finetune["subnet"]["vectors"])
+    elif setting["method"] == "iterative":
+        masks = subnet.load_masks(Path(prune_dir) / subnet.MASKS_FILE)
+    else:
+        return None, {}
+    stats = subnet.mask_stats(model, masks)
+    return subnet.GradientMask(model, masks), stats
+
+
+# --------------------------------------------------------------------------- one job
+
+def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[int, str | Path], out_dir: str | Path,
+            *, pretrain_dir: str | Path = "models/pretrain", metrics_dir: str | Path = "results/metrics",
+            prune_dir: str | Path | None = None, live_dir: str | Path | None = None,
+            progress: bool = True) -> tuple[dict, pd.DataFrame, dict]:
+    """Fine-tune one setting with ``year`` held out and test on it.
+
+    Returns (metrics, per-document predictions of the test year, summaries by topic). The best dev
+    epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
+    """
+    from wikiref.io import write_json
+    from wikiref.model import load_scorer
+    from wikiref.train import train
+
+    t_start = time.perf_counter()
+    ft, duc, seed = params["finetune"], params["duc"], params["seed"]
+    setting = settings(ft)[setting_name]
+    years = sorted(int(y) for y in year_paths)
+    if year not in years:
+        raise ValueError(f"held-out year {year} is not among the DUC years {years}")
+    train_years = [y for y in years if y != year]
+    if not train_years:
+        raise ValueError("held-out-year fine-tuning needs at least two DUC years")
+    test_df = load_year(year_paths[year])
+    out_dir = Path(out_dir)
+    model, tok, start = start_model(params, setting, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir,
+                                    prune_dir=prune_dir)
+    metrics: dict[str, Any] = {
+        "setting": setting_name, "label": setting["label"], "method": setting["method"], "year": year,
+        "train_years": train_years if setting["method"] != "none" else [], "start": start,
+        "standin": bool(duc["standin"]), "flags": duc["rouge_flags"],
+    }
+    if setting["method"] != "none":
+        pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
+        pool = cap_clusters(pool, ft["max_train_clusters"], seed)
+        train_df, dev_df = held_out_split(pool, ft["dev_fraction"], seed + year)
+        train_ex, _, train_counts = to_examples(train_df, max_doc_sentences=ft["max_doc_sentences"],
+                                                target_scale=ft["target_scale"])
+        dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=ft["target_scale"])
+        gm, mask_stats = subnet_for(model, setting, ft, prune_dir)
+        hooks = gm.hooks() if gm is not None else {}
+        last = out_dir / "last"
+        result = train(model, tok, train_ex, dev_ex, train_settings(seed, params["model"], ft, progress), out_dir,
+                       select_fn=dev_metric_fn(dev_used, duc), live_dir=live_dir, **hooks)
+        if last.exists():
+            shutil.rmtree(last)
+        if mask_stats:
+            write_json(out_dir / "subnet.json", mask_stats)
+        model, tok = load_scorer(out_dir)  # the best dev epoch
+        metrics.update(
+            train_clusters=[f"{y}/{t}" for y, t in _topic_keys(train_df)],
+            dev_clusters=[f"{y}/{t}" for y, t in _topic_keys(dev_df)],
+            rows={"train": train_counts, "dev": dev_counts},
+            subnet=mask_stats,
+            training={"best_epoch": result.best_epoch, "dev_rouge2_recall": result.best_metric,
+                      "history": result.history, "train_seconds": result.train_seconds,
+                      "windows_per_second": result.windows_per_second, "pack_stats": result.pack_stats},
+        )
+    scores = score_rows(model, tok, test_df, params["model"], progress=progress)
+    rouge, summaries = evaluate_year(test_df, scores, duc)
+    metrics["test"] = rouge
+    metrics["test_topics"] = len(summaries)
+    metrics["seconds"] = round(time.perf_counter() - t_start, 2)
+    if setting["method"] != "none" and not ft["keep_models"]:
+        for f in out_dir.iterdir():
+            if f.is_file() and f.name not in MODEL_FILES_KEPT:
+                f.unlink()
+    preds = pd.DataFrame({"id": test_df["id"], "topic": test_df["topic"], "doc_position": test_df["doc_position"],
+                          "sentence_scores": [np.asarray(s, dtype=np.float64).tolist() for s in scores]})
+    return metrics, preds, summaries
+
+
+# --------------------------------------------------------------------------- iterative pruning on WikiRef
+
+def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path, out_dir: str | Path, *,
+                     pretrain_dir: str | Path = "models/pretrain", metrics_dir: str | Path = "results/metrics",
+                     progress: bool = True) -> dict:
+    """Table IX "ITERATIVE": train on WikiRef (data/oracle, the ``pretrain`` section's training
+    settings and caps) from the setting's start while pruning the encoder layers gradually (Zhu &
+    Gupta) to ``1 - subnet.fraction`` sparsity; the schedule runs from ``iterative.begin`` to
+    ``iterative.end`` of the optimizer steps, pruning every ``iterative.frequency`` steps. Writes the
+    best dev epoch *at final sparsity* + ``subnet_masks.safetensors`` + ``pruning.json`` to ``out_dir``.
+    """
+    from wikiref import pretrain as pt
+    from wikiref import subnet
+    from wikiref.io import write_json
+    from wikiref.model import load_scorer
+    from wikiref.train import epoch_batches, pack_examples, train
+
+    ft, pre, seed = params["finetune"], params["pretrain"], params["seed"]
+    setting = settings(ft)[setting_name]
+    if setting["method"] != "iterative":
+        raise ValueError(f"setting {setting_name} is not an iterative-pruning setting (method {setting['method']})")
+    start_spec = dict(setting, method="full")  # the starting point, before any pruning
+    model, tok, start = start_model(params, start_spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir)
+    head = model.config.head
+    train_df, _ = pt.load_split(oracle_dir, "train", pre["max_train_examples"], seed)
+    dev_df, _ = pt.load_split(oracle_dir, "dev", pre["max_eval_examples"], seed)
+    train_ex, dev_ex = pt.to_examples(train_df, head), pt.to_examples(dev_df, head)
+    settings_ = pt.train_settings(seed, params["model"], pre, progress)
+    windows, _ = pack_examples(model.config, tok, train_ex)
+    n_batches = len(epoch_batches(windows, settings_.batch_size, settings_.bucket_batches, seed, 0))
+    total = math.ceil(n_batches / settings_.grad_accum_steps) * settings_.epochs
+    it = ft["iterative"]
+    schedule = subnet.schedule_from_fractions(total, 1.0 - ft["subnet"]["fraction"], begin=it["begin"], end=it["end"],
+                                              frequency=it["frequency"], initial_sparsity=it["initial_sparsity"])
+    pruner = subnet.MagnitudePruner(model, schedule, ft["subnet"]["vectors"])
+    base_fn = pt.dev_rouge2_fn(dev_df, pre)
+
+    def select(scores):
+        # An epoch that has not reached the final sparsity is chosen only if none has.
+        return base_fn(scores) - (0.0 if pruner.done else 1e6)
+
+    out_dir = Path(out_dir)
+    if (out_dir / "last").exists():
+        shutil.rmtree(out_dir / "last")  # the pruner's step count is not part of the resumable state
+    result = train(model, tok, train_ex, dev_ex, settings_, out_dir, select_fn=select, **pruner.hooks())
+    if not pruner.done:
+        raise RuntimeError(f"pruning schedule did not finish ({pruner.current_sparsity:.3f} < "
+                           f"{schedule.final_sparsity:.3f}); check finetune.iterative")
+    best, _ = load_scorer(out_dir)
+    params_best = dict(best.named_parameters())
+    leaked = [n for n, m in pruner.masks.items() if int((params_best[n].detach()[~m.cpu()] != 0).sum())]
+    if leaked:
+        raise RuntimeError(f"the saved epoch has non-zero pruned entries in {leaked[:3]}")
+    subnet.save_masks(out_dir / subnet.MASKS_FILE, pruner.masks, {"final_sparsity": str(schedule.final_sparsity)})
+    info = {"setting": setting_name, "start": start, "schedule": {
+        "final_sparsity": schedule.final_sparsity, "initial_sparsity": schedule.initial_sparsity,
+        "begin_step": schedule.begin_step, "n_steps": schedule.n_steps, "frequency": schedule.frequency,
+        "end_step": schedule.end_step, "total_steps": total}, "pruning_steps": pruner.history,
+        "best_epoch": result.best_epoch, "dev_rouge2_f1": result.best_metric,
+        "masks": subnet.mask_stats(best, pruner.masks), "train_seconds": result.train_seconds}
+    write_json(out_dir / "pruning.json", info)
+    return info
+
+
+# --------------------------------------------------------------------------- Table VI
+
+def _group(m: Mapping) -> str:
+    start = m["start"]
+    if start["init"] == "encoder":
+        return "without DA"
+    return f"{start.get('checkpoint_head', '?')} pre-training"
+
+
+def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]], settings_: Sequence[Mapping],
+           years: Sequence[int]) -> pd.DataFrame:
+    """Rows: LEAD, QUERY-SIM, the settings in params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
+    from wikiref.benchmarks.duc_baselines import SYSTEMS
+
+    def cells(per_year: Mapping) -> dict:
+        row = {}
+        for y in years:
+            m = per_year[str(y)] if str(y) in per_year else per_year[y]
+            for meas in MEASURES:
+                row[f"{y} {meas.replace('ROUGE-', 'R-')}"] = round(100 * float(m[meas]["R"]), 2)
+        return row
+
+    rows = []
+    base = baselines.get("systems", {})
+    for key in ("lead", "query_sim"):
+        if key in base:
+            rows.append({"System": SYSTEMS[key], "Group": "baseline", **cells(base[key])})
+    for s in settings_:
+        per = job_metrics[s["name"]]
+        first = per[years[0]]
+        label = s["label"]
+        if s["method"] == "iterative":
+            label += " (iterative subnetwork)"
+        variant = first["start"].get("variant")
+        rows.append({"System": label, "Group": _group(first) + (f" ({variant})" if variant else ""),
+                     **cells({y: per[y]["test"] for y in years})})
+    if "oracle" in base:
+        rows.append({"System": SYSTEMS["oracle"], "Group": "upper bound", **cells(base["oracle"])})
+    return pd.DataFrame(rows)
+
+
+def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_: Sequence[Mapping],
+                    years: Sequence[int], baselines: Mapping) -> dict:
+    """Per setting and year R-1/R-2/R-SU4 recall (x 100) and their means; the DA and ST comparisons
+    that the configured settings allow (mean R-2 over the years, with the per-year signs)."""
+    out: dict[str, Any] = {"years": list(years), "settings": {}}
+    r2: dict[str, list[float]] = {}
+    for s in settings_:
+        per = job_metrics[s["name"]]
+        entry: dict[str, Any] = {"label": s["label"], "method": s["method"], "init": s["init"], "years": {}}
+        for y in years:
+            m = per[y]
+            entry["years"][str(y)] = {
+                **{meas: round(100 * float(m["test"][meas]["R"]), 4) for meas in MEASURES},
+                "seconds": m.get("seconds"), "best_epoch": m.get("training", {}).get("best_epoch"),
+                "start_variant": m["start"].get("variant")}
+        for meas in MEASURES:
+            entry[f"mean_{meas}"] = round(float(np.mean([entry["years"][str(y)][meas] for y in years])), 4)
+        entry["seconds_total"] = round(float(sum(per[y].get("seconds") or 0.0 for y in years)), 2)
+        out["settings"][s["name"]] = entry
+        r2[s["name"]] = [entry["years"][str(y)]["ROUGE-2"] for y in years]
+    base = baselines.get("systems", {})
+    out["baselines_mean_ROUGE-2"] = {k: round(float(np.mean([100 * float(v[str(y)]["ROUGE-2"]["R"]) for y in years])), 4)
+                                     for k, v in base.items() if all(str(y) in v for y in years)}
+
+    def compare(a: str, b: str, what: str) -> dict:
+        d = [x - y for x, y in zip(r2[a], r2[b])]
+        return {"what": what, "setting": a, "reference": b, "mean_delta_ROUGE-2": round(float(np.mean(d)), 4),
+                "years_better": int(sum(x > 0 for x in d)), "years": len(d), "helps": bool(np.mean(d) > 0)}
+
+    cmps = []
+    by = {s["name"]: s for s in settings_}
+    for a, sa in by.items():
+        for b, sb in by.items():
+            if a == b:
+                continue
+            # +DA: fine-tuned from a WikiRef checkpoint vs the encoder alone with the same pooling.
+            if (sa["init"] == "pretrained" and sa["method"] == "full" and sb["init"] == "encoder"
+                    and sb["method"] == "full"
+                    and job_metrics[a][years[0]]["start"]["pooling"] == job_metrics[b][years[0]]["start"]["pooling"]):
+                cmps.append(compare(a, b, "data augmentation (+DA)"))
+            # ST: the same start, subnetwork vs every weight.
+            if (sa["method"] in ("subnet", "iterative") and sb["method"] == "full" and sa["init"] == sb["init"]
+                    and sa.get("variant") == sb.get("variant") and sa.get("pooling") == sb.get("pooling")):
+                cmps.append(compare(a, b, f"subnetwork fine-tuning ({sa['method']})"))
+            # Fine-tuning the checkpoint vs applying it as is.
+            if (sa["method"] == "full" and sb["method"] == "none" and sa["init"] == "pretrained"
+                    and job_metrics[a][years[0]]["start"].get("variant") == job_metrics[b][years[0]]["start"].get("variant")):
+                cmps.append(compare(a, b, "fine-tuning vs DA PRE-TRAINED"))
+    out["comparisons"] = cmps
+    return out

@@ -1,0 +1,376 @@
+"""Held-out-year fine-tuning on DUC (Table VI): data split, summaries, starting points, methods, table,
+and the whole finetune target through Snakemake on a hand-made NIST-layout copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import torch
+import yaml
+
+from wikiref import finetune as ft
+from wikiref import subnet
+from wikiref.benchmarks import duc
+from wikiref.io import write_json, write_parquet
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_duc_reader import make_nist_tree, regex_splitter  # noqa: E402  (the DUC helper's NIST fixture)
+
+torch.set_num_threads(1)
+
+DUC_FLAGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
+
+
+def _params(**finetune_over) -> dict:
+    model = dict(encoder="tiny-random", max_length=64, stride=32, max_query_tokens=32, num_levels=4, device="cpu",
+                 amp=False, attention_dropout=0.0, eval_batch_size=8)
+    finetune = dict(
+        settings=[
+            {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
+            {"name": "qbert_st", "label": "Q-BERT + ST", "init": "encoder", "pooling": "query", "method": "subnet"},
+            {"name": "da_pre", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best", "method": "none"},
+            {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "best", "pooling": "query",
+             "method": "full"},
+            {"name": "qbert_da_iter", "label": "Q-BERT + DA + ITER", "init": "pretrained", "variant": "clf_qbert",
+             "method": "iterative"},
+        ],
+        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
+        warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, target_scale=100.0,
+        dev_fraction=0.3, max_train_clusters=None, max_doc_sentences=None, keep_models=False,
+        subnet={"fraction": 0.1, "vectors": "topk"},
+        iterative={"begin": 0.0, "end": 0.5, "frequency": 1, "initial_sparsity": 0.0},
+    )
+    finetune.update(finetune_over)
+    pretrain = dict(
+        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
+        warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, max_train_examples=12,
+        max_eval_examples=6, min_sentences=1, lead_sentences=2, block_trigrams=True, nproc_per_node=1,
+        variants=[{"name": "reg_bert", "label": "BERT", "head": "regression", "pooling": "cls", "query": True,
+                   "init": "pretrained"},
+                  {"name": "clf_qbert", "label": "Q-BERT", "head": "classification", "pooling": "query",
+                   "query": True, "init": "pretrained"},
+                  {"name": "clf_transformer", "label": "TRANSFORMER", "head": "classification", "pooling": "query",
+                   "query": True, "init": "random"}],
+    )
+    duc_p = dict(standin=True, years=[2005, 2006, 2007], summary_words=250, rouge_flags=DUC_FLAGS,
+                 select={"max_bigram_overlap": 0.5, "fill": "skip"})
+    return {"seed": 5, "model": model, "finetune": finetune, "pretrain": pretrain, "duc": duc_p}
+
+
+def _rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng([seed, year, sum(map(ord, topic))])
+    words = "river bridge market council tower harbour school museum railway forest".split()
+    ref = f"the {topic} river bridge opened . council approved the {topic} budget ."
+    rows = []
+    for pos in range(n_docs):
+        sents = [" ".join(rng.choice(words, size=8)) + " ." for _ in range(int(rng.integers(3, 6)))]
+        sents[int(rng.integers(len(sents)))] = f"the {topic} river bridge opened in {1990 + pos} ."
+        from wikiref.oracle import sentence_scores
+
+        rows.append({"id": f"{year}/{topic}/d{pos}", "year": year, "topic": topic, "query": [topic, f"Describe {topic}."],
+                     "doc_position": pos, "doc_id": f"d{pos}", "doc_date": f"2000010{pos}",
+                     "doc_sentences": sents, "sentence_targets": sentence_scores(sents, [ref], metric="rouge2_recall"),
+                     "references": [ref], "reference_ids": [f"{topic}.M.250.A.A"]})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def years(tmp_path_factory) -> dict[int, Path]:
+    d = tmp_path_factory.mktemp("duc")
+    out = {}
+    for year in (2005, 2006, 2007):
+        rows = [r for t in ("alpha", "beta", "gamma") for r in _rows(f"{t}{year}", year)]
+        df = pd.DataFrame(rows)
+        path = d / f"{year}.parquet"
+        write_parquet(path, pa.Table.from_pandas(df, preserve_index=False))
+        out[year] = path
+    return out
+
+
+def _tiny_checkpoint(path: Path, pooling="query", head="classification", seed=0) -> None:
+    from wikiref.model import ScorerConfig, build_scorer, save_scorer
+
+    torch.manual_seed(seed)
+    model, tok = build_scorer(ScorerConfig(encoder="tiny-random", pooling=pooling, head=head, max_length=64, stride=32,
+                                           max_query_tokens=32, num_levels=4, attention_dropout=0.0))
+    save_scorer(model, tok, path)
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory) -> tuple[Path, Path]:
+    """models/pretrain/<variant>/ + results/metrics/pretrain_<variant>.json for two variants."""
+    root = tmp_path_factory.mktemp("pre")
+    models, metrics = root / "models", root / "metrics"
+    _tiny_checkpoint(models / "clf_qbert", "query", "classification", seed=1)
+    _tiny_checkpoint(models / "reg_bert", "cls", "regression", seed=2)
+    write_json(metrics / "pretrain_clf_qbert.json", {"dev": {"rouge2": 3.0}})
+    write_json(metrics / "pretrain_reg_bert.json", {"dev": {"rouge2": 4.0}})
+    return models, metrics
+
+
+# --------------------------------------------------------------------------- settings and data
+
+def test_settings_are_checked():
+    p = _params()
+    assert list(ft.settings(p["finetune"])) == ["bert", "qbert_st", "da_pre", "qbert_da", "qbert_da_iter"]
+    for bad, msg in (({"name": "x", "label": "X", "init": "encoder", "pooling": "cls", "method": "none"}, "needs init"),
+                     ({"name": "x", "label": "X", "init": "encoder", "method": "full"}, "needs a pooling"),
+                     ({"name": "x", "label": "X", "init": "pretrained", "method": "full"}, "needs variant")):
+        with pytest.raises(ValueError, match=msg):
+            ft.settings({"settings": [bad]})
+    with pytest.raises(ValueError, match="duplicate"):
+        ft.settings({"settings": p["finetune"]["settings"][:1] * 2})
+
+
+def test_best_variant_candidates_and_choice(pretrained):
+    _, metrics = pretrained
+    p = _params()
+    s = ft.settings(p["finetune"])
+    # best: pretrained encoders with the query in the input (never the random-init TRANSFORMER) ...
+    assert ft.candidate_variants(s["da_pre"], p["pretrain"]) == ["reg_bert", "clf_qbert"]
+    # ... optionally only those with the setting's pooling
+    assert ft.candidate_variants(s["qbert_da"], p["pretrain"]) == ["clf_qbert"]
+    assert ft.candidate_variants(s["bert"], p["pretrain"]) == []
+    assert ft.resolve_variant(s["da_pre"], p["pretrain"], metrics)[0] == "reg_bert"  # dev R-2 4.0 > 3.0
+    assert ft.resolve_variant(s["qbert_da"], p["pretrain"], metrics)[0] == "clf_qbert"
+    with pytest.raises(ValueError, match="not in pretrain.variants"):
+        ft.candidate_variants({**s["qbert_da"], "variant": "nope"}, p["pretrain"])
+
+
+def test_held_out_split_and_caps(years):
+    pool = pd.concat([ft.load_year(years[y]) for y in (2005, 2006)], ignore_index=True)
+    train, dev = ft.held_out_split(pool, 0.3, seed=1)
+    tk, dk = set(zip(train.year, train.topic)), set(zip(dev.year, dev.topic))
+    assert len(dk) == 2 and len(tk) == 4 and not tk & dk  # whole clusters, round(0.3 * 6) = 2
+    assert len(train) + len(dev) == len(pool)
+    again = ft.held_out_split(pool, 0.3, seed=1)[1]
+    assert again.equals(dev)  # seeded
+    assert len(set(zip(*[ft.held_out_split(pool, 0.01, seed=1)[1][c] for c in ("year", "topic")]))) == 1  # >= 1
+    capped = ft.cap_clusters(pool, 2, seed=3)
+    assert capped.groupby("year").topic.nunique().tolist() == [2, 2]
+    assert ft.cap_clusters(pool, None, seed=3).equals(pool)
+    with pytest.raises(ValueError, match="at least 2"):
+        ft.held_out_split(pool[pool.topic == pool.topic.iloc[0]], 0.5, seed=1)
+
+
+def test_examples_targets_and_sentence_cap(years):
+    df = ft.load_year(years[2005])
+    df.loc[0, "doc_sentences"] = []
+    df.loc[0, "sentence_targets"] = []
+    ex, used, counts = ft.to_examples(df, max_doc_sentences=3, target_scale=100.0)
+    assert counts["empty_documents"] == 1 and counts["used"] == len(df) - 1 == len(ex) == len(used)
+    assert all(len(e.sentences) <= 3 for e in ex)
+    r = used.iloc[0]
+    assert ex[0].targets == pytest.approx([100 * t for t in r.sentence_targets[:3]])
+    assert ex[0].query == list(r.query)
+
+
+def test_cluster_summaries_rank_across_documents():
+    df = pd.DataFrame({
+        "topic": ["T", "T"], "doc_position": [1, 0],
+        "doc_sentences": [["b one two three .", "b four five six ."], ["a one two three .", "a seven eight nine ."]],
+    })
+    # Row 0 is the second document of the cluster; "a one two three ." repeats 2 of its 3 bigrams (skipped);
+    # an unscored (NaN) sentence ranks last.
+    out, unscored = ft.cluster_summaries(df, [[0.9, np.nan], [0.1, 0.95]], max_words=15, max_bigram_overlap=0.5,
+                                         fill="skip")
+    assert unscored == 1
+    assert out["T"] == ["a seven eight nine .", "b one two three .", "b four five six ."]
+    out, _ = ft.cluster_summaries(df, [[0.9, 0.2], [0.1, 0.95]], max_words=10, max_bigram_overlap=0.5, fill="skip")
+    assert out["T"] == ["a seven eight nine .", "b one two three ."]  # the word budget (250 in DUC), here 10
+    with pytest.raises(ValueError):
+        ft.cluster_summaries(df, [[0.9], [0.1, 0.95]], max_words=8, max_bigram_overlap=0.5, fill="skip")
+
+
+# --------------------------------------------------------------------------- jobs (in process, tiny encoder)
+
+def test_encoder_job_and_subnet_job(tmp_path, years):
+    p = _params()
+    m, preds, summaries = ft.run_job(p, "bert", 2006, years, tmp_path / "bert", progress=False)
+    assert m["train_years"] == [2005, 2007] and m["year"] == 2006 and m["method"] == "full"
+    assert len(m["dev_clusters"]) == 2 and not set(m["dev_clusters"]) & set(m["train_clusters"])
+    assert all(c.split("/")[0] in ("2005", "2007") for c in m["dev_clusters"] + m["train_clusters"])
+    assert m["training"]["best_epoch"] in (1, 2) and len(m["training"]["history"]) == 2
+    for meas in ft.MEASURES:
+        assert 0 <= m["test"][meas]["R"] <= 1 and m["test"][meas]["topics"] == 3
+    assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"}
+    assert all(len(" ".join(s).split()) <= 250 for s in summaries.values())
+    test_df = ft.load_year(years[2006])
+    assert list(preds["id"]) == list(test_df["id"])
+    assert [len(s) for s in preds["sentence_scores"]] == [len(s) for s in test_df["doc_sentences"]]
+    # keep_models: false leaves the small records only
+    assert sorted(f.name for f in (tmp_path / "bert").iterdir()) == ["training.json"]
+    # Same params and seed -> same predictions.
+    m2, preds2, _ = ft.run_job(p, "bert", 2006, years, tmp_path / "bert2", progress=False)
+    assert preds2["sentence_scores"].tolist() == preds["sentence_scores"].tolist()
+    assert m2["test"]["ROUGE-2"]["R"] == m["test"]["ROUGE-2"]["R"]
+
+    ms, _, _ = ft.run_job(_params(keep_models=True), "qbert_st", 2005, years, tmp_path / "st", progress=False)
+    st = ms["subnet"]
+    assert st["masked_trainable"] == sum(subnet.keep_count(n, 0.1) for n in _maskable_sizes())
+    assert (tmp_path / "st" / "model.safetensors").exists() and (tmp_path / "st" / "subnet.json").exists()
+
+
+def _maskable_sizes():
+    from wikiref.model import ScorerConfig, build_scorer
+
+    model, _ = build_scorer(ScorerConfig(encoder="tiny-random", pooling="query", head="regression", max_length=64,
+                                         stride=32, max_query_tokens=32, num_levels=4))
+    return [p.numel() for p in subnet.maskable_parameters(model).values()]
+
+
+def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years, pretrained):
+    """+DA + ST from a classification checkpoint: head switched to regression, frozen entries unchanged."""
+    from safetensors.torch import load_file
+
+    models, metrics = pretrained
+    p = _params(keep_models=True)
+    p["finetune"]["settings"].append({"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained",
+                                      "variant": "best", "pooling": "query", "method": "subnet"})
+    m, _, _ = ft.run_job(p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models, metrics_dir=metrics,
+                         progress=False)
+    assert m["start"]["variant"] == "clf_qbert" and m["start"]["head_switched_to_regression"]
+    before = load_file(str(models / "clf_qbert" / "model.safetensors"))
+    after = load_file(str(tmp_path / "st" / "model.safetensors"))
+    cfg = json.loads((tmp_path / "st" / "config.json").read_text())
+    assert cfg["head"] == "regression"
+    from wikiref.model import load_scorer
+
+    start_model, _ = load_scorer(models / "clf_qbert")
+    masks = subnet.magnitude_masks(start_model, 0.1)
+    for name, mask in masks.items():
+        assert torch.equal(after[name][~mask], before[name][~mask]), name
+    assert not torch.equal(after["head.weight"], before["head.weight"])
+
+
+def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained):
+    models, metrics = pretrained
+    p = _params()
+    m, _, _ = ft.run_job(p, "da_pre", 2005, years, tmp_path / "none", pretrain_dir=models, metrics_dir=metrics,
+                         progress=False)
+    assert m["method"] == "none" and m["train_years"] == [] and "training" not in m
+    assert m["start"]["variant"] == "reg_bert" and "head_switched_to_regression" not in m["start"]
+    assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
+
+    # Iterative: prune during a WikiRef run (synthetic oracle-format data), then fine-tune the survivors.
+    from wikiref import pretrain as pt
+
+    oracle = tmp_path / "oracle"
+    pt.write_oracle_splits({"train": pt.synthetic_oracle_frame(12, seed=1, prefix="tr"),
+                            "dev": pt.synthetic_oracle_frame(6, seed=2, prefix="dv")}, oracle)
+    info = ft.prune_on_wikiref(p, "qbert_da_iter", oracle, tmp_path / "pruned", pretrain_dir=models,
+                               metrics_dir=metrics, progress=False)
+    assert info["schedule"]["final_sparsity"] == pytest.approx(0.9)
+    assert info["pruning_steps"][-1]["sparsity"] == pytest.approx(0.9)
+    assert info["pruning_steps"][-1]["step"] < info["schedule"]["total_steps"]
+    masks = subnet.load_masks(tmp_path / "pruned" / subnet.MASKS_FILE)
+    assert subnet.check_fractions(masks, 0.1) == []
+    m, _, _ = ft.run_job(_params(keep_models=True), "qbert_da_iter", 2006, years, tmp_path / "iter",
+                         prune_dir=tmp_path / "pruned", progress=False)
+    assert m["start"]["variant"] == "clf_qbert" and m["subnet"]["masked_trainable_fraction"] < 0.11
+    from safetensors.torch import load_file
+
+    after = load_file(str(tmp_path / "iter" / "model.safetensors"))
+    assert all(int(torch.count_nonzero(after[n][~mk])) == 0 for n, mk in masks.items())  # pruned stay zero
+
+
+# --------------------------------------------------------------------------- table
+
+def _job(setting, year, r2, init="encoder", variant=None, pooling="query", head="regression"):
+    start = {"init": init, "pooling": pooling, "checkpoint_head": head}
+    if variant:
+        start["variant"] = variant
+    return {"setting": setting, "year": year, "seconds": 1.0, "start": start, "training": {"best_epoch": 1},
+            "test": {m: {"R": r2 / 100 + (0.2 if m == "ROUGE-1" else 0.0)} for m in ft.MEASURES}}
+
+
+def test_table6_and_comparisons():
+    p = _params()
+    p["finetune"]["settings"] = [
+        {"name": "qbert", "label": "Q-BERT", "init": "encoder", "pooling": "query", "method": "full"},
+        {"name": "da_pre", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best", "method": "none"},
+        {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "best", "pooling": "query",
+         "method": "full"},
+        {"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained", "variant": "best",
+         "pooling": "query", "method": "subnet"},
+    ]
+    chosen = list(ft.settings(p["finetune"]).values())
+    years_ = [2005, 2006]
+    r2 = {"qbert": [5, 6], "da_pre": [4, 4], "qbert_da": [7, 5], "qbert_da_st": [8, 7]}
+    jobs = {s: {y: _job(s, y, r2[s][i], init="encoder" if s == "qbert" else "pretrained",
+                        variant=None if s == "qbert" else "reg_qbert") for i, y in enumerate(years_)} for s in r2}
+    base = {"systems": {k: {str(y): {m: {"R": 0.01 * (i + 1)} for m in ft.MEASURES} for y in years_}
+                        for i, k in enumerate(("lead", "query_sim", "oracle"))}}
+    df = ft.table6(base, jobs, chosen, years_)
+    assert list(df["System"]) == ["LEAD", "QUERY-SIM", "Q-BERT", "DA PRE-TRAINED", "Q-BERT + DA", "Q-BERT + DA + ST",
+                                  "ORACLE"]
+    assert list(df.columns) == ["System", "Group"] + [f"{y} {m}" for y in years_ for m in ("R-1", "R-2", "R-SU4")]
+    assert df.set_index("System").loc["Q-BERT + DA", "2005 R-2"] == 7.0
+    assert df.set_index("System").loc["Q-BERT + DA", "Group"] == "regression pre-training (reg_qbert)"
+    s = ft.summary_metrics(jobs, chosen, years_, base)
+    assert s["settings"]["qbert_da"]["mean_ROUGE-2"] == 6.0
+    cmp = {(c["setting"], c["reference"]): c for c in s["comparisons"]}
+    assert set(cmp) == {("qbert_da", "qbert"), ("qbert_da_st", "qbert_da"), ("qbert_da", "da_pre")}
+    assert cmp[("qbert_da", "qbert")]["mean_delta_ROUGE-2"] == 0.5 and cmp[("qbert_da", "qbert")]["years_better"] == 1
+    assert cmp[("qbert_da_st", "qbert_da")]["helps"] and cmp[("qbert_da", "da_pre")]["mean_delta_ROUGE-2"] == 2.0
+
+
+# --------------------------------------------------------------------------- the whole target on a NIST copy
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    return env
+
+
+@pytest.mark.slow
+def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path):
+    """The paper profile's finetune_all on a hand-made NIST-layout DUC copy (duc.root, duc.standin false),
+    with the tiny encoder and a small setting list; the +DA checkpoint is placed where the pretrain stage
+    writes it (models/pretrain/<variant>/, results/metrics/pretrain_<variant>.json)."""
+    nist = make_nist_tree(tmp_path / "duc")
+    work = tmp_path / "work"
+    _tiny_checkpoint(work / "models/pretrain/clf_qbert", seed=3)
+    write_json(work / "results/metrics/pretrain_clf_qbert.json", {"dev": {"rouge2": 1.0}})
+    p = _params()
+    overlay = {
+        "duc": {"root": str(nist), "standin": False},
+        "model": p["model"],
+        "pretrain": {"variants": [p["pretrain"]["variants"][1]]},
+        "finetune": {"settings": [
+            {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
+            {"name": "da_pretrained", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best",
+             "method": "none"},
+            {"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained", "variant": "clf_qbert",
+             "method": "subnet"}],
+            "epochs": 1, "batch_size": 4, "lr": 1e-3, "dev_fraction": 0.5},
+    }
+    (tmp_path / "nist.yaml").write_text(yaml.safe_dump(overlay))
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--directory", str(work),
+           "--configfile", str(repo / "config/paper.yaml"), str(tmp_path / "nist.yaml"), "--cores", "2",
+           "--resources", "gpu=1", "finetune_all"]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1200)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
+    md = (work / "results/tables/table6_duc.md").read_text()
+    assert "profile: paper" in md and "STAND-IN" not in md
+    for row in ("| LEAD |", "| QUERY-SIM |", "| BERT |", "| DA PRE-TRAINED |", "| Q-BERT + DA + ST |", "| ORACLE |"):
+        assert row in md
+    summary = json.loads((work / "results/metrics/finetune.json").read_text())
+    assert summary["standin"] is False and summary["profile"] == "paper"
+    for s in ("bert", "da_pretrained", "qbert_da_st"):
+        for y in (2005, 2006, 2007):
+            m = json.loads((work / f"results/metrics/duc_{s}_{y}.json").read_text())
+            assert m["test"]["ROUGE-2"]["topics"] == (2 if y == 2005 else 1)
+            assert 0 <= m["test"]["ROUGE-1"]["R"] <= 1
+    m = json.loads((work / "results/metrics/duc_qbert_da_st_2005.json").read_text())
+    assert m["train_years"] == [2006, 2007] and m["subnet"]["masked_trainable_fraction"] < 0.11
+    assert (work / "models/finetune/qbert_da_st/2005/model.safetensors").exists()  # paper: keep_models
