@@ -10,6 +10,7 @@ Prints one JSON line per mode and a final line with the ratios:
 
     python bench/train.py                        # MiniLM-L6, max_length 512, stride 100
     python bench/train.py --encoder tiny-random --max-length 128 --stride 64
+    python bench/train.py --attention-dropout 0 --threads 2   # the sample profile's CPU setting
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def child(args) -> dict:
     naive = args.child == "naive"
     torch.manual_seed(0)
     config = ScorerConfig(encoder=args.encoder, pooling="query", head="classification", max_length=args.max_length,
-                          stride=args.stride)
+                          stride=args.stride, attention_dropout=args.attention_dropout)
     model, tok = build_scorer(config)
     examples, source = _examples(args.windows, config, tok)
     windows, stats = pack_examples(config, tok, examples)
@@ -81,7 +82,8 @@ def child(args) -> dict:
     out = {
         "bench": "train", "mode": "naive-pad-to-max" if naive else "bucketed-dynamic", "encoder": args.encoder,
         "device": device.type, "threads": torch.get_num_threads(), "max_length": args.max_length,
-        "stride": args.stride, "batch_size": args.batch_size, "data": source, "examples": len(examples),
+        "stride": args.stride, "batch_size": args.batch_size, "attention_dropout": args.attention_dropout,
+        "data": source, "examples": len(examples),
         "windows": len(windows), "mean_window_tokens": real_tokens / len(windows),
         "train_windows_per_s": res.windows_per_second, "infer_windows_per_s": len(windows) / infer_s,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -100,6 +102,8 @@ def main() -> int:
     ap.add_argument("--windows", type=int, default=24, help="at least this many windows (whole examples)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--attention-dropout", type=float, default=None,
+                    help="override the encoder's attention dropout (model.attention_dropout; 0 = fused CPU kernel)")
     ap.add_argument("--out", default=None, help="scratch folder (default: a temporary one)")
     ap.add_argument("--child", choices=["real", "naive"], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -115,6 +119,8 @@ def main() -> int:
                    "--max-length", str(args.max_length), "--stride", str(args.stride), "--batch-size",
                    str(args.batch_size), "--windows", str(args.windows), "--threads", str(args.threads),
                    "--device", args.device]
+            if args.attention_dropout is not None:
+                cmd += ["--attention-dropout", str(args.attention_dropout)]
             res = subprocess.run(cmd, capture_output=True, text=True)
             if res.returncode != 0:
                 sys.stderr.write(res.stderr[-3000:])

@@ -72,9 +72,10 @@ def test_cloze_fixture_in_oracle_format(cloze_examples):
 
 
 def test_table_and_summary_from_metrics():
-    pre = {"variants": [{"name": "a", "label": "BERT", "head": "classification", "init": "pretrained"},
-                        {"name": "t", "label": "TRANSFORMER", "head": "classification", "init": "random"},
-                        {"name": "r", "label": "Q-BERT", "head": "regression", "init": "pretrained"}]}
+    common = {"pooling": "cls", "query": True}
+    pre = {"variants": [{"name": "a", "label": "BERT", "head": "classification", "init": "pretrained", **common},
+                        {"name": "t", "label": "TRANSFORMER", "head": "classification", "init": "random", **common},
+                        {"name": "r", "label": "Q-BERT", "head": "regression", "init": "pretrained", **common}]}
     m = lambda r2: {s: {"rouge1": r2 + 10, "rouge2": r2, "rougeL": r2 + 5} for s in ("dev", "test")}  # noqa: E731
     metrics = {"a": {**m(20.0), "init": "pretrained", "threshold": 0.5}, "t": {**m(12.0), "init": "random", "threshold": 0.4},
                "r": {**m(18.0), "init": "pretrained", "threshold": 0.1}}
@@ -89,6 +90,7 @@ def test_table_and_summary_from_metrics():
     c = s["comparison_dev_rouge2"]
     assert s["best_variant"] == "a" and c["beats_lead"] and c["margin_over_lead"] == pytest.approx(9.0)
     assert c["beats_transformer"] and c["margin_over_transformer"] == pytest.approx(8.0)
+    assert c["same_config_pretrained_variant"] == "a" and c["same_config_margin_over_transformer"] == pytest.approx(8.0)
     # a random encoder has no pretrained variant to compare
     assert "comparison_dev_rouge2" not in pt.summary_metrics({"encoder": "tiny-random"}, pre, metrics, base)
 

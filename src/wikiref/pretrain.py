@@ -296,6 +296,17 @@ def summary_metrics(model: Mapping, pretrain: Mapping, variant_metrics: Mapping[
             cmp["transformer_dev_rouge2"] = random[best_rand]
             cmp["margin_over_transformer"] = pretrained[best_pre] - random[best_rand]
             cmp["beats_transformer"] = pretrained[best_pre] > random[best_rand]
+            # Like for like (no selection over variants): the pretrained twin of the TRANSFORMER
+            # variant (same head, pooling and input), as in the paper's BERT vs TRANSFORMER rows.
+            spec = {v["name"]: v for v in pretrain["variants"]}
+            key = lambda v: (v["head"], v["pooling"], v["query"])  # noqa: E731
+            twins = [n for n in pretrained if n in spec and best_rand in spec and key(spec[n]) == key(spec[best_rand])]
+            if twins:
+                twin = twins[0]
+                cmp["same_config_pretrained_variant"] = twin
+                cmp["same_config_pretrained_dev_rouge2"] = pretrained[twin]
+                cmp["same_config_margin_over_transformer"] = pretrained[twin] - random[best_rand]
+                cmp["same_config_margin_over_lead"] = pretrained[twin] - lead_r2
         out["comparison_dev_rouge2"] = cmp
     return out
 
