@@ -111,6 +111,7 @@ class TrainResult:
     dev_pack_stats: dict
     train_seconds: float  # the whole run (training, dev scoring, checkpoints)
     windows_per_second: float  # training windows / seconds spent in forward + backward + optimizer steps
+    windows_per_cpu_second: float = 0.0  # the same per CPU second of this process (steadier on a shared machine)
     resumed_from_epoch: int = 0
     world_size: int = 1
     extra: dict = field(default_factory=dict)
@@ -377,20 +378,21 @@ def train(
     from tqdm.auto import tqdm
 
     t0 = time.perf_counter()
-    seen_windows, loop_seconds = 0, 0.0
+    seen_windows, loop_seconds, loop_cpu = 0, 0.0, 0.0
     best_dev_scores = None
     pad_to = model.config.max_length if settings.pad_to_max_length else None
     for epoch in range(start_epoch, settings.epochs):
         batches = epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, epoch)
         mine = batches[: local_batches * world][rank::world]
         running, running_n = 0.0, 0
+        # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
         bar = tqdm(total=len(mine), desc=f"epoch {epoch + 1}/{settings.epochs}", unit="batch",
-                   disable=not (settings.progress and is_main), mininterval=2)
+                   disable=None if (settings.progress and is_main) else True, mininterval=2)
         optimizer.zero_grad(set_to_none=True)
         for i, idx in enumerate(mine):
             micro = i % settings.grad_accum_steps
             last_micro = micro == settings.grad_accum_steps - 1 or i == len(mine) - 1
-            t_batch = time.perf_counter()
+            t_batch, c_batch = time.perf_counter(), time.process_time()
             batch = to_device(collate([windows[j] for j in idx], pad_id, train_targets, pad_to=pad_to), device)
             sync = contextlib_nullcontext() if (last_micro or not distributed) else ddp_model.no_sync()
             with sync:
@@ -423,12 +425,16 @@ def train(
                     step_hook(model)
                 optimizer.zero_grad(set_to_none=True)
                 global_step += 1
+                if is_main and global_step % settings.log_every_steps == 0:
+                    log.info("epoch %d step %d/%d: loss %.4f, %.2f windows/s", epoch + 1, global_step, total_steps,
+                             running / running_n, seen_windows / loop_seconds if loop_seconds else 0.0)
                 if live is not None and global_step % settings.log_every_steps == 0:
                     live.step = global_step  # x axis = optimizer steps (set before logging)
                     live.log_metric("train/loss", running / running_n)
                     live.log_metric("train/lr", settings.lr * factor)
                     live.next_step()
             loop_seconds += time.perf_counter() - t_batch
+            loop_cpu += time.process_time() - c_batch
             bar.update(1)
             bar.set_postfix(loss=f"{running / running_n:.4f}")
         bar.close()
@@ -476,6 +482,7 @@ def train(
         best_epoch=best_epoch + 1, best_metric=best_metric, history=history, pack_stats=pstats.as_dict(),
         dev_pack_stats=dstats.as_dict(), train_seconds=seconds,
         windows_per_second=seen_windows * world / loop_seconds if loop_seconds > 0 else 0.0,
+        windows_per_cpu_second=seen_windows / loop_cpu if loop_cpu > 0 else 0.0,
         resumed_from_epoch=resumed_from, world_size=world, best_dev_scores=best_dev_scores,
     )
     if is_main:
