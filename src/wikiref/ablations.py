@@ -341,6 +341,33 @@ def effective_params(params: Mapping) -> dict:
     return p
 
 
+CELL_SECTIONS = ("seed", "model", "pretrain", "finetune", "duc", "ablations")
+# What a cell job receives in place of the Table IV variants / Table VI settings (it replaces them with
+# its own), so that editing those lists does not rerun every ablation cell.
+_PLACEHOLDER_VARIANT = {"name": "ablation", "label": "ablation", "head": "regression", "pooling": "query",
+                        "query": True, "init": "pretrained"}
+_PLACEHOLDER_SETTING = {"name": "ablation", "label": "ablation", "init": "encoder", "pooling": "query",
+                        "method": "full"}
+
+
+def cell_params_json(params: Mapping) -> str:
+    """``--params-json`` of the cell rules: only what a cell's result depends on.
+
+    The grid lists of ``ablations`` (which cells exist), ``pretrain.variants`` and ``finetune.settings``
+    (replaced inside each job) are left out, so adding a grid point or a Table IV/VI system reruns only
+    the new cells (Snakemake's params trigger) - not every finished one."""
+    import json
+
+    p = {k: copy.deepcopy(params[k]) for k in CELL_SECTIONS}
+    a = p["ablations"]
+    a.update(data_fractions=[], poolings=[], subnetworks=[], duc_percents=[], duc_single_years=False)
+    a["quality"].update(starts=[], names=[])
+    p["pretrain"]["variants"] = [dict(_PLACEHOLDER_VARIANT)]
+    if "settings" in p["finetune"]:
+        p["finetune"]["settings"] = [dict(_PLACEHOLDER_SETTING)]
+    return json.dumps(p, sort_keys=True, separators=(",", ":"))
+
+
 def variant_spec(cell: AugCell, head: str) -> dict:
     """A ``pretrain.variants`` entry for an augmentation cell (its name is the cell id)."""
     return {"name": cell.id, "label": POOLING_LABELS[cell.pooling], "head": head, "pooling": cell.pooling,

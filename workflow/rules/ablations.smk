@@ -17,6 +17,7 @@ _AB_AUG_GRID, _AB_DUC_GRID = AB.grids(config)
 AB_AUG = Paramspace(_AB_AUG_GRID, filename_params="*", single_wildcard="aug")
 AB_DUC = Paramspace(_AB_DUC_GRID[list(AB.DUC_COLUMNS)], filename_params="*", single_wildcard="duc")
 AB_PARAMS = ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations")
+AB_CELL_PARAMS = AB.cell_params_json(config)  # without the grid lists: a new grid point reruns only new cells
 AB_RESULTS = expand("results/ablations/wikiref/{aug}.json", aug=AB_AUG.instance_patterns) + [
     f"results/ablations/duc/{a}/{d}.json" for a, d in zip(_AB_DUC_GRID["aug"], AB_DUC.instance_patterns)
 ]
@@ -29,7 +30,7 @@ rule ablation_pretrain:
         model="models/ablations/pretrain/{aug}/model.safetensors",
         metrics="results/ablations/wikiref/{aug}.json",
     params:
-        p=P(*AB_PARAMS),
+        p=AB_CELL_PARAMS,
         model_dir=lambda wc, output: os.path.dirname(output.model),
         oracle_dir=lambda wc, input: os.path.dirname(input.train),
     wildcard_constraints:
@@ -52,7 +53,7 @@ rule ablation_finetune:
     output:
         metrics="results/ablations/duc/{aug}/{duc}.json",
     params:
-        p=P(*AB_PARAMS),
+        p=AB_CELL_PARAMS,
         duc_dir=lambda wc, input: os.path.dirname(input.duc[0]),
         work="models/ablations/finetune/{aug}/{duc}",
     wildcard_constraints:

@@ -51,7 +51,8 @@ def main(args: argparse.Namespace) -> int:
     from wikiref import ablations as ab
     from wikiref.io import read_json, write_json
 
-    params = params_from_args(args, *SECTIONS)
+    sections = SECTIONS if args.action in ("collect", "plan") else ab.CELL_SECTIONS
+    params = params_from_args(args, *sections)
     if args.threads:
         import torch
 

@@ -154,8 +154,8 @@ def write_index(out: Outputs, profile: Mapping, table_stems: Sequence[str], figu
     root = out.index.parent
     lines = ["# wikiref results", "", f"_{profile_caption(profile, encoder)}_", ""]
     if profile.get("standin"):
-        lines += [f"**{STANDIN_NOTE}.** The sample profile runs every step on a real Wikipedia fragment with "
-                  "stand-in cited pages and a stand-in DUC benchmark; the numbers show that the pipeline runs end "
+        lines += [f"**{STANDIN_NOTE}.** The {profile['name']} profile runs on stand-in data ("
+                  f"{profile.get('description', 'see params.yaml')}); the numbers show that the pipeline runs end "
                   "to end, not what the paper measured.", ""]
     lines += ["Written by `wikiref report` (Snakemake rule `report`). An HTML report with the figures and "
               "tables: `snakemake --report results/report.html` (after the workflow has run).", "", "## Tables", "",
