@@ -182,6 +182,16 @@ def test_quality_slices_are_overlapping_halves_by_oracle_score():
         ab.training_subset(pool, ab.AugCell("query", "none", 0.0), 0.5, 13)
 
 
+def test_cap_doc_sentences():
+    df = pd.DataFrame({"id": ["a"], "doc_sentences": [["s0", "s1", "s2", "s3"]], "oracle_labels": [[0, 1, 0, 1]],
+                       "oracle_scores": [[0.1, 0.5, 0.0, 0.4]], "oracle_indices": [[1, 3]]})
+    out, cut = ab.cap_doc_sentences(df, 2)
+    assert cut == 2 and out["doc_sentences"][0] == ["s0", "s1"] and out["oracle_labels"][0] == [0, 1]
+    assert out["oracle_scores"][0] == [0.1, 0.5] and out["oracle_indices"][0] == [1]
+    assert df["doc_sentences"][0] == ["s0", "s1", "s2", "s3"]  # input untouched
+    assert ab.cap_doc_sentences(df, None)[0] is df
+
+
 def test_clusters_for_percent():
     assert ab.clusters_for_percent({2005: 6, 2006: 6}, 100, None) is None
     assert ab.clusters_for_percent({2005: 6, 2006: 6}, 100, 4) == 4

@@ -126,6 +126,20 @@ def test_table_cells_and_comparison_pairs_labels():
         compare.table_cells(df, ("Model",))
 
 
+def test_table6_rows_are_told_apart_by_pretraining_head():
+    df = pd.DataFrame({"System": ["LEAD", "Q-BERT", "DA PRE-TRAINED", "Q-BERT + DA"],
+                       "Group": ["baseline", "without DA", "classification pre-training (clf_qbert)",
+                                 "regression pre-training (reg_qbert)"],
+                       "2007 R-2": [8.0, 11.0, 9.5, 12.0]})
+    spec = next(s for s in compare.TABLE_SPECS if s.paper == "table6")
+    cells = compare.table_cells(df, spec.key, spec.label, spec.extra_keys)
+    assert set(cells) == {"LEAD", "Q-BERT", "DA PRE-TRAINED (classification)", "Q-BERT + DA (regression)"}
+    rows = {r["Row"]: r for r in compare.compare_table(compare.paper_numbers(), spec, cells)}
+    assert rows["DA PRE-TRAINED (classification)"]["Paper"] == 9.19
+    assert rows["Q-BERT + DA (regression)"]["Difference"] == pytest.approx(12.0 - 12.43)
+    assert rows["Q-BERT"]["Paper"] == 11.24
+
+
 def test_tables_8_and_9(built, ablation_results, sample_params):
     root, out, _ = built
     t8 = pd.read_csv(out.tables_dir / f"{analyses.TABLE8_STEM}.csv")

@@ -28,8 +28,9 @@ augmentation model is the Fig. 5 100% point, the Fig. 6 full-data line, a Table 
 "None" row and the Fig. 4 +DA 100% point). :func:`collect` assembles the cells' results into
 ``results/metrics/ablations.json``, which ``wikiref report`` turns into the tables and figures.
 
-The ``ablations.budget`` parameters shrink windows, epochs and example counts for these runs only
-(null = the ``model`` / ``pretrain`` / ``finetune`` value), so the sample grids finish in minutes.
+The ``ablations.budget`` parameters shrink windows, epochs, example counts and training-document
+lengths for these runs only (null = the ``model`` / ``pretrain`` / ``finetune`` value, or no cap), so
+the sample grids finish in minutes.
 """
 
 from __future__ import annotations
@@ -328,8 +329,8 @@ def effective_params(params: Mapping) -> dict:
         p["pretrain"]["epochs"] = b["pretrain_epochs"]
     if b["finetune_epochs"] is not None:
         p["finetune"]["epochs"] = b["finetune_epochs"]
-    if b["max_doc_sentences"] is not None:
-        p["finetune"]["max_doc_sentences"] = b["max_doc_sentences"]
+    if b["duc_doc_sentences"] is not None:
+        p["finetune"]["max_doc_sentences"] = b["duc_doc_sentences"]
     # The pool the grids draw from and the WikiRef dev/test examples scored (null = all).
     p["pretrain"]["max_train_examples"] = b["train_pool"]
     p["pretrain"]["max_eval_examples"] = b["eval_examples"]
@@ -409,6 +410,19 @@ def training_subset(pool: pd.DataFrame, cell: AugCell, window: float, seed: int)
     return sub, info
 
 
+def cap_doc_sentences(df: pd.DataFrame, n: int | None) -> tuple[pd.DataFrame, int]:
+    """Training documents cut to their first ``n`` sentences (labels, scores and oracle indices with
+    them); returns the frame and the number of sentences cut. ``None`` = unchanged."""
+    if n is None:
+        return df, 0
+    df = df.copy()
+    cut = int(sum(max(0, len(d) - n) for d in df["doc_sentences"]))
+    for col in ("doc_sentences", "oracle_labels", "oracle_scores"):
+        df[col] = [list(v)[:n] for v in df[col]]
+    df["oracle_indices"] = [[int(i) for i in v if int(i) < n] for v in df["oracle_indices"]]
+    return df, cut
+
+
 # --------------------------------------------------------------------------- jobs
 
 def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, model_dir: str | Path, *,
@@ -448,6 +462,7 @@ def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, mo
     train_all, counts = pt.load_split(oracle_dir, "train", None, seed)
     pool = pt.cap_rows(train_all, p["pretrain"]["max_train_examples"], seed)
     train_df, subset = training_subset(pool, cell, ab["quality"]["window"], seed)
+    train_df, subset["sentences_cut"] = cap_doc_sentences(train_df, ab["budget"]["wikiref_doc_sentences"])
     dev_df, _ = pt.load_split(oracle_dir, "dev", p["pretrain"]["max_eval_examples"], seed)
     torch.manual_seed(seed)
     model, tok = build_scorer(pt.scorer_config(p["model"], spec))
@@ -567,7 +582,9 @@ def collect(params: Mapping, read) -> dict:
         "budget": {"max_length": p["model"]["max_length"], "stride": p["model"]["stride"],
                    "max_query_tokens": p["model"]["max_query_tokens"], "pretrain_epochs": p["pretrain"]["epochs"],
                    "finetune_epochs": p["finetune"]["epochs"], "train_pool": p["pretrain"]["max_train_examples"],
-                   "eval_examples": p["pretrain"]["max_eval_examples"]},
+                   "eval_examples": p["pretrain"]["max_eval_examples"],
+                   "wikiref_doc_sentences": ab["budget"]["wikiref_doc_sentences"],
+                   "duc_doc_sentences": p["finetune"].get("max_doc_sentences")},
     }
     out["data_size"] = {"points": [{"fraction": f, "wikiref": wiki(a), **duc(a, d)} for f, a, d in pl.data_size]}
     out["quality"] = {

@@ -101,9 +101,10 @@ def write_analyses(ab: Mapping, tables_dir: Path, figures_dir: Path, profile: Ma
     enc = ab["encoder"]
     year = ab["test_year"]
     b = ab.get("budget") or {}
+    docs = b.get("wikiref_doc_sentences")
     budget = (f"ablation budget: windows of {b.get('max_length')} tokens, {b.get('pretrain_epochs')} WikiRef / "
-              f"{b.get('finetune_epochs')} DUC epoch(s), WikiRef pool {b.get('train_pool') or 'all'} examples, "
-              f"head {ab['head']}")
+              f"{b.get('finetune_epochs')} DUC epoch(s), WikiRef pool {b.get('train_pool') or 'all'} examples"
+              + (f" (first {docs} sentences)" if docs else "") + f", head {ab['head']}")
     duc_kind = "STAND-IN DUC pseudo-year" if ab.get("duc_standin") else "DUC"
     written: dict[str, list[Path]] = {}
     for stem, spec in analyses.TABLES.items():

@@ -14,21 +14,31 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 PAPER_NUMBERS = Path(__file__).with_name("paper_numbers.yaml")
 
 
+def _table6_label(rec: Mapping[str, Any]) -> str:
+    """Table VI repeats DA PRE-TRAINED / BERT + DA under classification and regression pre-training; the
+    fine-tuning step's ``Group`` column ("regression pre-training (reg_qbert)") tells which."""
+    group = str(rec.get("Group") or "")
+    m = re.match(r"(classification|regression) pre-training", group)
+    return f"{rec['System']} ({m.group(1)})" if m else str(rec["System"])
+
+
 @dataclass(frozen=True)
 class TableSpec:
     paper: str  # key in paper_numbers.yaml
     stems: tuple[str, ...]  # reproduced table files (results/tables/<stem>.csv) that may hold its rows
-    key: tuple[str, ...]  # columns whose values, joined by " | ", form the row label
+    key: tuple[str, ...]  # columns whose values, joined by " | ", form the row label (and are not numbers)
+    label: Callable[[Mapping[str, Any]], str] | None = None  # row label from the record, instead of `key`
+    extra_keys: tuple[str, ...] = field(default=())  # further label columns (not numbers)
 
 
 # Which reproduced tables hold which paper table's rows.
@@ -36,7 +46,8 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
     TableSpec("table1", ("table1_wikiref_splits",), ("Statistic",)),
     TableSpec("table2", ("table2_wikiref_percentiles",), ("Statistic",)),
     TableSpec("table4", ("table4_wikiref",), ("System", "Supervision")),
-    TableSpec("table6", ("table6_duc_baselines", "table6_duc"), ("System",)),
+    TableSpec("table6", ("table6_duc_baselines", "table6_duc"), ("System",), label=_table6_label,
+              extra_keys=("Group",)),
     TableSpec("table8", ("table8_pooling",), ("Model",)),
     TableSpec("table9", ("table9_subnetworks",), ("Method", "Init")),
 )
@@ -65,16 +76,18 @@ def _number(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def table_cells(df: pd.DataFrame, key: Sequence[str]) -> dict[str, dict[str, float]]:
+def table_cells(df: pd.DataFrame, key: Sequence[str], label=None,
+                extra_keys: Sequence[str] = ()) -> dict[str, dict[str, float]]:
     """``{row label: {column: value}}`` of a reproduced table (numeric cells only)."""
     missing = [k for k in key if k not in df.columns]
     if missing:
         raise ValueError(f"table lacks the key columns {missing} (has {list(df.columns)})")
+    skip = set(key) | set(extra_keys)
     out: dict[str, dict[str, float]] = {}
     for rec in df.to_dict("records"):
-        label = " | ".join(str(rec[k]) for k in key)
-        cells = {str(c): x for c, v in rec.items() if c not in key and (x := _number(v)) is not None}
-        out.setdefault(label, {}).update(cells)
+        row = label(rec) if label is not None else " | ".join(str(rec[k]) for k in key)
+        cells = {str(c): x for c, v in rec.items() if c not in skip and (x := _number(v)) is not None}
+        out.setdefault(row, {}).update(cells)
     return out
 
 
@@ -108,7 +121,7 @@ def comparison(tables_dir: str | Path, specs: Iterable[TableSpec] = TABLE_SPECS,
         for stem in spec.stems:
             path = Path(tables_dir) / f"{stem}.csv"
             if path.exists():
-                for label, c in table_cells(pd.read_csv(path), spec.key).items():
+                for label, c in table_cells(pd.read_csv(path), spec.key, spec.label, spec.extra_keys).items():
                     cells.setdefault(label, {}).update(c)
                 used.append(stem)
         rows.extend(compare_table(paper, spec, cells))
