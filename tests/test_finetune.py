@@ -269,6 +269,8 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     info = ft.prune_on_wikiref(p, "qbert_da_iter", oracle, tmp_path / "pruned", pretrain_dir=models,
                                metrics_dir=metrics, progress=False)
     assert info["schedule"]["final_sparsity"] == pytest.approx(0.9)
+    # The WikiRef pruning run continues the checkpoint's own (classification) objective.
+    assert info["start"]["checkpoint_head"] == "classification" and "head_switched_to_regression" not in info["start"]
     assert info["pruning_steps"][-1]["sparsity"] == pytest.approx(0.9)
     assert info["pruning_steps"][-1]["step"] < info["schedule"]["total_steps"]
     masks = subnet.load_masks(tmp_path / "pruned" / subnet.MASKS_FILE)
@@ -276,6 +278,7 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     m, _, _ = ft.run_job(_params(keep_models=True), "qbert_da_iter", 2006, years, tmp_path / "iter",
                          prune_dir=tmp_path / "pruned", progress=False)
     assert m["start"]["variant"] == "clf_qbert" and m["subnet"]["masked_trainable_fraction"] < 0.11
+    assert m["start"]["head_switched_to_regression"]  # DUC fine-tuning regresses ROUGE-2 recall
     from safetensors.torch import load_file
 
     after = load_file(str(tmp_path / "iter" / "model.safetensors"))
@@ -355,9 +358,9 @@ def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path):
             "epochs": 1, "batch_size": 4, "lr": 1e-3, "dev_fraction": 0.5},
     }
     (tmp_path / "nist.yaml").write_text(yaml.safe_dump(overlay))
-    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--directory", str(work),
-           "--configfile", str(repo / "config/paper.yaml"), str(tmp_path / "nist.yaml"), "--cores", "2",
-           "--resources", "gpu=1", "finetune_all"]
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "finetune_all", "-s", str(repo / "Snakefile"),
+           "--directory", str(work), "--cores", "2", "--resources", "gpu=1",
+           "--configfile", str(repo / "config/paper.yaml"), str(tmp_path / "nist.yaml")]
     res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1200)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     md = (work / "results/tables/table6_duc.md").read_text()

@@ -436,7 +436,9 @@ def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path,
     setting = settings(ft)[setting_name]
     if setting["method"] != "iterative":
         raise ValueError(f"setting {setting_name} is not an iterative-pruning setting (method {setting['method']})")
-    start_spec = dict(setting, method="full")  # the starting point, before any pruning
+    # The starting point, before any pruning, with its own head: the WikiRef run continues the
+    # checkpoint's objective (oracle labels for classification, oracle scores for regression).
+    start_spec = dict(setting, method="none")
     model, tok, start = start_model(params, start_spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir)
     head = model.config.head
     train_df, _ = pt.load_split(oracle_dir, "train", pre["max_train_examples"], seed)
