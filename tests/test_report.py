@@ -257,3 +257,42 @@ def test_cli_report(tmp_path, sample_params, ablation_results, repo):
     assert json.loads((tmp_path / "s.json").read_text())["figures"] == 3
     with pytest.raises(SystemExit, match="not found"):
         main(args + ["--tables", "table1_wikiref_splits"])
+
+
+def _dvc():
+    import shutil
+    import sys
+
+    local = Path(sys.executable).parent / "dvc"
+    return str(local) if local.exists() else shutil.which("dvc")
+
+
+@pytest.mark.skipif(_dvc() is None, reason="dvc not installed")
+def test_dvc_metrics_and_plots_show(built, sample_params, monkeypatch):
+    """The report stage's metrics and image plots, as DVC sees them (`dvc metrics show`, `dvc plots show`)."""
+    import os
+    import subprocess
+
+    import yaml as _yaml
+
+    from wikiref import stages
+
+    root, out, summary = built
+    monkeypatch.setattr(stages, "ABLATIONS_IMPLEMENTED", True)
+    doc = stages.dvc_yaml_dict(sample_params)
+    (root / "dvc.yaml").write_text(_yaml.safe_dump({"stages": {"report": doc["stages"]["report"]}}))
+    env = dict(os.environ, PATH=os.path.dirname(_dvc()) + os.pathsep + os.environ.get("PATH", ""))
+    run = lambda *cmd: subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=300)
+    assert run("git", "init", "-q").returncode == 0
+    assert run(_dvc(), "init", "-q").returncode == 0
+    res = run(_dvc(), "metrics", "show", "--json")
+    assert res.returncode == 0, res.stderr
+    metrics = json.loads(res.stdout)
+    data = next(iter(metrics.values()))["data"]["results/metrics/report.json"]["data"]
+    assert data["cells_compared"] == summary["cells_compared"] and data["figures"] == 3
+    res = run(_dvc(), "plots", "show", "--json")
+    assert res.returncode == 0, res.stderr
+    plots = json.loads(res.stdout)["data"]
+    for stem in analyses.FIGURES:
+        entry = plots[f"results/figures/{stem}.png"][0]
+        assert entry["type"] == "image" and Path(entry["url"]).exists()

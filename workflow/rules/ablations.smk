@@ -18,6 +18,9 @@ AB_AUG = Paramspace(_AB_AUG_GRID, filename_params="*", single_wildcard="aug")
 AB_DUC = Paramspace(_AB_DUC_GRID[list(AB.DUC_COLUMNS)], filename_params="*", single_wildcard="duc")
 AB_PARAMS = ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations")
 AB_CELL_PARAMS = AB.cell_params_json(config)  # without the grid lists: a new grid point reruns only new cells
+# Cells are small: one thread each, and the gpu resource only when a GPU will be used (AB.cell_gpus), so
+# on a CPU-only machine two cells run side by side on 2 cores.
+AB_GPUS = AB.cell_gpus(config)
 AB_RESULTS = expand("results/ablations/wikiref/{aug}.json", aug=AB_AUG.instance_patterns) + [
     f"results/ablations/duc/{a}/{d}.json" for a, d in zip(_AB_DUC_GRID["aug"], AB_DUC.instance_patterns)
 ]
@@ -35,9 +38,9 @@ rule ablation_pretrain:
         oracle_dir=lambda wc, input: os.path.dirname(input.train),
     wildcard_constraints:
         aug=AB.AUG_REGEX,
-    threads: 2
+    threads: 1
     resources:
-        gpu=1,
+        gpu=AB_GPUS,
     log:
         "logs/ablations/pretrain/{aug}.log",
     benchmark:
@@ -59,9 +62,9 @@ rule ablation_finetune:
     wildcard_constraints:
         aug=AB.AUG_REGEX,
         duc=AB.DUC_REGEX,
-    threads: 2
+    threads: 1
     resources:
-        gpu=1,
+        gpu=AB_GPUS,
     log:
         "logs/ablations/duc/{aug}/{duc}.log",
     benchmark:

@@ -90,7 +90,8 @@ def write_comparison(tables_dir: Path, profile: Mapping, ablations: Mapping | No
     summary: dict[str, Any] = {"cells_compared": int(len(df)), "standin": standin, "compared_tables": used,
                                "by_table": {}}
     for tab, g in df.groupby("Paper table", sort=False):
-        summary["by_table"][tab] = {"cells": int(len(g)), "mean_abs_difference": round(float(g["Difference"].abs().mean()), 4)}
+        summary["by_table"][tab] = {"cells": int(len(g)),
+                                    "mean_abs_difference": round(float(g["Difference"].astype(float).abs().mean()), 4)}
     summary["claims"] = {"checked": int((claims["Holds"] != "not produced").sum()), "hold": int((claims["Holds"] == "yes").sum())}
     return summary
 

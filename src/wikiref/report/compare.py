@@ -105,8 +105,13 @@ def compare_table(paper: Mapping, spec: TableSpec, reproduced: Mapping[str, Mapp
             r = got_cols.get(norm(col))
             if r is None:
                 continue
+            # Integers stay integers (counts, the paper's integral percentiles); the rest 2 decimals.
+            paper_v = int(value) if isinstance(value, int) else float(value)
+            repro_v = int(r) if isinstance(value, int) and float(r).is_integer() else float(r)
+            diff = repro_v - paper_v
+            diff = round(diff, 2) if isinstance(diff, float) else diff
             out.append({"Paper table": entry["source"].split(" (")[0], "Row": row_label, "Column": str(col),
-                        "Paper": float(value), "Reproduced": float(r), "Difference": round(float(r) - float(value), 2)})
+                        "Paper": paper_v, "Reproduced": repro_v, "Difference": diff})
     return out
 
 
@@ -125,7 +130,7 @@ def comparison(tables_dir: str | Path, specs: Iterable[TableSpec] = TABLE_SPECS,
                     cells.setdefault(label, {}).update(c)
                 used.append(stem)
         rows.extend(compare_table(paper, spec, cells))
-    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS), used
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS, dtype=object), used
 
 
 # --------------------------------------------------------------------------- Figs. 4-6 (findings)
