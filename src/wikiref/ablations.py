@@ -347,6 +347,8 @@ def effective_params(params: Mapping) -> dict:
         p["finetune"]["epochs"] = b["finetune_epochs"]
     if b["duc_doc_sentences"] is not None:
         p["finetune"]["max_doc_sentences"] = b["duc_doc_sentences"]
+    if b["duc_train_clusters"] is not None:  # the clusters per training year that make 100% (Fig. 4)
+        p["finetune"]["max_train_clusters"] = b["duc_train_clusters"]
     # The pool the grids draw from and the WikiRef dev/test examples scored (null = all).
     p["pretrain"]["max_train_examples"] = b["train_pool"]
     p["pretrain"]["max_eval_examples"] = b["eval_examples"]
@@ -601,7 +603,8 @@ def collect(params: Mapping, read) -> dict:
                    "finetune_epochs": p["finetune"]["epochs"], "train_pool": p["pretrain"]["max_train_examples"],
                    "eval_examples": p["pretrain"]["max_eval_examples"],
                    "wikiref_doc_sentences": ab["budget"]["wikiref_doc_sentences"],
-                   "duc_doc_sentences": p["finetune"].get("max_doc_sentences")},
+                   "duc_doc_sentences": p["finetune"].get("max_doc_sentences"),
+                   "duc_train_clusters": p["finetune"].get("max_train_clusters")},
     }
     out["data_size"] = {"points": [{"fraction": f, "wikiref": wiki(a), **duc(a, d)} for f, a, d in pl.data_size]}
     out["quality"] = {

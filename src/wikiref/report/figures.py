@@ -87,7 +87,7 @@ def draw_panel(ax, panel: Panel) -> None:
         lo, hi = min(ys), max(ys)
         pad = max((hi - lo) * 0.12, 0.2)
         ax.set_ylim(lo - pad, hi + pad)
-    ax.margins(x=0.08)  # room for the first/last tick label and marker
+    ax.margins(x=0.1)  # room for the first/last tick label and marker
     ax.grid(True, color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
 
@@ -118,7 +118,7 @@ def render(panels: Sequence[Panel], stem: str | os.PathLike, *, title: str, prov
     blocks = [axes_h + xlabel_h + legend_row_h * _legend_rows(p, c) + gap_h for p, c in zip(panels, ncols)]
     foot_h = 0.12 * len(footer_lines) + (0.2 if standin else 0.0) + 0.1
     height = title_h + sum(blocks) + foot_h
-    left_in, right_in = 0.55, 0.12
+    left_in, right_in = 0.55, 0.2
     rc = {"font.size": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 6.5,
           "axes.linewidth": 0.8, "svg.hashsalt": "wikiref", "svg.fonttype": "path"}
     with plt.rc_context(rc):
