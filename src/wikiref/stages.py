@@ -195,7 +195,7 @@ def stages(config: Mapping) -> list[Stage]:
             outs=("models/finetune",) + _table6,
             metrics=("results/metrics/finetune.json",) + _ft_job_metrics,
             targets=_table6 + ("results/metrics/finetune.json",),
-            implemented=False,
+            implemented=True,
         ),
         Stage(
             name="ablations",
