@@ -511,11 +511,8 @@ def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]],
     for s in settings_:
         per = job_metrics[s["name"]]
         first = per[years[0]]
-        label = s["label"]
-        if s["method"] == "iterative":
-            label += " (iterative subnetwork)"
         variant = first["start"].get("variant")
-        rows.append({"System": label, "Group": _group(first) + (f" ({variant})" if variant else ""),
+        rows.append({"System": s["label"], "Group": _group(first) + (f" ({variant})" if variant else ""),
                      **cells({y: per[y]["test"] for y in years})})
     if "oracle" in base:
         rows.append({"System": SYSTEMS["oracle"], "Group": "upper bound", **cells(base["oracle"])})
