@@ -81,12 +81,17 @@ rule duc_baselines_all:
 
 import json as _json
 
+from wikiref.ablations import cell_gpus as _ft_gpus
 from wikiref.finetune import candidate_variants as _ft_candidates
 
 FT = config["finetune"]
 FT_SETTINGS = {s["name"]: s for s in FT["settings"]}
 FT_ITERATIVE = [n for n, s in FT_SETTINGS.items() if s["method"] == "iterative"]
 FT_TABLE = "results/tables/table6_duc"
+# The jobs are small: one thread each, and the gpu resource only when a GPU will be used (as for the
+# ablation cells), so on a CPU-only machine two jobs share 2 cores instead of queueing for a GPU
+# that does not exist under `--resources gpu=1`.
+FT_GPUS = _ft_gpus(config)
 
 
 def ft_params(setting, *sections):
@@ -143,7 +148,7 @@ if FT_ITERATIVE:
             setting="|".join(FT_ITERATIVE),
         threads: 2
         resources:
-            gpu=1,
+            gpu=FT_GPUS,
         log:
             "logs/finetune/{setting}_prune.log",
         benchmark:
@@ -169,9 +174,9 @@ rule finetune_job:
     wildcard_constraints:
         setting="|".join(FT_SETTINGS),
         year="|".join(str(y) for y in DUC["years"]),
-    threads: 2
+    threads: 1
     resources:
-        gpu=1,
+        gpu=FT_GPUS,
     log:
         "logs/finetune/{setting}_{year}.log",
     benchmark:
