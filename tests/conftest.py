@@ -21,6 +21,18 @@ def repo() -> Path:
 
 
 @pytest.fixture(scope="session")
+def subprocess_env() -> dict:
+    """Environment for tests that run `snakemake` / `wikiref` as subprocesses: this venv's bin
+    first on PATH, offline model hub."""
+    import sys
+
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    return env
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """../shared/data when present; tests using it skip cleanly otherwise."""
     if not SHARED_DATA.is_dir():

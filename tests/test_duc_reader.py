@@ -5,7 +5,6 @@ and the whole DUC path (reader -> data/duc -> baselines, Snakemake rules) run on
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -215,15 +214,8 @@ def test_topic_rows_targets_are_pooled_rouge2_recall(nist_root):
         "LA010189-0001", "LA050190-0042", "FT921-10225"]
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    return env
-
-
 @pytest.mark.slow
-def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist_root):
+def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist_root, subprocess_env):
     """The paper profile's DUC path (duc.standin false) on the NIST-layout copy: duc_prepare and
     duc_baselines through Snakemake, nothing but duc.root changed."""
     overlay = tmp_path / "nist.yaml"
@@ -232,7 +224,7 @@ def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist
     work.mkdir()
     cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--directory", str(work),
            "--configfile", str(repo / "config/paper.yaml"), str(overlay), "--cores", "1", "duc_baselines_all"]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=900)
+    res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     df = pd.read_parquet(work / "data/duc/2005.parquet")
     assert set(df.topic) == {"d301i", "d307b"} and len(df) == 4

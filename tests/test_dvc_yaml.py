@@ -6,7 +6,6 @@ import shutil
 import subprocess
 
 import pytest
-import yaml
 
 from wikiref import config
 from wikiref.stages import dvc_yaml_dict, render_dvc_yaml, stages

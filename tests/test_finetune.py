@@ -4,7 +4,6 @@ and the whole finetune target through Snakemake on a hand-made NIST-layout copy.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +17,10 @@ import yaml
 
 from wikiref import finetune as ft
 from wikiref import subnet
-from wikiref.benchmarks import duc
 from wikiref.io import write_json, write_parquet
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_duc_reader import make_nist_tree, regex_splitter  # noqa: E402  (the DUC helper's NIST fixture)
+from test_duc_reader import make_nist_tree  # noqa: E402  (the DUC helper's NIST fixture)
 
 torch.set_num_threads(1)
 
@@ -328,15 +326,8 @@ def test_table6_and_comparisons():
 
 # --------------------------------------------------------------------------- the whole target on a NIST copy
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    return env
-
-
 @pytest.mark.slow
-def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path):
+def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, subprocess_env):
     """The paper profile's finetune_all on a hand-made NIST-layout DUC copy (duc.root, duc.standin false),
     with the tiny encoder and a small setting list; the +DA checkpoint is placed where the pretrain stage
     writes it (models/pretrain/<variant>/, results/metrics/pretrain_<variant>.json)."""
@@ -361,7 +352,7 @@ def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path):
     cmd = [str(Path(sys.executable).parent / "snakemake"), "finetune_all", "-s", str(repo / "Snakefile"),
            "--directory", str(work), "--cores", "2", "--resources", "gpu=1",
            "--configfile", str(repo / "config/paper.yaml"), str(tmp_path / "nist.yaml")]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1200)
+    res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=1200)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     md = (work / "results/tables/table6_duc.md").read_text()
     assert "profile: paper" in md and "STAND-IN" not in md

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from wikiref import ablations as ab
 from wikiref import config

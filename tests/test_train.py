@@ -70,6 +70,30 @@ def test_no_weight_decay_for_bias_and_layernorm():
     assert decay["weight_decay"] == 0.01 and no_decay["weight_decay"] == 0.0
 
 
+def test_head_lr_scale_gives_pooler_and_head_their_own_groups():
+    model, _ = _fresh()
+    assert len(param_groups(model, 0.01)) == 2  # one lr for everything: BERT's two groups
+    groups = param_groups(model, 0.01, head_lr_scale=10.0)
+    names = {id(p): n for n, p in model.named_parameters()}
+    task = [g for g in groups if g["lr_scale"] == 10.0]
+    assert sorted(names[id(p)] for g in task for p in g["params"]) == ["head.bias", "head.weight", "pooler.w_q"]
+    assert all(not names[id(p)].startswith(("pooler.", "head.")) for g in groups if g["lr_scale"] == 1.0
+               for p in g["params"])
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
+
+
+def test_head_lr_scale_is_applied_through_the_schedule(data, tmp_path):
+    """Encoder lr ~0, task lr x 1e9: after training only the pooler and head have moved (AdamW steps
+    are ~lr in size whatever the gradient), so the scale survives every scheduled lr update."""
+    tr, dv = data
+    model, tok = _fresh()
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    train(model, tok, tr, dv, _settings(epochs=1, lr=1e-12, head_lr_scale=1e9, weight_decay=0.0), tmp_path / "m")
+    moved = {n: float((p.detach() - before[n]).abs().max()) for n, p in model.named_parameters()}
+    assert max(v for n, v in moved.items() if not n.startswith(("pooler.", "head."))) < 1e-9
+    assert moved["pooler.w_q"] > 1e-5 and moved["head.weight"] > 1e-5
+
+
 def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     tr, dv = data
     model, tok = _fresh()

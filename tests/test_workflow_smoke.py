@@ -6,7 +6,6 @@ to do, and that changing one parameter makes Snakemake plan exactly the dependen
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -21,14 +20,7 @@ from wikiref.stages import implemented_targets, stages
 pytestmark = pytest.mark.slow
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    return env
-
-
-def _snakemake(repo: Path, workdir: Path, *extra: str) -> subprocess.CompletedProcess:
+def _snakemake(repo: Path, workdir: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
     cmd = [
         str(Path(sys.executable).parent / "snakemake"),
         "-s", str(repo / "Snakefile"),
@@ -38,7 +30,7 @@ def _snakemake(repo: Path, workdir: Path, *extra: str) -> subprocess.CompletedPr
         "--resources", "gpu=1",
         *extra,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1500)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
 
 
 def _planned_rules(out: str) -> set[str]:
@@ -60,9 +52,9 @@ def _planned_rules(out: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def tiny_run(repo, tmp_path_factory):
+def tiny_run(repo, tmp_path_factory, subprocess_env):
     workdir = tmp_path_factory.mktemp("tiny-run")
-    res = _snakemake(repo, workdir)
+    res = _snakemake(repo, workdir, subprocess_env)
     assert res.returncode == 0, res.stderr[-6000:]
     return workdir
 
@@ -74,13 +66,13 @@ def test_all_implemented_targets_exist(repo, tiny_run):
     assert not missing, f"missing outputs: {missing}"
 
 
-def test_second_run_does_nothing(repo, tiny_run):
-    res = _snakemake(repo, tiny_run, "-n")
+def test_second_run_does_nothing(repo, tiny_run, subprocess_env):
+    res = _snakemake(repo, tiny_run, subprocess_env, "-n")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
-def test_param_change_plans_exactly_dependent_steps(repo, tiny_run, tmp_path):
+def test_param_change_plans_exactly_dependent_steps(repo, tiny_run, tmp_path, subprocess_env):
     """Changing one value of a section re-plans the rules that read it and everything downstream."""
     params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
     impl = [s for s in stages(params) if s.implemented]
@@ -90,7 +82,7 @@ def test_param_change_plans_exactly_dependent_steps(repo, tiny_run, tmp_path):
     changed["curate"]["min_lemma_recall"] = round(changed["curate"]["min_lemma_recall"] + 0.01, 4)
     overlay = tmp_path / "changed.yaml"
     overlay.write_text(yaml.safe_dump(changed))
-    res = _snakemake(repo, tiny_run, "-n", "--configfile", str(overlay))
+    res = _snakemake(repo, tiny_run, subprocess_env, "-n", "--configfile", str(overlay))
     assert res.returncode == 0, res.stderr[-3000:]
     planned = _planned_rules(res.stdout + res.stderr)
     assert "curate" in planned

@@ -41,7 +41,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -560,7 +560,7 @@ def run_duc_cell(params: Mapping, aug: AugCell, duc: DucCell, duc_dir: str | Pat
                                metrics_dir=pretrain_root, prune_dir=prune_dir, progress=progress)
     test = metrics["test"]
     return {
-        "aug": aug.id, "duc": duc.id, "train": duc.train, "percent": duc.percent, "method": duc.method,
+        "aug": aug.id, "duc_cell": duc.id, "train": duc.train, "percent": duc.percent, "method": duc.method,
         "test_year": pl.test_year, "train_years": train_years,
         "train_clusters": len(metrics.get("train_clusters", [])), "dev_clusters": len(metrics.get("dev_clusters", [])),
         "clusters_per_year_cap": p["finetune"]["max_train_clusters"] if train_years else None,

@@ -14,7 +14,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import yaml
 

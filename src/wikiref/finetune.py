@@ -267,6 +267,7 @@ def train_settings(seed: int, model: Mapping, finetune: Mapping, progress: bool 
     return TrainSettings(
         epochs=finetune["epochs"], batch_size=finetune["batch_size"], grad_accum_steps=finetune["grad_accum_steps"],
         lr=finetune["lr"], betas=tuple(finetune["betas"]), eps=finetune["eps"], weight_decay=finetune["weight_decay"],
+        head_lr_scale=finetune["head_lr_scale"],
         warmup_ratio=finetune["warmup_ratio"], max_grad_norm=finetune["max_grad_norm"],
         bucket_batches=finetune["bucket_batches"], eval_batch_size=model["eval_batch_size"],
         log_every_steps=finetune["log_every_steps"], seed=seed, device=model["device"], amp=model["amp"],

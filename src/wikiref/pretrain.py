@@ -17,7 +17,6 @@ task) and :func:`cloze_oracle_frame` (real WikiCite/Summary-Cloze examples in th
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -122,6 +121,7 @@ def train_settings(seed: int, model: Mapping, pretrain: Mapping, progress: bool 
     return TrainSettings(
         epochs=pretrain["epochs"], batch_size=pretrain["batch_size"], grad_accum_steps=pretrain["grad_accum_steps"],
         lr=pretrain["lr"], betas=tuple(pretrain["betas"]), eps=pretrain["eps"], weight_decay=pretrain["weight_decay"],
+        head_lr_scale=pretrain["head_lr_scale"],
         warmup_ratio=pretrain["warmup_ratio"], max_grad_norm=pretrain["max_grad_norm"],
         bucket_batches=pretrain["bucket_batches"], eval_batch_size=model["eval_batch_size"],
         log_every_steps=pretrain["log_every_steps"], seed=seed, device=model["device"], amp=model["amp"],

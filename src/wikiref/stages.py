@@ -11,7 +11,7 @@ single executor and DVC adds params-aware caching, experiments and metrics on to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 SNAKEMAKE_CMD = "snakemake --profile workflow/profiles/default {target}"

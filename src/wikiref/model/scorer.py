@@ -17,11 +17,10 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -29,7 +28,7 @@ from torch import nn
 
 from wikiref.io import atomic_path, write_json
 from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
-from wikiref.model.packing import Packer, PackedWindow, PackStats
+from wikiref.model.packing import Packer, PackedWindow
 from wikiref.model.pooling import POOLING_MODES, SentencePooler
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from wikiref.report.figures import BLUE, GREEN, GREY, ORANGE, PURPLE, RED, HLine, Panel, Series
+from wikiref.report.figures import BLUE, GREEN, ORANGE, PURPLE, RED, HLine, Panel, Series
 
 TABLE8_STEM = "table8_pooling"
 TABLE9_STEM = "table9_subnetworks"
