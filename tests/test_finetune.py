@@ -40,7 +40,7 @@ def _params(**finetune_over) -> dict:
             {"name": "qbert_da_iter", "label": "Q-BERT + DA + ITER", "init": "pretrained", "variant": "clf_qbert",
              "method": "iterative"},
         ],
-        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
+        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
         warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, target_scale=100.0,
         dev_fraction=0.3, max_train_clusters=None, max_doc_sentences=None, keep_models=False,
         subnet={"fraction": 0.1, "vectors": "topk"},
@@ -48,7 +48,7 @@ def _params(**finetune_over) -> dict:
     )
     finetune.update(finetune_over)
     pretrain = dict(
-        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
+        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
         warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, max_train_examples=12,
         max_eval_examples=6, min_sentences=1, lead_sentences=2, block_trigrams=True, nproc_per_node=1,
         variants=[{"name": "reg_bert", "label": "BERT", "head": "regression", "pooling": "cls", "query": True,

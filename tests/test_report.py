@@ -187,6 +187,24 @@ def test_figure_data(ablation_results, sample_params):
     assert list(df["fraction"]) == [0.25, 0.5, 1.0] and len(panels) == 2
 
 
+def test_reference_lines_carry_their_value_in_the_legend():
+    """Two reference lines at nearly the same height hide each other; the legend still tells them apart."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from wikiref.report import figures
+
+    panel = figures.Panel(series=[figures.Series("s", [1, 2], [5.0, 6.0], figures.RED)],
+                          hlines=[figures.HLine("a", 5.706), figures.HLine("b", 5.729)], xlabel="x", ylabel="y")
+    fig, ax = plt.subplots()
+    figures.draw_panel(ax, panel)
+    labels = ax.get_legend_handles_labels()[1]
+    plt.close(fig)
+    assert labels == ["s", "a (5.71)", "b (5.73)"]
+
+
 def test_figures_are_deterministic(tmp_path, ablation_results):
     from wikiref.report import figures
 

@@ -451,7 +451,7 @@ def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, mo
 
     from wikiref import pretrain as pt
     from wikiref.model import build_scorer
-    from wikiref.train import train
+    from wikiref.train import TrainSettings, train
 
     p = effective_params(params)
     ab, seed = p["ablations"], p["seed"]
@@ -486,7 +486,7 @@ def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, mo
     model, tok = build_scorer(pt.scorer_config(p["model"], spec))
     log.info("%s: training on %d WikiRef examples (%s)", cell.id, len(train_df), subset)
     result = train(model, tok, pt.to_examples(train_df, spec["head"]), pt.to_examples(dev_df, spec["head"]),
-                   pt.train_settings(seed, p["model"], p["pretrain"], progress), model_dir,
+                   TrainSettings.from_params(seed, p["model"], p["pretrain"], progress), model_dir,
                    select_fn=pt.dev_rouge2_fn(dev_df, p["pretrain"]))
     # The best epoch's dev scores are reused (scoring dev again would cost as much as the training).
     metrics = pt.evaluate_variant(p, cell.id, model_dir, oracle_dir, dev_scores=result.best_dev_scores)

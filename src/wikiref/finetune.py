@@ -261,20 +261,6 @@ def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapp
 
 # --------------------------------------------------------------------------- models
 
-def train_settings(seed: int, model: Mapping, finetune: Mapping, progress: bool = True):
-    from wikiref.train import TrainSettings
-
-    return TrainSettings(
-        epochs=finetune["epochs"], batch_size=finetune["batch_size"], grad_accum_steps=finetune["grad_accum_steps"],
-        lr=finetune["lr"], betas=tuple(finetune["betas"]), eps=finetune["eps"], weight_decay=finetune["weight_decay"],
-        head_lr_scale=finetune["head_lr_scale"],
-        warmup_ratio=finetune["warmup_ratio"], max_grad_norm=finetune["max_grad_norm"],
-        bucket_batches=finetune["bucket_batches"], eval_batch_size=model["eval_batch_size"],
-        log_every_steps=finetune["log_every_steps"], seed=seed, device=model["device"], amp=model["amp"],
-        progress=progress,
-    )
-
-
 def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path = "models/pretrain",
                 metrics_dir: str | Path = "results/metrics", prune_dir: str | Path | None = None,
                 device="cpu") -> tuple[Any, Any, dict]:
@@ -356,7 +342,7 @@ def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[i
     """
     from wikiref.io import write_json
     from wikiref.model import load_scorer
-    from wikiref.train import train
+    from wikiref.train import TrainSettings, train
 
     t_start = time.perf_counter()
     ft, duc, seed = params["finetune"], params["duc"], params["seed"]
@@ -386,7 +372,8 @@ def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[i
         gm, mask_stats = subnet_for(model, setting, ft, prune_dir)
         hooks = gm.hooks() if gm is not None else {}
         last = out_dir / "last"
-        result = train(model, tok, train_ex, dev_ex, train_settings(seed, params["model"], ft, progress), out_dir,
+        settings_ = TrainSettings.from_params(seed, params["model"], ft, progress)
+        result = train(model, tok, train_ex, dev_ex, settings_, out_dir,
                        select_fn=dev_metric_fn(dev_used, duc), live_dir=live_dir, **hooks)
         if last.exists():
             shutil.rmtree(last)
@@ -431,7 +418,7 @@ def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path,
     from wikiref import subnet
     from wikiref.io import write_json
     from wikiref.model import load_scorer
-    from wikiref.train import epoch_batches, pack_examples, train
+    from wikiref.train import TrainSettings, epoch_batches, pack_examples, train
 
     ft, pre, seed = params["finetune"], params["pretrain"], params["seed"]
     setting = settings(ft)[setting_name]
@@ -445,7 +432,7 @@ def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path,
     train_df, _ = pt.load_split(oracle_dir, "train", pre["max_train_examples"], seed)
     dev_df, _ = pt.load_split(oracle_dir, "dev", pre["max_eval_examples"], seed)
     train_ex, dev_ex = pt.to_examples(train_df, head), pt.to_examples(dev_df, head)
-    settings_ = pt.train_settings(seed, params["model"], pre, progress)
+    settings_ = TrainSettings.from_params(seed, params["model"], pre, progress)
     windows, _ = pack_examples(model.config, tok, train_ex)
     n_batches = len(epoch_batches(windows, settings_.batch_size, settings_.bucket_batches, seed, 0))
     total = math.ceil(n_batches / settings_.grad_accum_steps) * settings_.epochs

@@ -115,20 +115,6 @@ def scorer_config(model: Mapping, variant: Mapping):
     )
 
 
-def train_settings(seed: int, model: Mapping, pretrain: Mapping, progress: bool = True):
-    from wikiref.train import TrainSettings
-
-    return TrainSettings(
-        epochs=pretrain["epochs"], batch_size=pretrain["batch_size"], grad_accum_steps=pretrain["grad_accum_steps"],
-        lr=pretrain["lr"], betas=tuple(pretrain["betas"]), eps=pretrain["eps"], weight_decay=pretrain["weight_decay"],
-        head_lr_scale=pretrain["head_lr_scale"],
-        warmup_ratio=pretrain["warmup_ratio"], max_grad_norm=pretrain["max_grad_norm"],
-        bucket_batches=pretrain["bucket_batches"], eval_batch_size=model["eval_batch_size"],
-        log_every_steps=pretrain["log_every_steps"], seed=seed, device=model["device"], amp=model["amp"],
-        progress=progress,
-    )
-
-
 def encoder_label(model: Mapping, variant: Mapping) -> str:
     return ("random-init " if variant["init"] == "random" else "") + model["encoder"]
 
@@ -153,7 +139,7 @@ def train_variant(params: Mapping, name: str, data_dir: str | Path, out_dir: str
     import torch
 
     from wikiref.model import build_scorer
-    from wikiref.train import train
+    from wikiref.train import TrainSettings, train
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
     variant = variants(pre)[name]
@@ -165,7 +151,7 @@ def train_variant(params: Mapping, name: str, data_dir: str | Path, out_dir: str
     model, tokenizer = build_scorer(scorer_config(model_p, variant))
     result = train(
         model, tokenizer, to_examples(train_df, variant["head"]), to_examples(dev_df, variant["head"]),
-        train_settings(seed, model_p, pre, progress), out_dir,
+        TrainSettings.from_params(seed, model_p, pre, progress), out_dir,
         select_fn=dev_rouge2_fn(dev_df, pre), live_dir=live_dir, **train_kwargs,
     )
     result.extra.update(variant=variant, train_rows=train_counts, dev_rows=dev_counts)

@@ -95,6 +95,19 @@ class TrainSettings:
     keep_last: bool = False  # keep out_dir/last/ after training completes
     pad_to_max_length: bool = False  # naive padding of every batch to max_length (bench/train.py baseline only)
 
+    @classmethod
+    def from_params(cls, seed: int, model: Mapping, section: Mapping, progress: bool = True) -> "TrainSettings":
+        """Settings from a params section with the training keys (``pretrain`` or ``finetune``) and
+        the ``model`` section (device, AMP, evaluation batch size)."""
+        return cls(
+            epochs=section["epochs"], batch_size=section["batch_size"], grad_accum_steps=section["grad_accum_steps"],
+            lr=section["lr"], head_lr_scale=section["head_lr_scale"], betas=tuple(section["betas"]),
+            eps=section["eps"], weight_decay=section["weight_decay"], warmup_ratio=section["warmup_ratio"],
+            max_grad_norm=section["max_grad_norm"], bucket_batches=section["bucket_batches"],
+            eval_batch_size=model["eval_batch_size"], log_every_steps=section["log_every_steps"], seed=seed,
+            device=model["device"], amp=model["amp"], progress=progress,
+        )
+
     def fingerprint_dict(self) -> dict:
         d = dataclasses.asdict(self)
         for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps", "pad_to_max_length"):

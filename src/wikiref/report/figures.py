@@ -72,8 +72,9 @@ def draw_panel(ax, panel: Panel) -> None:
     for s in panel.series:
         ax.plot(list(s.x), list(s.y), color=s.color, marker=s.marker, linestyle=s.linestyle, linewidth=1.4,
                 markersize=4, label=s.label)
-    for h in panel.hlines:
-        ax.axhline(h.y, color=h.color, linestyle=h.linestyle, linewidth=1.1, label=h.label)
+    # Reference lines carry their value in the legend: two of them can lie on top of each other.
+    for h, label in zip(panel.hlines, _legend_labels(panel)[len(panel.series):]):
+        ax.axhline(h.y, color=h.color, linestyle=h.linestyle, linewidth=1.1, label=label)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     if panel.title:
@@ -90,6 +91,18 @@ def draw_panel(ax, panel: Panel) -> None:
     ax.margins(x=0.1)  # room for the first/last tick label and marker
     ax.grid(True, color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
+
+
+def _legend_labels(panel: Panel) -> list[str]:
+    return [s.label for s in panel.series] + [f"{h.label} ({h.y:.2f})" for h in panel.hlines]
+
+
+def _legend_columns(panel: Panel, width_in: float) -> int:
+    """Two legend columns when there are more than two entries and the longest fits in half the
+    width (about 0.042 in per character at the 6.5 pt legend font, plus the line sample), else one."""
+    labels = _legend_labels(panel)
+    fits = max((len(x) for x in labels), default=0) <= int(((width_in - 0.2) / 2 - 0.35) / 0.042)
+    return 2 if len(labels) > 2 and fits else 1
 
 
 def _legend_rows(panel: Panel, ncol: int) -> int:
@@ -114,7 +127,7 @@ def render(panels: Sequence[Panel], stem: str | os.PathLike, *, title: str, prov
     # it (outside the axes, so no line is hidden), then the footer.
     title_h = 0.15 * len(title_lines) + 0.12
     axes_h, xlabel_h, legend_row_h, gap_h = 1.55, 0.42, 0.14, 0.12
-    ncols = [2 if len(p.series) + len(p.hlines) > 2 else 1 for p in panels]
+    ncols = [_legend_columns(p, width_in) for p in panels]
     blocks = [axes_h + xlabel_h + legend_row_h * _legend_rows(p, c) + gap_h for p, c in zip(panels, ncols)]
     foot_h = 0.12 * len(footer_lines) + (0.2 if standin else 0.0) + 0.1
     height = title_h + sum(blocks) + foot_h
