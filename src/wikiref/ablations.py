@@ -46,6 +46,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from wikiref.finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
+
 log = logging.getLogger(__name__)
 
 AUG_COLUMNS = ("pooling", "data", "amount", "prune", "start")
@@ -53,7 +55,6 @@ DUC_COLUMNS = ("train", "percent", "method")
 POOLINGS = ("cls", "max", "mean", "attention", "query")
 DATA_KINDS = ("size", "quality", "none")
 SUBNETWORKS = ("none", "iterative_encoder", "iterative_da", "one_step_da")
-MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
 # Labels as in the paper's tables.
 POOLING_LABELS = {"cls": "BERT", "max": "+MAX POOLING", "mean": "+MEAN POOLING", "attention": "+ATTENTION POOLING",
                   "query": "Q-BERT"}
@@ -564,7 +565,7 @@ def run_duc_cell(params: Mapping, aug: AugCell, duc: DucCell, duc_dir: str | Pat
         "test_year": pl.test_year, "train_years": train_years,
         "train_clusters": len(metrics.get("train_clusters", [])), "dev_clusters": len(metrics.get("dev_clusters", [])),
         "clusters_per_year_cap": p["finetune"]["max_train_clusters"] if train_years else None,
-        "duc": {m: round(100.0 * float(test[m]["R"]), 4) for m in MEASURES},
+        "duc": ft.recall_x100(test),
         "duc_ci": {m: [round(100.0 * float(x), 4) for x in test[m]["R_ci"]] for m in MEASURES},
         "test_topics": metrics["test_topics"], "standin": metrics["standin"], "seconds": metrics["seconds"],
         "subnet": metrics.get("subnet") or {}, "start": metrics.get("start", {}),

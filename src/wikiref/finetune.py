@@ -507,6 +507,11 @@ def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]],
     return pd.DataFrame(rows)
 
 
+def recall_x100(scores: Mapping) -> dict[str, float]:
+    """R-1 / R-2 / R-SU4 recall of one official-scorer result (``{measure: {"R": ...}}``) x 100."""
+    return {meas: round(100 * float(scores[meas]["R"]), 4) for meas in MEASURES}
+
+
 def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_: Sequence[Mapping],
                     years: Sequence[int], baselines: Mapping) -> dict:
     """Per setting and year R-1/R-2/R-SU4 recall (x 100) and their means; the DA and ST comparisons
@@ -519,7 +524,7 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_:
         for y in years:
             m = per[y]
             entry["years"][str(y)] = {
-                **{meas: round(100 * float(m["test"][meas]["R"]), 4) for meas in MEASURES},
+                **recall_x100(m["test"]),
                 "seconds": m.get("seconds"), "best_epoch": m.get("training", {}).get("best_epoch"),
                 "start_variant": m["start"].get("variant")}
         for meas in MEASURES:

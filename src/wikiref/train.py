@@ -193,8 +193,7 @@ def param_groups(model: torch.nn.Module, weight_decay: float, head_lr_scale: flo
     for name, p in model.named_parameters():
         if not p.requires_grad:
             continue
-        bare = name[len("module."):] if name.startswith("module.") else name  # DDP wrapper
-        task = head_lr_scale != 1.0 and bare.startswith(TASK_PARAM_PREFIXES)
+        task = head_lr_scale != 1.0 and name.startswith(TASK_PARAM_PREFIXES)  # built before any DDP wrapper
         decay = not (p.ndim < 2 or "LayerNorm" in name or name.endswith(".bias"))
         groups.setdefault((task, decay), []).append(p)
     order = [(False, True), (False, False), (True, True), (True, False)]

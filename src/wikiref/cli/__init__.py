@@ -35,6 +35,20 @@ COMMANDS: list[tuple[str, str]] = [
 ]
 
 
+def add_torch_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--threads`` / ``--no-progress`` for the steps that run PyTorch (pretrain, finetune, ablations)."""
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def set_torch_threads(args: argparse.Namespace) -> None:
+    """Apply ``--threads`` (0 leaves torch's default)."""
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wikiref",

@@ -6,6 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from wikiref.cli import add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 
 HELP = "data-size, quality, pooling, subnetwork and DUC-size ablations (Figs. 4-6, Tables VIII-IX)"
@@ -42,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work-dir", help="finetune: scratch folder (default: models/ablations/finetune/<aug>/<duc>)")
     parser.add_argument("--out", help="pretrain/finetune: the cell's result JSON; collect: results/metrics/ablations.json")
     parser.add_argument("--results-root", default=".", help="collect: folder the cell result paths are relative to")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_torch_arguments(parser)
     add_params_arguments(parser)
 
 
@@ -53,10 +53,7 @@ def main(args: argparse.Namespace) -> int:
 
     sections = SECTIONS if args.action in ("collect", "plan") else ab.CELL_SECTIONS
     params = params_from_args(args, *sections)
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    set_torch_threads(args)
     try:
         if args.action == "plan":
             pl = ab.plan(params)

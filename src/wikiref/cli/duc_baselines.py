@@ -35,14 +35,13 @@ def _measure_label(m: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    import json
     import time
     from pathlib import Path
 
     import pandas as pd
 
     from wikiref.benchmarks import duc, duc_baselines
-    from wikiref.io import write_json
+    from wikiref.io import read_json, write_json
     from wikiref.report.tables import write_table
     from wikiref.rouge import official
 
@@ -64,7 +63,7 @@ def main(args: argparse.Namespace) -> int:
         per_year[year] = topics
         stats_path = Path(str(Path(path).with_suffix("")) + ".stats.json")
         if stats_path.exists():
-            metrics["years"][str(year)] = json.loads(stats_path.read_text())
+            metrics["years"][str(year)] = read_json(stats_path)
     years = sorted(per_year)
     table_rows = []
     for system in dp["baselines"]:

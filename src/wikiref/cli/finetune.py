@@ -6,6 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from wikiref.cli import add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 
 HELP = "fine-tune on two DUC years and test on the third (Table VI), incl. sparse subnetwork fine-tuning"
@@ -49,16 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baselines", default="results/metrics/duc_baselines.json", help="table: duc-baselines metrics")
     parser.add_argument("--table", default="results/tables/table6_duc", help="table: output stem (default: %(default)s)")
     parser.add_argument("--summary", default="results/metrics/finetune.json", help="table: summary metrics JSON")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_torch_arguments(parser)
     add_params_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    set_torch_threads(args)
     if args.action == "table":
         return _table(args)
     from wikiref import finetune as ft

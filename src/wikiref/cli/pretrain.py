@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from wikiref.cli import add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 
 HELP = "pre-train BERT / Q-BERT sentence scorers on WikiRef and evaluate them (Table IV)"
@@ -39,8 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-dir", default="results/metrics", help="table: where pretrain_<variant>.json are")
     parser.add_argument("--table", default="results/tables/table4_wikiref", help="table: output stem (default: %(default)s)")
     parser.add_argument("--summary", default="results/metrics/pretrain.json", help="table: summary metrics JSON")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_torch_arguments(parser)
     parser.add_argument("--out", help="fixture: output folder")
     parser.add_argument("--cloze", help="fixture: WikiCite cloze.jsonl to convert (real examples)")
     parser.add_argument("--synthetic", type=int, default=0, help="fixture: number of synthetic examples to add")
@@ -60,10 +60,7 @@ def _maybe_torchrun(n: int) -> int | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    set_torch_threads(args)
     if args.action == "fixture":
         return _fixture(args)
     if args.action == "table":
