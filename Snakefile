@@ -15,7 +15,7 @@ configfile: os.path.join(workflow.basedir, "params.yaml")
 validate(config, os.path.join(workflow.basedir, "workflow", "schemas", "params.schema.yaml"))
 
 from wikiref.config import sections_json
-from wikiref.stages import implemented_targets, stage_targets
+from wikiref.registry import implemented_targets, stage_targets
 
 P = lambda *keys: sections_json(config, *keys)  # what a rule passes as --params-json
 

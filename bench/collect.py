@@ -7,7 +7,7 @@ Prints one JSON object per line:
   {"bench": "bz2_decompress", ...}   reading the .bz2 and decompressing it, nothing else
   {"bench": "dump_read", ...}        + XML parsing into pages (mwxml), namespace/redirect filtering
   {"bench": "mwparserfromhell", ...} + mwparserfromhell.parse of every article (the library alone)
-  {"bench": "collect_parse", ...}    + the whole statement extraction (wikiref.collect.statements)
+  {"bench": "collect_parse", ...}    + the whole statement extraction (wikiref.stages.collect.statements)
   {"bench": "fetch_extract", ...}    (with --warc) WARC read + trafilatura extraction + language check
   {"bench": "summary", "parse_vs_bz2": R, ...}   the headline: collect_parse time / bz2 time
 Each figure is the fastest of --repeat runs (the machine may be shared). No figure is asserted here;
@@ -34,9 +34,9 @@ def best_of(repeat: int, fn):
 
 
 def main() -> int:
-    from wikiref.collect.dump import iter_pages
-    from wikiref.collect.statements import StatementConfig, parse_article
-    from wikiref.sample import locate_gensim_dump
+    from wikiref.stages.collect.dump import iter_pages
+    from wikiref.stages.collect.statements import StatementConfig, parse_article
+    from wikiref.stages.sample import locate_gensim_dump
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dump", default=None, help="a .xml.bz2 dump part (default: the gensim fragment)")
@@ -89,8 +89,8 @@ def main() -> int:
          statements_per_s=round(stats["statements_total"] / t_parse, 1))
 
     if args.warc:
-        from wikiref.collect.extract import ExtractConfig, extract_document
-        from wikiref.collect.fetch import FetchConfig, WarcBackend
+        from wikiref.stages.collect.extract import ExtractConfig, extract_document
+        from wikiref.stages.collect.fetch import FetchConfig, WarcBackend
 
         wb = WarcBackend(FetchConfig(backend="warc"), [args.warc])
         urls = sorted(wb.exact)[: args.max_docs]

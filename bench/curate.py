@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     import pyarrow.parquet as pq
 
     from wikiref.config import load_params, sections_json
-    from wikiref.oracle import greedy_oracle
+    from wikiref.rouge.oracle import greedy_oracle
 
     params = load_params(args.params)
     exe = Path(sys.executable).parent / "wikiref"

@@ -1,4 +1,4 @@
-"""Benchmark: wikiref.oracle.greedy_oracle vs the straightforward rouge-score greedy, on one core.
+"""Benchmark: wikiref.rouge.oracle.greedy_oracle vs the straightforward rouge-score greedy, on one core.
 
 Both run on the same examples (real web documents by default: ../shared/data/wikicite-sample,
 optionally also data/oracle|split|curated parquet files given with --parquet). For each metric
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
 
     from rouge_score import rouge_scorer
 
-    from wikiref.oracle import greedy_oracle, greedy_oracle_reference
+    from wikiref.rouge.oracle import greedy_oracle, greedy_oracle_reference
 
     examples = load_examples(args)
     if not examples:

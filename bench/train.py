@@ -1,6 +1,6 @@
 """Benchmark: training and inference windows/s of the real loop vs a naive fixed-length loop.
 
-The real loop is ``wikiref.train.train`` / ``wikiref.model.score_windows`` with length-bucketed
+The real loop is ``wikiref.model.training.train`` / ``wikiref.model.score_windows`` with length-bucketed
 dynamic padding; the naive loop is the very same code with every batch padded to ``max_length``
 (``TrainSettings.pad_to_max_length`` / ``score_windows(pad_to=...)``). Each mode runs in its own
 child process so its peak memory (max RSS on CPU, max allocated on CUDA) is its own.
@@ -33,8 +33,8 @@ SHARED = Path(os.environ.get("WIKIREF_SHARED_DATA", Path(__file__).resolve().par
 
 
 def _examples(n_windows_wanted: int, config, tokenizer):
-    from wikiref import pretrain as pt
-    from wikiref.train import pack_examples
+    from wikiref.stages import pretrain as pt
+    from wikiref.model.training import pack_examples
 
     cloze = SHARED / "wikicite-sample" / "cloze.jsonl"
     if cloze.exists():
@@ -57,7 +57,7 @@ def child(args) -> dict:
     import torch
 
     from wikiref.model import ScorerConfig, build_scorer, score_windows
-    from wikiref.train import TrainSettings, pack_examples, resolve_device, train
+    from wikiref.model.training import TrainSettings, pack_examples, resolve_device, train
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from wikiref import ablations as ab
+from wikiref.stages import ablations as ab
 from wikiref import config
 
 
@@ -216,7 +216,7 @@ def test_duc_setting_rules():
 # --------------------------------------------------------------------------- end to end (tiny-random)
 
 def _duc_rows(year: int, n_topics: int, n_docs: int, seed: int) -> pd.DataFrame:
-    from wikiref.oracle import sentence_scores
+    from wikiref.rouge.oracle import sentence_scores
 
     words = ("market report city council weather season river museum school road festival harbour bridge "
              "station library garden factory election budget railway tower village forest island").split()
@@ -243,8 +243,8 @@ def _duc_rows(year: int, n_topics: int, n_docs: int, seed: int) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def small_world(tmp_path_factory, profiles):
-    from wikiref import pretrain as pt
-    from wikiref.io import write_parquet
+    from wikiref.stages import pretrain as pt
+    from wikiref.files import write_parquet
 
     root = tmp_path_factory.mktemp("abl")
     frames = {"train": pt.synthetic_oracle_frame(24, seed=1, prefix="tr"),
@@ -269,7 +269,7 @@ def small_world(tmp_path_factory, profiles):
 def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
     import torch
 
-    from wikiref.io import read_json, write_json
+    from wikiref.files import read_json, write_json
 
     torch.set_num_threads(1)
     root, params = small_world

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wikiref.collect.extract import ExtractConfig, detect_language, extract_document, visible_text
+from wikiref.stages.collect.extract import ExtractConfig, detect_language, extract_document, visible_text
 
 EN = ("The council approved the new budget on Tuesday after a long debate about road repairs, school funding "
       "and the future of the public library. Members said the plan balances growth with careful spending. ")

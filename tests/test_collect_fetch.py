@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from wikiref.collect.fetch import (
+from wikiref.stages.collect.fetch import (
     CachedFetcher,
     FetchCache,
     FetchConfig,

@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from wikiref.collect.dump import iter_pages
-from wikiref.collect.pipeline import RAW_SCHEMA, merge_stats, run_part
-from wikiref.collect.statements import StatementConfig, parse_article
-from wikiref.sample import build_standins, locate_gensim_dump, write_standin_warc
+from wikiref.stages.collect.dump import iter_pages
+from wikiref.stages.collect.pipeline import RAW_SCHEMA, merge_stats, run_part
+from wikiref.stages.collect.statements import StatementConfig, parse_article
+from wikiref.stages.sample import build_standins, locate_gensim_dump, write_standin_warc
 
 REPO = Path(__file__).resolve().parents[1]
 PART = "enwiki-small"

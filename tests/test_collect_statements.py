@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from wikiref.collect.statements import (
+from wikiref.stages.collect.statements import (
     StatementConfig,
     citation_from_ref,
     kept_statements,

@@ -1,4 +1,4 @@
-"""wikiref.curate: the three filters, their thresholds artifact, drop accounting, the CLI."""
+"""wikiref.stages.curate: the three filters, their thresholds artifact, drop accounting, the CLI."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from wikiref import curate
+from wikiref.stages import curate
 from wikiref.cli import main as cli_main
-from wikiref.oracle import greedy_oracle
+from wikiref.rouge.oracle import greedy_oracle
 
 PARAMS = {
     "min_lemma_recall": 0.5,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from wikiref import config
-from wikiref.benchmarks import duc, duc_baselines as db
+from wikiref.stages.duc import reader as duc, baselines as db
 from wikiref.rouge import official
 
 REFS = [["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from wikiref.benchmarks import duc
+from wikiref.stages.duc import reader as duc
 
 TOPICS_2005 = """<topic>
 <num> d301i </num>
@@ -198,7 +198,7 @@ def test_parsing_helpers():
 
 
 def test_topic_rows_targets_are_pooled_rouge2_recall(nist_root):
-    from wikiref.oracle import sentence_scores
+    from wikiref.rouge.oracle import sentence_scores
 
     topics = duc.read_year(nist_root, 2005, None)
     duc.split_sentences(topics, regex_splitter)

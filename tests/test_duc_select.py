@@ -1,10 +1,10 @@
-"""The DUC summary assembly rule (wikiref.benchmarks.duc_select)."""
+"""The DUC summary assembly rule (wikiref.stages.duc.selection)."""
 
 from __future__ import annotations
 
 import pytest
 
-from wikiref.benchmarks.duc_select import bigrams, flatten, select, select_cluster
+from wikiref.stages.duc.selection import bigrams, flatten, select, select_cluster
 
 
 def test_ranks_by_score_and_respects_the_word_budget():

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from wikiref import config
-from wikiref.benchmarks import duc, duc_standin as ds
+from wikiref.stages.duc import reader as duc, standin as ds
 from wikiref.cli import main
 
 WORDS = ("river city council bridge election festival museum railway harbour market school stadium "

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from wikiref import config
-from wikiref.stages import dvc_yaml_dict, render_dvc_yaml, stages
+from wikiref.registry import dvc_yaml_dict, render_dvc_yaml, stages
 
 
 def test_dvc_yaml_in_sync(repo):

@@ -15,9 +15,9 @@ import pytest
 import torch
 import yaml
 
-from wikiref import finetune as ft
-from wikiref import subnet
-from wikiref.io import write_json, write_parquet
+from wikiref.stages import finetune as ft
+from wikiref.model import subnetworks as subnet
+from wikiref.files import write_json, write_parquet
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_duc_reader import make_nist_tree  # noqa: E402  (the DUC helper's NIST fixture)
@@ -71,7 +71,7 @@ def _rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
     for pos in range(n_docs):
         sents = [" ".join(rng.choice(words, size=8)) + " ." for _ in range(int(rng.integers(3, 6)))]
         sents[int(rng.integers(len(sents)))] = f"the {topic} river bridge opened in {1990 + pos} ."
-        from wikiref.oracle import sentence_scores
+        from wikiref.rouge.oracle import sentence_scores
 
         rows.append({"id": f"{year}/{topic}/d{pos}", "year": year, "topic": topic, "query": [topic, f"Describe {topic}."],
                      "doc_position": pos, "doc_id": f"d{pos}", "doc_date": f"2000010{pos}",
@@ -259,7 +259,7 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
 
     # Iterative: prune during a WikiRef run (synthetic oracle-format data), then fine-tune the survivors.
-    from wikiref import pretrain as pt
+    from wikiref.stages import pretrain as pt
 
     oracle = tmp_path / "oracle"
     pt.write_oracle_splits({"train": pt.synthetic_oracle_frame(12, seed=1, prefix="tr"),

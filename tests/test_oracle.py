@@ -1,4 +1,4 @@
-"""wikiref.oracle: the fast greedy selects exactly what the straightforward rouge_score greedy selects."""
+"""wikiref.rouge.oracle: the fast greedy selects exactly what the straightforward rouge_score greedy selects."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from wikiref.oracle import (
+from wikiref.rouge.oracle import (
     METRICS,
     greedy_oracle,
     greedy_oracle_reference,
@@ -115,7 +115,7 @@ def test_oracle_cli_writes_the_contract_columns(tmp_path, cloze_examples):
     import pyarrow.parquet as pq
 
     from wikiref.cli import main as cli_main
-    from wikiref.oracle import ORACLE_COLUMNS
+    from wikiref.stages.oracle import ORACLE_COLUMNS
 
     split_dir = tmp_path / "split"
     split_dir.mkdir()
@@ -159,7 +159,7 @@ def test_prebuilt_references_are_reused():
 
 
 def test_oracle_records_parallel_equals_serial(cloze_examples):
-    from wikiref.oracle import oracle_records
+    from wikiref.stages.oracle import oracle_records
 
     docs = [ex["document"] for ex in cloze_examples]
     stmts = [ex["cloze"] for ex in cloze_examples]

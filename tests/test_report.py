@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wikiref import ablations as ab
+from wikiref.stages import ablations as ab
 from wikiref import config
-from wikiref.report import analyses, compare
-from wikiref.report.build import CLAIMS_STEM, COMPARISON_STEM, Outputs, build
-from wikiref.report.tables import STANDIN_NOTE, write_table
+from wikiref.stages.report import analyses, compare
+from wikiref.stages.report.build import CLAIMS_STEM, COMPARISON_STEM, Outputs, build
+from wikiref.tables import STANDIN_NOTE, write_table
 
 
 def _num(key: str, lo: float, hi: float) -> float:
@@ -194,7 +194,7 @@ def test_reference_lines_carry_their_value_in_the_legend():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from wikiref.report import figures
+    from wikiref.stages.report import figures
 
     panel = figures.Panel(series=[figures.Series("s", [1, 2], [5.0, 6.0], figures.RED)],
                           hlines=[figures.HLine("a", 5.706), figures.HLine("b", 5.729)], xlabel="x", ylabel="y")
@@ -206,7 +206,7 @@ def test_reference_lines_carry_their_value_in_the_legend():
 
 
 def test_figures_are_deterministic(tmp_path, ablation_results):
-    from wikiref.report import figures
+    from wikiref.stages.report import figures
 
     panels, _ = analyses.fig5(ablation_results)
     a = figures.render(panels, tmp_path / "a", title="t", provenance="p", standin=True)
@@ -293,7 +293,7 @@ def test_dvc_metrics_and_plots_show(built, sample_params, monkeypatch):
 
     import yaml as _yaml
 
-    from wikiref import stages
+    from wikiref import registry as stages
 
     root, out, summary = built
     monkeypatch.setattr(stages, "ABLATIONS_IMPLEMENTED", True)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wikiref.collect.statements import StatementConfig, kept_statements, parse_article
-from wikiref.io import sha256_file
-from wikiref.sample import STANDIN_NOTE, Standin, build_standins, locate_gensim_dump, standin_html
+from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
+from wikiref.files import sha256_file
+from wikiref.stages.sample import STANDIN_NOTE, Standin, build_standins, locate_gensim_dump, standin_html
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ _ARTICLES: list = []
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, params):
-    from wikiref.sample import build_sample
+    from wikiref.stages.sample import build_sample
 
     out = tmp_path_factory.mktemp("sample") / "s"
     build_sample(out, params["sample"], params["collect"], articles_out=_ARTICLES)
@@ -107,7 +107,7 @@ def test_standins_never_contain_a_paragraph_that_cites_their_url(built, articles
 
 def test_same_inputs_identical_bytes(built, articles, params, tmp_path):
     """The archive is a pure function of the parsed dump and the params (fixed dates, content ids)."""
-    from wikiref.sample import GENSIM_DUMP, write_standin_warc
+    from wikiref.stages.sample import GENSIM_DUMP, write_standin_warc
     import importlib.metadata
 
     pages = build_standins(articles, int(params["sample"]["standin_target_tokens"]))

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from wikiref import select as sel
+from wikiref.model import selection as sel
 
 
 def test_ranking_ties_and_nan():

@@ -1,4 +1,4 @@
-"""wikiref.split: seeded split without document overlap; the split CLI writes Tables I-II."""
+"""wikiref.stages.split: seeded split without document overlap; the split CLI writes Tables I-II."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wikiref import split
+from wikiref.stages import split
 from wikiref.cli import main as cli_main
-from wikiref.curate import STATS
+from wikiref.stages.curate import STATS
 
 
 def test_resolve_size():

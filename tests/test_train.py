@@ -8,10 +8,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from wikiref import pretrain as pt
+from wikiref.stages import pretrain as pt
 from wikiref.model import ScorerConfig, build_scorer, load_scorer, score_sentences
 from wikiref.model.packing import PackedWindow
-from wikiref.train import (
+from wikiref.model.training import (
     TrainingInterrupted,
     TrainSettings,
     epoch_batches,
@@ -108,7 +108,7 @@ def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     assert result.best_epoch == best["epoch"]
     # the saved checkpoint is the best epoch's: its dev loss reproduces the recorded one
     loaded, tok2 = load_scorer(tmp_path / "m")
-    from wikiref.train import pack_examples, predict
+    from wikiref.model.training import pack_examples, predict
 
     windows, _ = pack_examples(loaded.config, tok2, dv)
     _, dev_loss = predict(loaded, windows, [len(e.sentences) for e in dv], [e.targets for e in dv],

@@ -14,9 +14,9 @@ WORKER = textwrap.dedent(
     import hashlib, json, os, sys
     import torch
     torch.set_num_threads(1)
-    from wikiref import pretrain as pt
+    from wikiref.stages import pretrain as pt
     from wikiref.model import ScorerConfig, build_scorer
-    from wikiref.train import TrainSettings, train
+    from wikiref.model.training import TrainSettings, train
 
     out = sys.argv[1]
     tr = pt.to_examples(pt.synthetic_oracle_frame(16, seed=1, prefix="tr"), "classification")

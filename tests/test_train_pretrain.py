@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from wikiref import pretrain as pt
+from wikiref.stages import pretrain as pt
 from wikiref.config import load_params
 
 torch.set_num_threads(1)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from wikiref import config
-from wikiref.stages import implemented_targets, stages
+from wikiref.registry import implemented_targets, stages
 
 pytestmark = pytest.mark.slow
 

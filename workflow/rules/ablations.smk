@@ -11,7 +11,7 @@
 
 from snakemake.utils import Paramspace
 
-import wikiref.ablations as AB
+import wikiref.stages.ablations as AB
 
 _AB_AUG_GRID, _AB_DUC_GRID = AB.grids(config)
 AB_AUG = Paramspace(_AB_AUG_GRID, filename_params="*", single_wildcard="aug")

@@ -3,7 +3,7 @@
 # resumable (checkpoints in data/raw/.<part>.work/) and shares the fetch cache (collect.fetch.cache_dir).
 import re
 
-from wikiref.collect.dump import default_part_path
+from wikiref.stages.collect.dump import default_part_path
 
 COLLECT_PARTS = config["collect"]["dump"]["parts"]
 _SAMPLE_DIR = config["sample"]["out_dir"].rstrip("/")

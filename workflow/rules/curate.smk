@@ -5,7 +5,7 @@
 
 import json as _json
 
-from wikiref.curate import ANNOTATE_KEYS as _CURATE_ANNOTATE_KEYS
+from wikiref.stages.curate import ANNOTATE_KEYS as _CURATE_ANNOTATE_KEYS
 
 
 rule curate_part:

@@ -81,8 +81,8 @@ rule duc_baselines_all:
 
 import json as _json
 
-from wikiref.ablations import cell_gpus as _ft_gpus
-from wikiref.finetune import candidate_variants as _ft_candidates
+from wikiref.stages.ablations import cell_gpus as _ft_gpus
+from wikiref.stages.finetune import candidate_variants as _ft_candidates
 
 FT = config["finetune"]
 FT_SETTINGS = {s["name"]: s for s in FT["settings"]}

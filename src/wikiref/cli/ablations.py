@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref import ablations as ab
-    from wikiref.io import read_json, write_json
+    from wikiref.stages import ablations as ab
+    from wikiref.files import read_json, write_json
 
     sections = SECTIONS if args.action in ("collect", "plan") else ab.CELL_SECTIONS
     params = params_from_args(args, *sections)

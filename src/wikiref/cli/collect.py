@@ -29,15 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.collect.pipeline import run_part
-    from wikiref.collect.dump import DumpError
+    from wikiref.stages.collect.pipeline import run_part
+    from wikiref.stages.collect.dump import DumpError
 
     params = params_from_args(args, "collect")
     try:
         stats = run_part(params["collect"], args.part, args.out, args.stats, work_dir=args.work_dir,
                          keep_work=args.keep_work)
     except (DumpError, FileNotFoundError) as exc:
-        logging.getLogger("wikiref.collect").error("%s", exc)
+        logging.getLogger("wikiref.stages.collect").error("%s", exc)
         return 1
     print(f"{args.part}: {stats['dump']['articles']} articles, {stats['statements']['total']} statements "
           f"({stats['statements']['kept']} kept), {stats['urls']['unique']} URLs, "

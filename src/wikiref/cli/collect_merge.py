@@ -18,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.collect.pipeline import check_accounting, merge_stats
-    from wikiref.io import read_json, write_json
+    from wikiref.stages.collect.pipeline import check_accounting, merge_stats
+    from wikiref.files import read_json, write_json
 
     params = params_from_args(args, "collect")
     parts = [read_json(p) for p in args.stats]

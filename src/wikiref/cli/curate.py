@@ -50,7 +50,7 @@ def _annotate_params(args) -> dict:
 
     import jsonschema
 
-    from wikiref import curate
+    from wikiref.stages import curate
     from wikiref.config import ParamsError, load_schema
 
     if not args.annotate_json:
@@ -75,10 +75,10 @@ def _annotate_params(args) -> dict:
 def _part(args, params) -> int:
     import pyarrow.parquet as pq
 
-    from wikiref import curate
-    from wikiref.io import write_json, write_parquet
+    from wikiref.stages import curate
+    from wikiref.files import write_json, write_parquet
 
-    log = logging.getLogger("wikiref.curate")
+    log = logging.getLogger("wikiref.stages.curate")
     t0 = time.monotonic()
     table = pq.read_table(args.part)
     missing = [c for c in curate.RAW_COLUMNS if c not in table.column_names]
@@ -90,7 +90,7 @@ def _part(args, params) -> int:
     capped = 0
     if cap and len(rows) > cap:
         # Deterministic subset independent of row order: the rows whose id hashes lowest.
-        from wikiref.io import stable_id
+        from wikiref.files import stable_id
 
         keep = sorted(rows, key=lambda r: stable_id(str(r.get("id"))))[:cap]
         capped = len(rows) - len(keep)
@@ -119,10 +119,10 @@ def _merge(args, params) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from wikiref import curate
-    from wikiref.io import read_json, write_json, write_parquet
+    from wikiref.stages import curate
+    from wikiref.files import read_json, write_json, write_parquet
 
-    log = logging.getLogger("wikiref.curate")
+    log = logging.getLogger("wikiref.stages.curate")
     if not args.thresholds:
         raise SystemExit("--merge needs --thresholds")
     # The filters only need a few small columns; the texts are read afterwards, only for kept rows,

@@ -40,9 +40,9 @@ def main(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from wikiref.benchmarks import duc, duc_baselines
-    from wikiref.io import read_json, write_json
-    from wikiref.report.tables import write_table
+    from wikiref.stages.duc import reader as duc, baselines as duc_baselines
+    from wikiref.files import read_json, write_json
+    from wikiref.tables import write_table
     from wikiref.rouge import official
 
     log = logging.getLogger("wikiref.duc_baselines")

@@ -35,8 +35,8 @@ def main(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from wikiref import text as wtext
-    from wikiref.benchmarks import duc
-    from wikiref.io import write_json, write_parquet
+    from wikiref.stages.duc import reader as duc
+    from wikiref.files import write_json, write_parquet
 
     log = logging.getLogger("wikiref.duc_prepare")
     p = params_from_args(args, "text", "duc")

@@ -34,7 +34,7 @@ def main(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from wikiref.benchmarks import duc_standin as ds
+    from wikiref.stages.duc import standin as ds
 
     log = logging.getLogger("wikiref.duc_standin")
     p = params_from_args(args, "seed", "sample", "duc")

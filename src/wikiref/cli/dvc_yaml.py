@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from wikiref.config import load_params
-from wikiref.io import write_text
-from wikiref.stages import render_dvc_yaml
+from wikiref.files import write_text
+from wikiref.registry import render_dvc_yaml
 
 HELP = "generate dvc.yaml from the stage registry (--write) or fail if it is stale (--check)"
 DESCRIPTION = """dvc.yaml is never edited by hand. It is rendered from src/wikiref/stages.py (one DVC stage per

@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     set_torch_threads(args)
     if args.action == "table":
         return _table(args)
-    from wikiref import finetune as ft
+    from wikiref.stages import finetune as ft
 
     sections = ("seed", "model", "finetune") + (("duc",) if args.action == "run" else ())
     params = params_from_args(args, *sections)
@@ -77,8 +77,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _run(args, params, setting) -> int:
-    from wikiref import finetune as ft
-    from wikiref.io import write_json, write_parquet
+    from wikiref.stages import finetune as ft
+    from wikiref.files import write_json, write_parquet
 
     if args.year is None:
         raise SystemExit("wikiref finetune run: --year is required")
@@ -108,7 +108,7 @@ def _run(args, params, setting) -> int:
 
 
 def _prune(args, params) -> int:
-    from wikiref import finetune as ft
+    from wikiref.stages import finetune as ft
 
     out_dir = Path(args.out_dir or f"models/finetune/{args.setting}/pruned")
     info = ft.prune_on_wikiref(params, args.setting, args.oracle_dir, out_dir, pretrain_dir=args.pretrain_dir,
@@ -120,9 +120,9 @@ def _prune(args, params) -> int:
 
 
 def _table(args) -> int:
-    from wikiref import finetune as ft
-    from wikiref.io import read_json, write_json
-    from wikiref.report.tables import write_table
+    from wikiref.stages import finetune as ft
+    from wikiref.files import read_json, write_json
+    from wikiref.tables import write_table
 
     params = params_from_args(args, "profile", "model", "finetune", "duc")
     years = sorted(params["duc"]["years"])

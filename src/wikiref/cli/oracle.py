@@ -36,10 +36,10 @@ def main(args: argparse.Namespace) -> int:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from wikiref import oracle
-    from wikiref.io import write_json, write_parquet
+    from wikiref.stages import oracle
+    from wikiref.files import write_json, write_parquet
 
-    log = logging.getLogger("wikiref.oracle")
+    log = logging.getLogger("wikiref.stages.oracle")
     params = params_from_args(args, "oracle")["oracle"]
     metrics: dict = {"label_metric": params["label_metric"], "score_metric": params["score_metric"], "splits": {}}
     for name in args.splits:

@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     if args.action == "table":
         return _table(args)
     params = params_from_args(args, "seed", "model", "pretrain")
-    from wikiref import pretrain as pt
+    from wikiref.stages import pretrain as pt
 
     if not args.variant:
         raise SystemExit(f"wikiref pretrain {args.action}: --variant is required")
@@ -90,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
                      result.best_epoch, result.best_metric, result.windows_per_second)
             dev_scores = result.best_dev_scores
     if args.action in ("run", "evaluate"):
-        from wikiref.io import write_json
+        from wikiref.files import write_json
 
         metrics = pt.evaluate_variant(params, args.variant, model_dir, args.data, progress=not args.no_progress,
                                       dev_scores=dev_scores)
@@ -101,9 +101,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from wikiref import pretrain as pt
-    from wikiref.io import read_json, write_json
-    from wikiref.report.tables import write_table
+    from wikiref.stages import pretrain as pt
+    from wikiref.files import read_json, write_json
+    from wikiref.tables import write_table
 
     params = params_from_args(args, "profile", "seed", "model", "pretrain")
     pre = params["pretrain"]
@@ -153,7 +153,7 @@ def _fixture(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from wikiref import pretrain as pt
+    from wikiref.stages import pretrain as pt
 
     if not args.out:
         raise SystemExit("fixture: --out is required")

@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.io import read_json
-    from wikiref.report.build import Outputs, build
+    from wikiref.files import read_json
+    from wikiref.stages.report.build import Outputs, build
 
     params = params_from_args(args, "profile", "report")
     ab = None

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.sample import build_sample
+    from wikiref.stages.sample import build_sample
 
     params = params_from_args(args, "sample", "collect")
     out = args.out or params["sample"]["out_dir"]

@@ -33,12 +33,12 @@ def main(args: argparse.Namespace) -> int:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from wikiref import split
-    from wikiref.io import write_json, write_parquet
-    from wikiref.report import dataset_tables
-    from wikiref.report.tables import write_table
+    from wikiref.stages import split
+    from wikiref.files import write_json, write_parquet
+    from wikiref.stages import split_tables as dataset_tables
+    from wikiref.tables import write_table
 
-    log = logging.getLogger("wikiref.split")
+    log = logging.getLogger("wikiref.stages.split")
     params = params_from_args(args, "profile", "seed", "split")
     table = pq.read_table(args.curated)
     ids = table.column("id").to_pylist()

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from wikiref.io import atomic_path, write_json
+from wikiref.files import atomic_path, write_json
 from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
 from wikiref.model.packing import Packer, PackedWindow
 from wikiref.model.pooling import POOLING_MODES, SentencePooler

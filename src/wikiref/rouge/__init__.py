@@ -4,7 +4,7 @@ Two implementations, for two jobs (import the one you need; this package imports
 
 - :mod:`wikiref.rouge.fast` - ROUGE-1/2/L equal to ``rouge_score.rouge_scorer.RougeScorer(...,
   use_stemmer=True)`` (same tokenizer, same Porter stemmer), computed from cached, counted n-grams so
-  the greedy oracle (:mod:`wikiref.oracle`) updates scores incrementally. Used for curation, oracle
+  the greedy oracle (:mod:`wikiref.rouge.oracle`) updates scores incrementally. Used for curation, oracle
   labels, regression targets and WikiRef evaluation. Also offers multi-reference pooled counts.
 - :mod:`wikiref.rouge.official` - ROUGE-1.5.5-faithful scoring for the DUC evaluation.
 """

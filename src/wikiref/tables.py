@@ -12,7 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from wikiref.io import write_text
+from wikiref.files import write_text
 
 STANDIN_NOTE = "STAND-IN DATA: numbers are not comparable to the paper"
 

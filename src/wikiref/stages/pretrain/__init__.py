@@ -23,8 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from wikiref import select as sel
-from wikiref.baselines import all_sentences, lead, oracle_summaries
+from wikiref.model import selection as sel
+from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def cap_rows(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
 
 
 def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> tuple[pd.DataFrame, dict]:
-    from wikiref.io import read_parquet
+    from wikiref.files import read_parquet
 
     path = Path(data_dir) / f"{split}.parquet"
     df, counts = validate_oracle_frame(read_parquet(path), str(path))
@@ -83,7 +83,7 @@ def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> 
 
 def to_examples(df: pd.DataFrame, head: str):
     """Rows -> ScoringExamples: 0/1 oracle labels for classification, oracle scores for regression."""
-    from wikiref.train import ScoringExample
+    from wikiref.model.training import ScoringExample
 
     col = "oracle_labels" if head == "classification" else "oracle_scores"
     return [
@@ -139,7 +139,7 @@ def train_variant(params: Mapping, name: str, data_dir: str | Path, out_dir: str
     import torch
 
     from wikiref.model import build_scorer
-    from wikiref.train import TrainSettings, train
+    from wikiref.model.training import TrainSettings, train
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
     variant = variants(pre)[name]
@@ -177,9 +177,9 @@ def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, data_dir
                      progress: bool = False, dev_scores: Sequence[Sequence[float]] | None = None) -> dict:
     """Dev threshold search, then dev/test ROUGE. ``dev_scores``: the saved model's dev scores when
     the caller has them already (``TrainResult.best_dev_scores``), to skip scoring dev again."""
-    from wikiref.io import read_json
+    from wikiref.files import read_json
     from wikiref.model import load_scorer, score_sentences
-    from wikiref.train import resolve_device
+    from wikiref.model.training import resolve_device
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
     variant = variants(pre)[name]
@@ -309,7 +309,7 @@ def synthetic_oracle_frame(n: int, seed: int = 0, prefix: str = "syn") -> pd.Dat
     The summary restates 1-2 "relevant" sentences that mention the query's section word; they sit
     at random positions, so LEAD is weak and a model that reads the query can learn the task.
     """
-    from wikiref.select import rouge2_f1
+    from wikiref.model.selection import rouge2_f1
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -341,7 +341,7 @@ def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
 
     Labels are the dataset's own oracle indices; per-sentence scores are ROUGE-2 F1 vs the cloze.
     """
-    from wikiref.select import rouge2_f1
+    from wikiref.model.selection import rouge2_f1
 
     rows = []
     for r in records:
@@ -359,7 +359,7 @@ def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
 def write_oracle_splits(frames: Mapping[str, pd.DataFrame], out_dir: str | Path) -> None:
     import pyarrow as pa
 
-    from wikiref.io import write_parquet
+    from wikiref.files import write_parquet
 
     schema = pa.schema([
         ("id", pa.string()), ("query", pa.list_(pa.string())), ("doc_sentences", pa.list_(pa.string())),

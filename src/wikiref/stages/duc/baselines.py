@@ -5,7 +5,7 @@
   (NIST's baseline is "the first 250 words"; ROUGE ``-l 250`` would cut it the same way).
 * QUERY-SIM: every sentence of the cluster ranked by the TF-IDF cosine similarity to the query
   (title and narrative), scikit-learn ``TfidfVectorizer`` fitted on the cluster's sentences (English
-  stop words removed, sublinear tf), then :func:`wikiref.benchmarks.duc_select.select`
+  stop words removed, sublinear tf), then :func:`wikiref.stages.duc.selection.select`
   (250 words, bigram redundancy).
 * ORACLE: greedy on ROUGE-2 recall against the cluster's references (pooled,
   :mod:`wikiref.rouge.fast`): repeatedly add the sentence that raises the summary's recall most
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from wikiref.benchmarks.duc_select import flatten, select, words
+from wikiref.stages.duc.selection import flatten, select, words
 
 SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
 
@@ -104,7 +104,7 @@ def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words
 
 def summarize(system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5,
               fill: str = "skip") -> list[str]:
-    """One baseline summary for a topic as given by :func:`wikiref.benchmarks.duc.rows_to_topics`."""
+    """One baseline summary for a topic as given by :func:`wikiref.stages.duc.reader.rows_to_topics`."""
     if system == "lead":
         return lead(topic["documents"], max_words=max_words)
     if system == "query_sim":

@@ -23,9 +23,9 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from wikiref.io import write_json, write_text
-from wikiref.report import analyses, compare, figures
-from wikiref.report.tables import STANDIN_NOTE, profile_caption, write_table
+from wikiref.files import write_json, write_text
+from wikiref.stages.report import analyses, compare, figures
+from wikiref.tables import STANDIN_NOTE, profile_caption, write_table
 
 log = logging.getLogger(__name__)
 

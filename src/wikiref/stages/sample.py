@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from wikiref.collect.dump import iter_pages
-from wikiref.collect.statements import Article, Statement, StatementConfig, kept_statements, parse_article
-from wikiref.io import atomic_path, sha256_file, stable_id, write_json
+from wikiref.stages.collect.dump import iter_pages
+from wikiref.stages.collect.statements import Article, Statement, StatementConfig, kept_statements, parse_article
+from wikiref.files import atomic_path, sha256_file, stable_id, write_json
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from wikiref.oracle import greedy_oracle
+from wikiref.rouge.oracle import greedy_oracle
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from wikiref.io import write_bytes, write_json
+from wikiref.files import write_bytes, write_json
 
 log = logging.getLogger(__name__)
 

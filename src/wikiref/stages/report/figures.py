@@ -4,7 +4,7 @@ A figure is a list of :class:`Panel` s stacked vertically at single-column width
 stays readable when printed in one column; each panel's legend sits under its x label, outside the axes. Each panel has solid lines with markers (:class:`Series`)
 and dashed horizontal reference lines (:class:`HLine`), like the paper's Figs. 4 and 6. The title is
 the paper's figure title; a footer states the profile and encoder and, for stand-in data, a red
-"STAND-IN DATA" warning (the same provenance text the tables carry, :func:`wikiref.report.tables.profile_caption`).
+"STAND-IN DATA" warning (the same provenance text the tables carry, :func:`wikiref.tables.profile_caption`).
 
 Outputs are deterministic for the same data and matplotlib version: SVG ids use a fixed hash salt and
 no date is embedded in either file.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from wikiref.io import atomic_path
+from wikiref.files import atomic_path
 
 COLUMN_WIDTH_IN = 3.5  # IEEE Transactions single column
 PNG_DPI = 200

@@ -2,7 +2,7 @@
 
 :func:`train` takes generic :class:`ScoringExample` s (query levels, document sentences, one target
 per sentence: 0/1 labels for a classification head, oracle scores for a regression head), so the
-WikiRef pre-training (``wikiref.pretrain``) and the DUC fine-tuning share it.
+WikiRef pre-training (``wikiref.stages.pretrain``) and the DUC fine-tuning share it.
 
 * AdamW (bias and LayerNorm weights without weight decay, as in BERT), learning rate with linear
   warm-up (``warmup_ratio``, 0 in the paper) and linear decay to 0; gradient clipping;
@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import torch
 
-from wikiref.io import atomic_path, read_json, write_json
+from wikiref.files import atomic_path, read_json, write_json
 from wikiref.model.packing import PackedWindow, PackStats
 from wikiref.model.scorer import (
     SentenceScorer,

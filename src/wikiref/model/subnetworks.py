@@ -15,7 +15,7 @@ Iterative identification (Table IX "ITERATIVE"): gradual magnitude pruning (Zhu 
 entries of each tensor are pruned (set to zero and kept at zero). The survivors at the end are the
 subnetwork that is then fine-tuned (pruned entries stay zero and frozen).
 
-Both are applied with two hooks of :func:`wikiref.train.train`:
+Both are applied with two hooks of :func:`wikiref.model.training.train`:
 
 * ``grad_hook`` (after backward, before clipping): gradients of frozen entries are set to zero, so
   the clipping norm and AdamW's moments only see the subnetwork;
@@ -132,7 +132,7 @@ def mask_stats(model: nn.Module, masks: Mapping[str, torch.Tensor]) -> dict:
 # --------------------------------------------------------------------------- the training hooks
 
 class GradientMask:
-    """Freeze everything outside ``masks`` (True = trainable) while training with :func:`wikiref.train.train`.
+    """Freeze everything outside ``masks`` (True = trainable) while training with :func:`wikiref.model.training.train`.
 
     ``hooks()`` -> ``dict(grad_hook=..., step_hook=...)``. Frozen entries keep the values they had
     when this object was made (or ``values``), exactly.
@@ -240,7 +240,7 @@ def schedule_from_fractions(total_steps: int, final_sparsity: float, *, begin: f
 
 
 class MagnitudePruner:
-    """Gradual magnitude pruning of the encoder layers during :func:`wikiref.train.train`.
+    """Gradual magnitude pruning of the encoder layers during :func:`wikiref.model.training.train`.
 
     Counts optimizer steps itself (``step_hook`` runs once per step): at each pruning step of the
     schedule, every maskable tensor keeps its ``keep_count(numel, 1 - s_t)`` largest surviving
@@ -313,7 +313,7 @@ class MagnitudePruner:
 def save_masks(path: str | os.PathLike, masks: Mapping[str, torch.Tensor], metadata: Mapping[str, str] | None = None) -> None:
     from safetensors.torch import save_file
 
-    from wikiref.io import atomic_path
+    from wikiref.files import atomic_path
 
     tensors = {n: m.detach().to("cpu", torch.uint8).contiguous() for n, m in sorted(masks.items())}
     with atomic_path(path) as tmp:

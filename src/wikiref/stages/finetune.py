@@ -16,14 +16,14 @@ For a held-out year Y and a *setting* (``finetune.settings[*]``: starting point 
    variants with the query in the input (optionally only those with ``pooling`` / ``pretrain_head``).
    A classification checkpoint is switched to the regression head (same linear layer).
 3. **Method**: ``full`` (every weight trainable), ``subnet`` (ST: top ``subnet.fraction`` by
-   magnitude per encoder-layer tensor, :mod:`wikiref.subnet`), ``iterative`` (the subnetwork left by
+   magnitude per encoder-layer tensor, :mod:`wikiref.model.subnetworks`), ``iterative`` (the subnetwork left by
    gradual magnitude pruning during a WikiRef training run, :func:`prune_on_wikiref`, pruned entries
    stay zero) or ``none`` (DA PRE-TRAINED: the checkpoint applied as is).
-4. **Selection**: :func:`wikiref.train.train` keeps the epoch with the best mean dev ROUGE-2 recall
+4. **Selection**: :func:`wikiref.model.training.train` keeps the epoch with the best mean dev ROUGE-2 recall
    (official scorer, ``duc.rouge_flags``) of the summaries built by the DUC rule.
 5. **Test**: every sentence of year Y is scored per (query, document), ranked across the cluster and
    added while the summary stays within ``duc.summary_words`` words, skipping a sentence when more
-   than half of its bigrams are already in it (:mod:`wikiref.benchmarks.duc_select`); ROUGE-1/2/SU4
+   than half of its bigrams are already in it (:mod:`wikiref.stages.duc.selection`); ROUGE-1/2/SU4
    with :mod:`wikiref.rouge.official` and the DUC flags (like ``duc-baselines``).
 
 :func:`table6` / :func:`summary_metrics` assemble Table VI (baselines from ``duc-baselines`` + the
@@ -78,7 +78,7 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     """Pretrain variants a ``pretrained`` setting may start from (one, or the candidates of ``best``)."""
     if setting["init"] != "pretrained":
         return []
-    from wikiref.pretrain import variants
+    from wikiref.stages.pretrain import variants
 
     known = variants(pretrain)
     v = setting["variant"]
@@ -99,7 +99,7 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
 
 def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path) -> tuple[str, dict]:
     """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name)."""
-    from wikiref.io import read_json
+    from wikiref.files import read_json
 
     cands = candidate_variants(setting, pretrain)
     if setting["variant"] != "best":
@@ -117,7 +117,7 @@ def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path
 # --------------------------------------------------------------------------- data
 
 def load_year(path: str | Path) -> pd.DataFrame:
-    from wikiref.io import read_parquet
+    from wikiref.files import read_parquet
 
     df = read_parquet(path)
     need = ("id", "year", "topic", "query", "doc_position", "doc_sentences", "sentence_targets", "references")
@@ -164,7 +164,7 @@ def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd
 def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None, target_scale: float = 1.0,
                 with_targets: bool = True) -> tuple[list, pd.DataFrame, dict]:
     """ScoringExamples for the rows that have sentences; returns (examples, the rows used, counts)."""
-    from wikiref.train import ScoringExample
+    from wikiref.model.training import ScoringExample
 
     keep = np.array([len(s) > 0 for s in df["doc_sentences"]], dtype=bool)
     used = df[keep].reset_index(drop=True)
@@ -194,7 +194,7 @@ def cluster_summaries(df: pd.DataFrame, scores: Sequence[Sequence[float]], *, ma
     """Per topic: the sentences of all its documents (cluster order) ranked by score and selected by
     the DUC rule. ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count):
     a sentence without a score (NaN) ranks last."""
-    from wikiref.benchmarks.duc_select import select
+    from wikiref.stages.duc.selection import select
 
     if len(scores) != len(df):
         raise ValueError(f"{len(scores)} score lists for {len(df)} rows")
@@ -227,7 +227,7 @@ def topic_references(df: pd.DataFrame) -> dict[str, list[list[str]]]:
 
 
 def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]], float]:
-    """select_fn for :func:`wikiref.train.train`: mean per-topic ROUGE-2 recall x 100 (official scorer,
+    """select_fn for :func:`wikiref.model.training.train`: mean per-topic ROUGE-2 recall x 100 (official scorer,
     ``duc.rouge_flags``) of the dev clusters' summaries."""
     from wikiref.rouge import official
 
@@ -245,8 +245,8 @@ def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]
 
 def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapping) -> tuple[dict, dict]:
     """Summaries of a test year and their official ROUGE (as ``duc-baselines`` reports it)."""
-    from wikiref.benchmarks import duc as duc_reader
-    from wikiref.benchmarks.duc_baselines import evaluate
+    from wikiref.stages.duc import reader as duc_reader
+    from wikiref.stages.duc.baselines import evaluate
 
     sel = duc["select"]
     summaries, unscored = cluster_summaries(df, scores, max_words=duc["summary_words"],
@@ -268,13 +268,13 @@ def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path =
     import torch
 
     from wikiref.model import build_scorer, load_scorer
-    from wikiref.pretrain import scorer_config
+    from wikiref.stages.pretrain import scorer_config
 
     info: dict[str, Any] = {"init": setting["init"]}
     if setting["method"] == "iterative":
         if prune_dir is None:
             raise ValueError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
-        from wikiref.io import read_json
+        from wikiref.files import read_json
 
         model, tok = load_scorer(prune_dir, device=device)
         pruning = Path(prune_dir) / "pruning.json"
@@ -305,7 +305,7 @@ def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path =
 
 def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progress: bool = False) -> list[np.ndarray]:
     from wikiref.model import score_sentences
-    from wikiref.train import resolve_device
+    from wikiref.model.training import resolve_device
 
     device = resolve_device(model_params["device"])
     model.to(device)
@@ -317,7 +317,7 @@ def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progre
 
 def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path | None):
     """The GradientMask of an ST setting (None for full fine-tuning)."""
-    from wikiref import subnet
+    from wikiref.model import subnetworks as subnet
 
     if setting["method"] == "subnet":
         masks = subnet.magnitude_masks(model, finetune["subnet"]["fraction"], finetune["subnet"]["vectors"])
@@ -340,9 +340,9 @@ def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[i
     Returns (metrics, per-document predictions of the test year, summaries by topic). The best dev
     epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
     """
-    from wikiref.io import write_json
+    from wikiref.files import write_json
     from wikiref.model import load_scorer
-    from wikiref.train import TrainSettings, train
+    from wikiref.model.training import TrainSettings, train
 
     t_start = time.perf_counter()
     ft, duc, seed = params["finetune"], params["duc"], params["seed"]
@@ -414,11 +414,11 @@ def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path,
     ``iterative.end`` of the optimizer steps, pruning every ``iterative.frequency`` steps. Writes the
     best dev epoch *at final sparsity* + ``subnet_masks.safetensors`` + ``pruning.json`` to ``out_dir``.
     """
-    from wikiref import pretrain as pt
-    from wikiref import subnet
-    from wikiref.io import write_json
+    from wikiref.stages import pretrain as pt
+    from wikiref.model import subnetworks as subnet
+    from wikiref.files import write_json
     from wikiref.model import load_scorer
-    from wikiref.train import TrainSettings, epoch_batches, pack_examples, train
+    from wikiref.model.training import TrainSettings, epoch_batches, pack_examples, train
 
     ft, pre, seed = params["finetune"], params["pretrain"], params["seed"]
     setting = settings(ft)[setting_name]
@@ -481,7 +481,7 @@ def _group(m: Mapping) -> str:
 def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]], settings_: Sequence[Mapping],
            years: Sequence[int]) -> pd.DataFrame:
     """Rows: LEAD, QUERY-SIM, the settings in params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
-    from wikiref.benchmarks.duc_baselines import SYSTEMS
+    from wikiref.stages.duc.baselines import SYSTEMS
 
     def cells(per_year: Mapping) -> dict:
         row = {}

@@ -358,7 +358,7 @@ def topic_rows(topics: Sequence[Topic], *, target_metric: str = "rouge2_recall")
     """One row per (topic, document), documents oldest first, with the training targets: each
     sentence's ROUGE-2 recall against the topic's references pooled (wikiref.rouge.fast, the counts
     ROUGE-1.5.5 -f A pools), the regression targets of the DUC fine-tuning (journal §V-A)."""
-    from wikiref.oracle import sentence_scores
+    from wikiref.rouge.oracle import sentence_scores
 
     rows = []
     for t in topics:

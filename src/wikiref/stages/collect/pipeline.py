@@ -38,11 +38,11 @@ from typing import Iterable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wikiref.collect.dump import iter_pages, resolve_part
-from wikiref.collect.extract import ExtractConfig, extract_document
-from wikiref.collect.fetch import FetchConfig, make_fetcher
-from wikiref.collect.statements import StatementConfig, kept_statements, parse_article
-from wikiref.io import read_json, stable_id, write_json, write_parquet
+from wikiref.stages.collect.dump import iter_pages, resolve_part
+from wikiref.stages.collect.extract import ExtractConfig, extract_document
+from wikiref.stages.collect.fetch import FetchConfig, make_fetcher
+from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
+from wikiref.files import read_json, stable_id, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ def run_part(collect: Mapping, part: str, out_path: str | os.PathLike, stats_pat
     if s.extract.language:  # load the language model (~2 s of lzma) while the dump is being parsed
         import threading
 
-        from wikiref.collect.extract import _identifier
+        from wikiref.stages.collect.extract import _identifier
 
         threading.Thread(target=_identifier, daemon=True).start()
 

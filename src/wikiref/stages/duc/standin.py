@@ -2,7 +2,7 @@
 
 DUC 2005-2007 is licensed by NIST and cannot be shipped. So that held-out-year fine-tuning, the
 baselines and the official ROUGE evaluation run end to end offline, this module writes a stand-in in
-exactly the NIST layout that :mod:`wikiref.benchmarks.duc` reads (``<root>/<year>/duc<year>_topics.sgml``,
+exactly the NIST layout that :mod:`wikiref.stages.duc.reader` reads (``<root>/<year>/duc<year>_topics.sgml``,
 ``<root>/<year>/duc<year>_docs/<topic>/<DOCNO>`` in TREC SGML, ``<root>/<year>/models/<topic>.M.250.A.<X>``),
 from the raw WikiRef examples (``data/raw/*.parquet``):
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from wikiref.io import sha256_file, stable_id, write_json, write_text
+from wikiref.files import sha256_file, stable_id, write_json, write_text
 
 STANDIN_NOTICE = """STAND-IN DUC-FORMAT BENCHMARK - NOT DUC
 

@@ -13,7 +13,7 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
     augmentation: the encoder alone, nothing to train; used by the fine-tuning cells without DA);
   - ``pooling``: ``cls`` (BERT) | ``max`` | ``mean`` | ``attention`` | ``query`` (Q-BERT);
   - ``prune``: ``none``, or ``iterative`` = gradual magnitude pruning while training on WikiRef
-    (:func:`wikiref.finetune.prune_on_wikiref`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
+    (:func:`wikiref.stages.finetune.prune_on_wikiref`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
     full-data augmentation model, Table IX).
 
   It writes the checkpoint (``models/ablations/pretrain/{aug}/``) and WikiRef dev/test ROUGE F1.
@@ -21,7 +21,7 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
   the encoder) on DUC and test on ``ablations.test_year``; ``duc`` = ``train~T_percent~P_method~M``:
   ``train`` = ``all`` (the other years) or one year; ``percent`` of each training year's clusters;
   ``method`` = ``full`` | ``subnet`` (one-step ST) | ``iterative`` (the pruned subnetwork) | ``none``
-  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.finetune.run_job` does the work.
+  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.stages.finetune.run_job` does the work.
 
 :func:`plan` lists the cells each analysis needs (shared cells run once: the full-data Q-BERT
 augmentation model is the Fig. 5 100% point, the Fig. 6 full-data line, a Table VIII row, the Table IX
@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from wikiref.finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
+from wikiref.stages.finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 
 log = logging.getLogger(__name__)
 
@@ -447,12 +447,12 @@ def cap_doc_sentences(df: pd.DataFrame, n: int | None) -> tuple[pd.DataFrame, in
 def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, model_dir: str | Path, *,
                       pretrain_root: str | Path = "models/ablations/pretrain", progress: bool = False) -> dict:
     """Train one augmentation cell on its WikiRef subset and score it on WikiRef dev/test; or, for
-    ``prune: iterative``, run :func:`wikiref.finetune.prune_on_wikiref` from the encoder / DA model."""
+    ``prune: iterative``, run :func:`wikiref.stages.finetune.prune_on_wikiref` from the encoder / DA model."""
     import torch
 
-    from wikiref import pretrain as pt
+    from wikiref.stages import pretrain as pt
     from wikiref.model import build_scorer
-    from wikiref.train import TrainSettings, train
+    from wikiref.model.training import TrainSettings, train
 
     p = effective_params(params)
     ab, seed = p["ablations"], p["seed"]
@@ -464,7 +464,7 @@ def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, mo
     if not cell.trains:
         raise AblationError(f"{cell.id}: no augmentation, nothing to train")
     if cell.prune == "iterative":
-        from wikiref import finetune as ft
+        from wikiref.stages import finetune as ft
 
         setting = {"name": "ablation", "label": "iterative", "method": "iterative"}
         if cell.start == "encoder":
@@ -528,9 +528,9 @@ def clusters_for_percent(n_clusters: Mapping[int, int], percent: int, cap: int |
 
 def run_duc_cell(params: Mapping, aug: AugCell, duc: DucCell, duc_dir: str | Path, out_dir: str | Path, *,
                  pretrain_root: str | Path = "models/ablations/pretrain", progress: bool = False) -> dict:
-    """Fine-tune (or just apply) one DUC cell with :func:`wikiref.finetune.run_job` and test on the
+    """Fine-tune (or just apply) one DUC cell with :func:`wikiref.stages.finetune.run_job` and test on the
     held-out year; returns the cell's result (ROUGE recall x 100)."""
-    from wikiref import finetune as ft
+    from wikiref.stages import finetune as ft
 
     p = effective_params(params)
     ab = p["ablations"]

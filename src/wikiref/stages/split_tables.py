@@ -3,7 +3,7 @@
 Table I: per split, the number of examples, of distinct Wikipedia articles, and the mean of the six
 statistics. Table II: percentiles (5, 20, 40, 50, 60, 80, 95) of the six statistics over the whole
 dataset. Rows and columns mirror the paper; the statistics are those computed by curation
-(:mod:`wikiref.curate`).
+(:mod:`wikiref.stages.curate`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from wikiref.curate import STAT_LABELS, STATS
+from wikiref.stages.curate import STAT_LABELS, STATS
 
 TABLE1_STEM = "table1_wikiref_splits"
 TABLE2_STEM = "table2_wikiref_percentiles"
