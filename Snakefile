@@ -1,8 +1,9 @@
 # wikiref: the WikiRef paper as one Snakemake DAG.
-#   snakemake --profile workflow/profiles/default            # everything implemented so far (rule all)
-#   snakemake --profile workflow/profiles/default curate_all # one paper step and what it needs
+#   snakemake --profile workflow/profiles/default            # everything (rule all)
+#   snakemake --profile workflow/profiles/default curate_all # one stage and what it needs
 #   snakemake --configfile config/tiny.yaml ...              # another profile (files merge over params.yaml)
-# Rules only wire paths and params; all logic is in the `wikiref` package (src/wikiref).
+# Rules only wire paths (wikiref.layout) and params (wikiref.config.job_params, with the keys each job
+# reads from wikiref.registry); all logic is in the `wikiref` package (src/wikiref).
 
 import os
 
@@ -10,14 +11,23 @@ from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
+
 configfile: os.path.join(workflow.basedir, "params.yaml")
+
 
 validate(config, os.path.join(workflow.basedir, "workflow", "schemas", "params.schema.yaml"))
 
-from wikiref.config import sections_json
-from wikiref.registry import implemented_targets, stage_targets
+from wikiref import layout
+from wikiref.config import gpu_resource, job_params
+from wikiref.registry import all_targets, job_keys, stage_targets
 
-P = lambda *keys: sections_json(config, *keys)  # what a rule passes as --params-json
+
+def stage_params(stage, job, **replace):
+    """--params-json of one job: the parameters the registry says it reads (key paths allowed)."""
+    return job_params(config, *job_keys(config, stage, job), replace=replace or None)
+
+
+P = lambda *keys: job_params(config, *keys)  # TEMPORARY during the rules rewrite
 
 
 include: "workflow/rules/sample.smk"
@@ -25,6 +35,7 @@ include: "workflow/rules/collect.smk"
 include: "workflow/rules/curate.smk"
 include: "workflow/rules/split.smk"
 include: "workflow/rules/oracle.smk"
+include: "workflow/rules/duc.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/ablations.smk"
@@ -34,4 +45,4 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        implemented_targets(config),
+        all_targets(config),

@@ -56,7 +56,7 @@ def test_out_of_range_rejected(repo):
 
 def test_params_json_sections_are_validated(repo, tmp_path):
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    args = argparse.Namespace(params=str(tmp_path / "absent.yaml"), params_json=config.sections_json(params, "curate"))
+    args = argparse.Namespace(params=str(tmp_path / "absent.yaml"), params_json=config.job_params(params, "curate"))
     assert config.params_from_args(args, "curate") == {"curate": params["curate"]}
     bad = dict(params["curate"], percentile_low="five")
     args.params_json = json.dumps({"curate": bad})

@@ -101,7 +101,7 @@ def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path
     from wikiref.cli import main
 
     params = config.load_params(repo / "params.yaml")
-    pj = config.sections_json(params, "profile", "duc")
+    pj = config.job_params(params, "profile", "duc")
     metrics, table, rouge_dir = tmp_path / "m.json", tmp_path / "t6", tmp_path / "rouge"
     assert main(["duc-baselines", "--params-json", pj, "--inputs", *map(str, year_files), "--metrics", str(metrics),
                  "--table", str(table), "--rouge-dir", str(rouge_dir)]) == 0

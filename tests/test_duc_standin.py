@@ -59,7 +59,7 @@ def _params(repo, tmp_path, **duc_cfg) -> str:
     params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
     params["sample"]["duc"].update(duc_cfg)
     params["duc"]["root"] = str(tmp_path / "duc-standin")
-    return config.sections_json(params, "seed", "sample", "duc", "text", "profile")
+    return config.job_params(params, "seed", "sample", "duc", "text", "profile")
 
 
 def test_cluster_and_reference_rules():

@@ -266,7 +266,7 @@ def test_cli_report(tmp_path, sample_params, ablation_results, repo):
 
     abl = tmp_path / "ablations.json"
     abl.write_text(json.dumps(ablation_results))
-    pj = config.sections_json(sample_params, "profile", "report")
+    pj = config.job_params(sample_params, "profile", "report")
     args = ["report", "--params-json", pj, "--ablations", str(abl), "--tables-dir", str(tmp_path / "t"),
             "--figures-dir", str(tmp_path / "f"), "--index", str(tmp_path / "README.md"),
             "--html", str(tmp_path / "t.html"), "--summary", str(tmp_path / "s.json")]

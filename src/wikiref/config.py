@@ -60,21 +60,50 @@ def validate(params: Mapping) -> None:
         raise ParamsError(_format_errors(errors, ""))
 
 
-def validate_sections(sections: Mapping) -> None:
-    """Validate a subset of top-level sections (what a rule passes with --params-json)."""
-    schema = load_schema()
-    props = schema.get("properties", {})
-    errors_text = []
-    for key, value in sections.items():
+def _subschema(schema: Mapping, path: tuple[str, ...]) -> Mapping | None:
+    """The schema of the value at ``path`` (a key path into params), or None when no such key exists."""
+    node: Mapping = schema
+    for key in path:
+        props = node.get("properties", {})
         if key not in props:
-            errors_text.append(f"  {key}: unknown parameter section (known: {', '.join(sorted(props))})")
-            continue
-        sub = dict(props[key])
-        if "$defs" in schema:
-            sub["$defs"] = schema["$defs"]
-        errs = list(_validator(sub).iter_errors(value))
+            return None
+        node = props[key]
+    return node
+
+
+def validate_sections(sections: Mapping) -> None:
+    """Validate part of the parameters (what a rule passes with ``--params-json``).
+
+    ``sections`` maps top-level sections to their values; a section may be partial (only the keys a
+    job reads, see :func:`job_params`): each key given is checked against its own schema, nested
+    mappings likewise, and a key the schema does not know is an error."""
+    schema = load_schema()
+    defs = schema.get("$defs")
+    errors_text: list[str] = []
+
+    def check(value, path: tuple[str, ...]) -> None:
+        sub = _subschema(schema, path)
+        where = ".".join(path)
+        if sub is None:
+            parent = _subschema(schema, path[:-1]) or {}
+            known = ", ".join(sorted(parent.get("properties", {})))
+            errors_text.append(f"  {where}: unknown parameter (known: {known})")
+            return
+        partial = isinstance(value, Mapping) and "properties" in sub and any(
+            k not in value for k in sub.get("required", ()))
+        if partial:
+            for key, item in value.items():
+                check(item, path + (key,))
+            return
+        full = dict(sub)
+        if defs:
+            full["$defs"] = defs
+        errs = list(_validator(full).iter_errors(value))
         if errs:
-            errors_text.append(_format_errors(errs, key).split("\n", 1)[1])
+            errors_text.append(_format_errors(errs, where).split("\n", 1)[1])
+
+    for key, value in sections.items():
+        check(value, (key,))
     if errors_text:
         raise ParamsError("invalid parameters:\n" + "\n".join(errors_text))
 
@@ -101,12 +130,46 @@ def deep_merge(base: Mapping, over: Mapping) -> dict:
     return out
 
 
-def sections_json(config: Mapping, *keys: str) -> str:
-    """What a Snakemake rule passes as ``--params-json``: the named top-level sections, canonical JSON."""
-    missing = [k for k in keys if k not in config]
-    if missing:
-        raise ParamsError(f"parameter sections missing from the config: {missing}")
-    return json.dumps({k: config[k] for k in keys}, sort_keys=True, separators=(",", ":"))
+def _split_key(key: str) -> tuple[str, ...]:
+    return tuple(key.split("."))
+
+
+def select(config: Mapping, *keys: str) -> dict:
+    """The parameters at ``keys`` (top-level sections, or key paths such as ``curate.include_doc_title``)
+    as one nested mapping, e.g. ``{"text": {...}, "curate": {"include_doc_title": false}}``."""
+    out: dict = {}
+    for key in keys:
+        path = _split_key(key)
+        node: object = config
+        for i, part in enumerate(path):
+            if not isinstance(node, Mapping) or part not in node:
+                raise ParamsError(f"parameter {'.'.join(path[: i + 1])} missing from the config")
+            node = node[part]
+        target = out
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = copy.deepcopy(node)
+    return out
+
+
+def job_params(config: Mapping, *keys: str, replace: Mapping[str, object] | None = None) -> str:
+    """What a Snakemake rule passes a job as ``--params-json``: exactly the parameters it reads.
+
+    ``keys`` are top-level sections or key paths (``"curate.include_doc_title"``); ``replace`` maps key
+    paths to values that stand in for the configured ones (e.g. a fine-tuning job's own entry of
+    ``finetune.settings``, or empty grid lists for an ablation cell), so editing what a job does not
+    read never reruns it (Snakemake's params trigger compares this string). Canonical JSON; the job
+    validates it against the schema (:func:`params_from_args`)."""
+    out = select(config, *keys)
+    for key, value in (replace or {}).items():
+        path = _split_key(key)
+        target = out
+        for part in path[:-1]:
+            if part not in target:
+                raise ParamsError(f"replace: {key} is not inside the selected parameters {list(keys)}")
+            target = target[part]
+        target[path[-1]] = copy.deepcopy(value)
+    return json.dumps(out, sort_keys=True, separators=(",", ":"))
 
 
 def add_params_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,8 +189,20 @@ def add_params_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _has(params: Mapping, path: tuple[str, ...]) -> bool:
+    node: object = params
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
 def params_from_args(args: argparse.Namespace, *keys: str) -> dict:
-    """Return {key: section} for the requested top-level keys, validated."""
+    """The parameters at ``keys`` (sections or key paths, as for :func:`job_params`), validated.
+
+    They come from ``--params-json`` (what the rules pass) when it holds them, else from the
+    ``--params`` file (default params.yaml)."""
     given: dict = {}
     if getattr(args, "params_json", None):
         try:
@@ -137,14 +212,21 @@ def params_from_args(args: argparse.Namespace, *keys: str) -> dict:
         if not isinstance(given, dict):
             raise ParamsError("--params-json must be a JSON object of top-level sections")
         validate_sections(given)
-    missing = [k for k in keys if k not in given]
+    missing = [k for k in keys if not _has(given, _split_key(k))]
     if missing:
         path = Path(getattr(args, "params", DEFAULT_PARAMS) or DEFAULT_PARAMS)
         if not path.exists():
-            raise ParamsError(
-                f"sections {missing} were not given with --params-json and {path} does not exist"
-            )
+            raise ParamsError(f"parameters {missing} were not given with --params-json and {path} does not exist")
         full = load_params(path)
-        for k in missing:
-            given[k] = full[k]
-    return {k: given[k] for k in keys}
+        given = deep_merge(given, select(full, *missing))
+    return select(given, *keys)
+
+
+def gpu_resource(config: Mapping, processes: int = 1) -> int:
+    """The ``gpu`` resource a training job declares, decided from params alone (``model.device``).
+
+    ``cpu``: 0, so on a CPU-only machine two jobs share the cores even under ``--resources gpu=1``;
+    ``cuda``/``cuda:N``/``auto``: ``processes`` (one GPU per DDP process). The submitting host is never
+    probed (on a cluster it is not the machine that runs the job): with ``auto`` the job itself picks
+    CUDA when the machine it runs on has it, else the CPU."""
+    return 0 if config["model"]["device"] == "cpu" else processes

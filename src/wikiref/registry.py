@@ -1,306 +1,352 @@
-"""The stage registry: one entry per paper step.
+"""The stage registry: one small declaration per pipeline stage.
 
-It is the one place that says, for each step, which parameter sections it reads, which code and
-upstream data it depends on, and what it produces. ``dvc.yaml`` is generated from it
-(``wikiref dvc-yaml --write``; ``--check`` fails when the file is stale) and the Snakefile's
-``rule all`` asks for the outputs of every implemented stage.
+A stage has one name, used by its rules file (``workflow/rules/<name>.smk``, aggregate target
+``<name>_all``), its CLI subcommand (``wikiref <name>``, module ``wikiref.cli.<name>``) and its library
+module (``wikiref.stages.<name>``). The declaration says which parameter sections the stage reads,
+which upstream data it needs and what it writes (paths from :mod:`wikiref.layout`). Its code
+dependencies are not written by hand: :func:`code_deps` follows the imports of its CLI module and of
+its rules file through the package, so ``dvc repro`` sees every module a stage runs.
 
-Each DVC stage runs the step's Snakemake aggregate target (``<step>_all``), so Snakemake stays the
-single executor and DVC adds params-aware caching, experiments and metrics on top.
+``dvc.yaml`` is generated from the registry (``wikiref dvc-yaml --write``; ``--check`` fails when the
+file is stale) and the Snakefile's ``rule all`` asks for every stage's targets. Each DVC stage runs
+the stage's Snakemake aggregate target, so Snakemake stays the single executor and DVC adds
+params-aware caching, experiments and metrics on top.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, replace
-from typing import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Mapping
+
+from wikiref import layout as L
 
 SNAKEMAKE_CMD = "snakemake --profile workflow/profiles/default {target}"
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parents[1]
+RULES_DIR = "workflow/rules"
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str
-    params: tuple[str, ...]  # top-level params.yaml sections the step reads
-    code: tuple[str, ...]  # source files/folders (DVC deps)
-    deps: tuple[str, ...]  # upstream data (DVC deps) - outputs of earlier stages or inputs
+    # job kind -> the parameters it reads: top-level sections or key paths ("curate.include_doc_title").
+    # A rule passes exactly these (wikiref.config.job_params), the CLI asks for the same (job_keys).
+    jobs: Mapping[str, tuple[str, ...]]
+    deps: tuple[str, ...]  # upstream data (DVC deps): outputs of earlier stages or inputs
     outs: tuple[str, ...]  # outputs (DVC outs, persist: true, so Snakemake can skip finished jobs)
+    targets: tuple[str, ...]  # files Snakemake's <name>_all / rule all request
     metrics: tuple[str, ...] = ()  # small JSON metrics (cache: false)
     plots: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()  # files Snakemake's <step>_all / rule all request
-    implemented: bool = True
-    issue: str = ""
+    data_files: tuple[str, ...] = ()  # non-Python files the stage's code reads (captions, numbers)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The top-level params.yaml sections the stage reads (its DVC params)."""
+        out: list[str] = []
+        for keys in self.jobs.values():
+            for key in keys:
+                if key.split(".")[0] not in out:
+                    out.append(key.split(".")[0])
+        return tuple(out)
 
     @property
     def target(self) -> str:
         return f"{self.name}_all"
 
+    @property
+    def rules_file(self) -> str:
+        return f"{RULES_DIR}/{self.name}.smk"
 
-def _common_code(step_files: tuple[str, ...]) -> tuple[str, ...]:
-    return ("src/wikiref/config.py", "src/wikiref/io.py") + step_files
+    @property
+    def code(self) -> tuple[str, ...]:
+        return (self.rules_file,) + code_deps(self.name) + self.data_files
+
+
+# ------------------------------------------------------------------------------ code dependencies
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a ``wikiref`` module or package, or None when it is not one."""
+    rel = Path(*module.split("."))
+    pkg = REPO_ROOT / "src" / rel / "__init__.py"
+    mod = REPO_ROOT / "src" / rel.with_suffix(".py")
+    return pkg if pkg.exists() else mod if mod.exists() else None
+
+
+def _imported_modules(source: str) -> set[str]:
+    """The ``wikiref`` modules a source text imports, anywhere (lazy imports inside functions too)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "wikiref")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] != "wikiref":
+                continue
+            out.add(node.module)
+            for alias in node.names:  # `from wikiref.stages import pretrain`: a submodule
+                if _module_file(f"{node.module}.{alias.name}"):
+                    out.add(f"{node.module}.{alias.name}")
+    parents = {".".join(m.split(".")[:i]) for m in out for i in range(1, m.count(".") + 1)}
+    return {m for m in out | parents if _module_file(m)}
+
+
+def _smk_imports(path: Path) -> set[str]:
+    """The ``wikiref`` modules a rules file imports (its Python import lines)."""
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines()
+             if ln.startswith(("import wikiref", "from wikiref"))]
+    return _imported_modules("\n".join(lines))
+
+
+def module_closure(roots: set[str]) -> set[str]:
+    """Every ``wikiref`` module reachable from ``roots`` through imports."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        mod = todo.pop()
+        if mod in seen:
+            continue
+        seen.add(mod)
+        path = _module_file(mod)
+        if path is not None:
+            todo.extend(_imported_modules(path.read_text(encoding="utf-8")) - seen)
+    return seen
+
+
+@lru_cache(maxsize=None)
+def code_deps(name: str) -> tuple[str, ...]:
+    """Source files stage ``name`` runs: the closure of its CLI module's and its rules file's imports."""
+    roots = {f"wikiref.cli.{name}"} | _smk_imports(REPO_ROOT / RULES_DIR / f"{name}.smk")
+    files = {_module_file(m) for m in module_closure(roots)}
+    return tuple(sorted(str(f.relative_to(REPO_ROOT)) for f in files if f is not None))
+
+
+# ------------------------------------------------------------------------------------- the stages
+
+def _sample(c: Mapping) -> Stage:
+    out = L.sample_dir(c)
+    return Stage(
+        "sample",
+        # collect: the citation types/aliases decide which cited URLs get a stand-in page.
+        jobs={"run": ("sample", "collect")},
+        deps=(),
+        outs=(out,),
+        targets=(f"{out}/{L.SAMPLE_MANIFEST}",),
+    )
+
+
+def _collect(c: Mapping) -> Stage:
+    sample_dir, dump_dir = L.sample_dir(c), c["collect"]["dump"]["dir"].rstrip("/")
+    fetch = c["collect"]["fetch"]
+    archives = list(fetch.get("warc_paths", [])) if fetch["backend"] == "warc" else []
+    deps: list[str] = []
+    # Inputs that the sample stage produces are tracked through that stage's outs.
+    if L.under(dump_dir, sample_dir) or any(L.under(p, sample_dir) for p in archives):
+        deps.append(sample_dir)
+    if not L.under(dump_dir, sample_dir):
+        deps.append(dump_dir)
+    deps += [p for p in archives if not L.under(p, sample_dir)]
+    parts = c["collect"]["dump"]["parts"]
+    return Stage(
+        "collect",
+        jobs={"part": ("collect",), "merge": ("collect",)},
+        deps=tuple(deps),
+        outs=(L.RAW_DIR,),
+        metrics=(L.COLLECT_METRICS,),
+        targets=tuple(L.RAW_PART.format(part=p) for p in parts) + (L.COLLECT_METRICS,),
+    )
+
+
+def _curate(c: Mapping) -> Stage:
+    return Stage(
+        "curate",
+        # The part job reads only these curate keys, so changing a filter threshold reruns the merge, not spaCy.
+        jobs={"part": ("text", "curate.include_doc_title", "curate.oracle_max_sentences", "curate.max_raw_per_part"),
+              "merge": ("curate",)},
+        deps=(L.RAW_DIR,),
+        outs=(L.CURATED_DIR,),
+        metrics=(L.CURATE_METRICS,),
+        targets=(L.CURATED, L.CURATE_THRESHOLDS, L.CURATE_METRICS),
+    )
+
+
+def _split(c: Mapping) -> Stage:
+    return Stage(
+        "split",
+        jobs={"run": ("profile", "seed", "split")},
+        deps=(L.CURATED_DIR,),
+        outs=(L.SPLIT_DIR,) + L.table_files(L.TABLE1) + L.table_files(L.TABLE2),
+        metrics=(L.SPLIT_METRICS,),
+        targets=tuple(L.SPLIT_FILE.format(split=s) for s in L.SPLITS)
+        + (f"{L.TABLE1}.md", f"{L.TABLE2}.md", L.SPLIT_METRICS),
+    )
+
+
+def _oracle(c: Mapping) -> Stage:
+    return Stage(
+        "oracle",
+        jobs={"run": ("oracle",)},
+        deps=(L.SPLIT_DIR,),
+        outs=(L.ORACLE_DIR,),
+        metrics=(L.ORACLE_METRICS,),
+        targets=tuple(L.ORACLE_FILE.format(split=s) for s in L.SPLITS) + (L.ORACLE_METRICS,),
+    )
+
+
+def _duc(c: Mapping) -> Stage:
+    # NIST DUC (or its STAND-IN, built from data/raw when duc.standin) -> data/duc/<year>.parquet
+    # (sentences + ROUGE-2 recall targets); baselines LEAD / QUERY-SIM / ORACLE with official ROUGE.
+    standin, root = bool(c["duc"]["standin"]), L.duc_root(c)
+    return Stage(
+        "duc",
+        jobs={**({"standin": ("seed", "sample", "duc")} if standin else {}),
+              "prepare": ("text", "duc"), "baselines": ("profile", "duc")},
+        deps=(L.RAW_DIR,) if standin else (root,),
+        outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES),
+        metrics=(L.DUC_BASELINES_METRICS,),
+        targets=tuple(L.DUC_YEAR.format(year=y) for y in c["duc"]["years"])
+        + (L.DUC_BASELINES_METRICS, f"{L.TABLE6_BASELINES}.md"),
+    )
+
+
+def _pretrain(c: Mapping) -> Stage:
+    per_variant = tuple(L.PRETRAIN_VARIANT_METRICS.format(variant=v["name"]) for v in c["pretrain"]["variants"])
+    return Stage(
+        "pretrain",
+        jobs={"variant": ("seed", "model", "pretrain"), "table": ("profile", "seed", "model", "pretrain")},
+        deps=(L.ORACLE_DIR,),
+        outs=(L.PRETRAIN_DIR,) + L.table_files(L.TABLE4),
+        metrics=(L.PRETRAIN_METRICS,) + per_variant,
+        plots=(L.DVCLIVE_DIR,),
+        targets=L.table_files(L.TABLE4) + (L.PRETRAIN_METRICS,) + per_variant,
+    )
+
+
+def _finetune(c: Mapping) -> Stage:
+    # One Snakemake job per finetune.settings x duc.years; starts from models/pretrain (+DA settings)
+    # and, for iterative pruning, trains on data/oracle; the baseline rows come from the duc stage.
+    settings = c["finetune"]["settings"]
+    from_pretrained = any(s["init"] == "pretrained" for s in settings)
+    iterative = any(s["method"] == "iterative" for s in settings)
+    pretrain_metrics = tuple(L.PRETRAIN_VARIANT_METRICS.format(variant=v["name"]) for v in c["pretrain"]["variants"])
+    jobs = tuple(L.FINETUNE_JOB_METRICS.format(setting=s["name"], year=y) for s in settings for y in c["duc"]["years"])
+    return Stage(
+        "finetune",
+        # A job gets its own finetune.settings entry only; the pretrain section only when it starts from
+        # (or prunes on) WikiRef.
+        jobs={"run": ("seed", "model", "finetune", "duc"),
+              **({"run_pretrained": ("seed", "model", "finetune", "duc", "pretrain")} if from_pretrained else {}),
+              **({"prune": ("seed", "model", "pretrain", "finetune")} if iterative else {}),
+              "table": ("profile", "model", "finetune", "duc")},
+        deps=(L.DUC_DIR, L.DUC_BASELINES_METRICS)
+        + ((L.PRETRAIN_DIR,) + pretrain_metrics if from_pretrained else ())
+        + ((L.ORACLE_DIR,) if iterative else ()),
+        outs=(L.FINETUNE_DIR,) + L.table_files(L.TABLE6),
+        metrics=(L.FINETUNE_METRICS,) + jobs,
+        targets=L.table_files(L.TABLE6) + (L.FINETUNE_METRICS,),
+    )
+
+
+def _ablations(c: Mapping) -> Stage:
+    # Journal §VI as grids of cells: WikiRef pre-training on subsets / with each pooling / with gradual
+    # pruning, DUC fine-tuning of each, collected into results/metrics/ablations.json.
+    return Stage(
+        "ablations",
+        # A cell gets the sections without the grid lists (wikiref.stages.ablations.cell_params_json).
+        jobs={"cell": ("seed", "model", "pretrain", "finetune", "duc", "ablations"),
+              "collect": ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations")},
+        deps=(L.ORACLE_DIR, L.DUC_DIR),
+        outs=(L.ABLATIONS_MODELS, L.ABLATIONS_RESULTS),
+        metrics=(L.ABLATIONS_METRICS,),
+        targets=(L.ABLATIONS_METRICS,),
+    )
+
+
+def _report(c: Mapping) -> Stage:
+    # Tables VIII-IX, Figs. 4-6, the paper comparison and results/README.md; its deps (every other
+    # stage's tables and metrics) are filled in by stages().
+    return Stage(
+        "report",
+        jobs={"run": ("profile", "report")},
+        deps=(),
+        outs=L.report_tables() + L.report_figure_files() + (L.REPORT_INDEX, L.REPORT_HTML),
+        metrics=(L.REPORT_METRICS,),
+        plots=L.report_figures(),
+        targets=L.report_tables() + L.report_figure_files() + L.report_figures()
+        + (L.REPORT_INDEX, L.REPORT_HTML, L.REPORT_METRICS),
+        data_files=("src/wikiref/stages/report/paper_numbers.yaml", "workflow/report"),
+    )
+
+
+# The stages in pipeline order.
+DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
+    _sample, _collect, _curate, _split, _oracle, _duc, _pretrain, _finetune, _ablations, _report,
+)
+NAMES = tuple(f.__name__.lstrip("_") for f in DECLARATIONS)
 
 
 def stages(config: Mapping) -> list[Stage]:
-    """All paper steps, in order, for the given (validated) config."""
-    sample_dir = config["sample"]["out_dir"].rstrip("/")
-    duc_root = config["duc"]["root"].rstrip("/")
-    duc_standin = bool(config["duc"]["standin"])
-    duc_years = list(config["duc"]["years"])
-    dump_dir = config["collect"]["dump"]["dir"].rstrip("/")
-    parts = config["collect"]["dump"]["parts"]
-    fetch = config["collect"]["fetch"]
-    collect_deps: list[str] = []
-    # Inputs that the sample stage produces are tracked through that stage's outs.
-    uses_sample = dump_dir.startswith(sample_dir) or (
-        fetch["backend"] == "warc" and any(p.startswith(sample_dir) for p in fetch.get("warc_paths", []))
-    )
-    if uses_sample:
-        collect_deps.append(sample_dir)
-    if not dump_dir.startswith(sample_dir):
-        collect_deps.append(dump_dir)
-    if fetch["backend"] == "warc":
-        collect_deps += [p for p in fetch.get("warc_paths", []) if not p.startswith(sample_dir)]
-
-    # pretrain (#5): one metrics file per Table IV variant, then the table.
-    _pretrain_metrics = tuple(f"results/metrics/pretrain_{v['name']}.json" for v in config["pretrain"]["variants"])
-    _table4 = tuple(f"results/tables/table4_wikiref.{ext}" for ext in ("csv", "md", "tex"))
-
-    # finetune (#6): one metrics file per (setting, held-out year), then Table VI.
-    _ft_settings = config["finetune"]["settings"]
-    _ft_pretrain = any(s["init"] == "pretrained" for s in _ft_settings)
-    _ft_iterative = any(s["method"] == "iterative" for s in _ft_settings)
-    _ft_pretrain_metrics = tuple(f"results/metrics/pretrain_{v['name']}.json" for v in config["pretrain"]["variants"])
-    _ft_job_metrics = tuple(f"results/metrics/duc_{s['name']}_{y}.json" for s in _ft_settings for y in duc_years)
-    _table6 = tuple(f"results/tables/table6_duc.{ext}" for ext in ("csv", "md", "tex"))
-
-    out = [
-        Stage(
-            name="sample",
-            implemented=True,
-            issue="#2",
-            # collect: the citation types/aliases decide which cited URLs get a stand-in page.
-            params=("sample", "collect"),
-            code=_common_code(("src/wikiref/sample.py", "src/wikiref/collect/dump.py",
-                               "src/wikiref/collect/statements.py", "src/wikiref/cli/sample.py",
-                               "workflow/rules/sample.smk")),
-            deps=(),
-            outs=(sample_dir,),
-            targets=(f"{sample_dir}/MANIFEST.json",),
-        ),
-        Stage(
-            name="collect",
-            implemented=True,
-            issue="#3",
-            params=("collect",),
-            code=_common_code(("src/wikiref/collect", "src/wikiref/cli/collect.py", "src/wikiref/cli/collect_merge.py",
-                               "workflow/rules/collect.smk")),
-            deps=tuple(collect_deps),
-            outs=("data/raw",),
-            metrics=("results/metrics/collect.json",),
-            targets=tuple(f"data/raw/{p}.parquet" for p in parts) + ("results/metrics/collect.json",),
-        ),
-        Stage(
-            name="curate",
-            implemented=True,
-            issue="#4",
-            params=("text", "curate"),
-            code=_common_code(
-                ("src/wikiref/text.py", "src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py",
-                 "src/wikiref/oracle.py", "src/wikiref/curate.py", "src/wikiref/cli/curate.py",
-                 "workflow/rules/curate.smk")
-            ),
-            deps=("data/raw",),
-            outs=("data/curated",),
-            metrics=("results/metrics/curate.json",),
-            targets=("data/curated/examples.parquet", "data/curated/thresholds.json", "results/metrics/curate.json"),
-        ),
-        Stage(
-            name="split",
-            implemented=True,
-            issue="#4",
-            params=("profile", "seed", "split"),
-            code=_common_code(("src/wikiref/split.py", "src/wikiref/curate.py", "src/wikiref/cli/split.py",
-                               "src/wikiref/report/dataset_tables.py", "src/wikiref/report/tables.py",
-                               "workflow/rules/split.smk")),
-            deps=("data/curated",),
-            outs=("data/split",)
-            + tuple(f"results/tables/{t}.{ext}" for t in ("table1_wikiref_splits", "table2_wikiref_percentiles")
-                    for ext in ("csv", "md", "tex")),
-            metrics=("results/metrics/split.json",),
-            targets=("data/split/train.parquet", "data/split/dev.parquet", "data/split/test.parquet",
-                     "results/tables/table1_wikiref_splits.md", "results/tables/table2_wikiref_percentiles.md",
-                     "results/metrics/split.json"),
-        ),
-        Stage(
-            name="oracle",
-            implemented=True,
-            issue="#4",
-            params=("oracle",),
-            code=_common_code(("src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py", "src/wikiref/oracle.py",
-                               "src/wikiref/cli/oracle.py", "workflow/rules/oracle.smk")),
-            deps=("data/split",),
-            outs=("data/oracle",),
-            metrics=("results/metrics/oracle.json",),
-            targets=("data/oracle/train.parquet", "data/oracle/dev.parquet", "data/oracle/test.parquet",
-                     "results/metrics/oracle.json"),
-        ),
-        Stage(
-            name="duc_baselines",
-            issue="#6",
-            # DUC (or its STAND-IN, built from data/raw when duc.standin): reader -> data/duc/<year>.parquet
-            # (sentences + ROUGE-2 recall targets), baselines LEAD / QUERY-SIM / ORACLE with official ROUGE.
-            params=(("seed", "sample") if duc_standin else ()) + ("text", "duc", "profile"),
-            code=_common_code(("src/wikiref/benchmarks", "src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py",
-                               "src/wikiref/rouge/official.py", "src/wikiref/oracle.py", "src/wikiref/text.py",
-                               "src/wikiref/report/tables.py", "src/wikiref/cli/duc_standin.py",
-                               "src/wikiref/cli/duc_prepare.py", "src/wikiref/cli/duc_baselines.py",
-                               "workflow/rules/finetune.smk")),
-            deps=("data/raw",) if duc_standin else (duc_root,),
-            outs=((duc_root,) if duc_standin else ()) + (
-                "data/duc", "results/tables/table6_duc_baselines.csv", "results/tables/table6_duc_baselines.md",
-                "results/tables/table6_duc_baselines.tex"),
-            metrics=("results/metrics/duc_baselines.json",),
-            targets=tuple(f"data/duc/{y}.parquet" for y in duc_years)
-            + ("results/metrics/duc_baselines.json", "results/tables/table6_duc_baselines.md"),
-        ),
-        Stage(
-            name="pretrain",
-            params=("profile", "seed", "model", "pretrain"),
-            code=_common_code(("src/wikiref/model", "src/wikiref/train.py", "src/wikiref/select.py",
-                               "src/wikiref/rouge/fast.py", "src/wikiref/baselines.py", "src/wikiref/pretrain.py",
-                               "src/wikiref/cli/pretrain.py", "src/wikiref/report/tables.py",
-                               "workflow/rules/pretrain.smk")),
-            deps=("data/oracle",),
-            outs=("models/pretrain",) + _table4,
-            metrics=("results/metrics/pretrain.json",) + _pretrain_metrics,
-            plots=("results/dvclive",),
-            targets=_table4 + ("results/metrics/pretrain.json",) + _pretrain_metrics,
-            implemented=True,
-            issue="#5",
-        ),
-        Stage(
-            name="finetune",
-            issue="#6",
-            # Held-out-year fine-tuning (one Snakemake job per finetune.settings x duc.years), sparse
-            # subnetworks, Table VI. Starts from models/pretrain (+DA settings) and, for iterative
-            # pruning, trains on data/oracle; the baseline rows come from the duc_baselines stage.
-            params=("profile", "seed", "model", "finetune", "duc") + (("pretrain",) if _ft_pretrain else ()),
-            code=_common_code(("src/wikiref/finetune.py", "src/wikiref/subnet.py", "src/wikiref/cli/finetune.py",
-                               "src/wikiref/train.py", "src/wikiref/model", "src/wikiref/pretrain.py",
-                               "src/wikiref/select.py", "src/wikiref/benchmarks", "src/wikiref/rouge/__init__.py",
-                               "src/wikiref/rouge/official.py", "src/wikiref/report/tables.py",
-                               "workflow/rules/finetune.smk")),
-            deps=("data/duc", "results/metrics/duc_baselines.json")
-            + (("models/pretrain",) + _ft_pretrain_metrics if _ft_pretrain else ())
-            + (("data/oracle",) if _ft_iterative else ()),
-            outs=("models/finetune",) + _table6,
-            metrics=("results/metrics/finetune.json",) + _ft_job_metrics,
-            targets=_table6 + ("results/metrics/finetune.json",),
-            implemented=True,
-        ),
-        Stage(
-            name="ablations",
-            issue="#7",
-            # Journal §VI as grids of cells (one Snakemake job per cell, rules in ablations.smk): WikiRef
-            # pre-training on subsets / with each pooling / with gradual pruning, DUC fine-tuning of each,
-            # collected into results/metrics/ablations.json (Figs. 4-6, Tables VIII-IX).
-            params=("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations"),
-            code=_common_code(("src/wikiref/ablations.py", "src/wikiref/cli/ablations.py", "src/wikiref/finetune.py",
-                               "src/wikiref/subnet.py", "src/wikiref/pretrain.py", "src/wikiref/train.py",
-                               "src/wikiref/model", "src/wikiref/select.py", "src/wikiref/benchmarks",
-                               "src/wikiref/rouge/__init__.py", "src/wikiref/rouge/fast.py",
-                               "src/wikiref/rouge/official.py", "workflow/rules/ablations.smk")),
-            deps=("data/oracle", "data/duc"),
-            outs=("models/ablations", "results/ablations"),
-            metrics=(ABLATIONS_METRICS,),
-            targets=(ABLATIONS_METRICS,),
-            implemented=ABLATIONS_IMPLEMENTED,
-        ),
-        Stage(
-            name="report",
-            issue="#7",
-            # Tables VIII-IX, Figs. 4-6, the paper comparison and results/README.md; reads the tables and
-            # metrics of every other implemented stage (deps filled in below, see report_inputs).
-            params=("profile", "report"),
-            code=_common_code(("src/wikiref/report", "src/wikiref/cli/report.py", "workflow/rules/report.smk",
-                               "workflow/report")),
-            deps=(),
-            outs=REPORT_TABLES + REPORT_FIGURE_FILES + (REPORT_INDEX, REPORT_HTML),
-            metrics=(REPORT_METRICS,),
-            plots=REPORT_PLOTS,
-            targets=REPORT_TABLES + REPORT_FIGURE_FILES + REPORT_PLOTS + (REPORT_INDEX, REPORT_HTML, REPORT_METRICS),
-            implemented=ABLATIONS_IMPLEMENTED,
-        ),
-    ]
-    # The report reads what every other implemented stage wrote under results/ (tables + metrics).
-    upstream = tuple(t for st in out if st.implemented and st.name != "report" for t in st.targets
-                     if t.startswith(("results/tables/", "results/metrics/")))
+    """Every stage, in pipeline order, for the given (validated) config."""
+    out = [declare(config) for declare in DECLARATIONS]
+    # The report reads what every other stage wrote under results/ (tables + metrics).
+    upstream = tuple(t for st in out if st.name != "report" for t in st.targets
+                     if t.startswith((L.TABLES + "/", L.METRICS + "/")))
     return [replace(st, deps=upstream) if st.name == "report" else st for st in out]
 
 
-# ablations + report (#7): their outputs, also used by workflow/rules/{ablations,report}.smk.
-ABLATIONS_IMPLEMENTED = True
-ABLATIONS_METRICS = "results/metrics/ablations.json"
-_REPORT_TABLE_STEMS = ("table8_pooling", "table9_subnetworks", "paper_comparison", "paper_claims")
-_REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref_quality")
-REPORT_TABLES = tuple(f"results/tables/{s}.{e}" for s in _REPORT_TABLE_STEMS for e in ("csv", "md", "tex"))
-REPORT_PLOTS = tuple(f"results/figures/{s}.png" for s in _REPORT_FIGURE_STEMS)  # DVC image plots
-REPORT_FIGURE_FILES = tuple(f"results/figures/{s}.{e}" for s in _REPORT_FIGURE_STEMS for e in ("svg", "csv"))
-REPORT_INDEX = "results/README.md"
-REPORT_HTML = "results/report/tables.html"
-REPORT_METRICS = "results/metrics/report.json"
+def job_keys(config: Mapping, name: str, job: str) -> tuple[str, ...]:
+    """The parameter keys job ``job`` of stage ``name`` reads (what its rule passes, what its CLI asks for)."""
+    jobs = stage(config, name).jobs
+    if job not in jobs:
+        raise KeyError(f"stage {name!r} has no job {job!r} under these params (jobs: {', '.join(jobs)})")
+    return jobs[job]
+
+
+def stage(config: Mapping, name: str) -> Stage:
+    for st in stages(config):
+        if st.name == name:
+            return st
+    raise KeyError(f"no stage {name!r} (stages: {', '.join(NAMES)})")
 
 
 def report_inputs(config: Mapping) -> list[str]:
-    """The upstream tables and metrics the report step reads (its DVC deps and Snakemake inputs)."""
-    for st in stages(config):
-        if st.name == "report":
-            return list(st.deps)
-    raise KeyError("report")
+    """The upstream tables and metrics the report stage reads (its DVC deps and Snakemake inputs)."""
+    return list(stage(config, "report").deps)
 
 
-def implemented_targets(config: Mapping) -> list[str]:
-    """What ``rule all`` asks for: every output of every implemented stage."""
-    out: list[str] = []
-    for st in stages(config):
-        if st.implemented:
-            out.extend(st.targets)
-    return out
+def all_targets(config: Mapping) -> list[str]:
+    """What ``rule all`` asks for: every target of every stage."""
+    return [t for st in stages(config) for t in st.targets]
 
 
 def stage_targets(config: Mapping, name: str) -> list[str]:
-    for st in stages(config):
-        if st.name == name:
-            return list(st.targets)
-    raise KeyError(name)
+    return list(stage(config, name).targets)
 
 
 def dvc_yaml_dict(config: Mapping) -> dict:
-    """The dvc.yaml content for ``config`` (implemented stages only; the rest are listed as pending)."""
+    """The dvc.yaml content for ``config``."""
     out: dict = {"stages": {}}
     for st in stages(config):
-        if not st.implemented:
-            continue
-        stage: dict = {"cmd": SNAKEMAKE_CMD.format(target=st.target)}
-        stage["params"] = list(st.params)
-        stage["deps"] = list(st.code) + list(st.deps)
-        stage["outs"] = [{o: {"persist": True}} for o in st.outs]
+        entry: dict = {"cmd": SNAKEMAKE_CMD.format(target=st.target)}
+        entry["params"] = list(st.params)
+        entry["deps"] = list(st.code) + list(st.deps)
+        entry["outs"] = [{o: {"persist": True}} for o in st.outs]
         if st.metrics:
-            stage["metrics"] = [{m: {"cache": False}} for m in st.metrics]
+            entry["metrics"] = [{m: {"cache": False}} for m in st.metrics]
         if st.plots:
-            stage["plots"] = [{p: {"cache": False}} for p in st.plots]
-        out["stages"][st.name] = stage
+            entry["plots"] = [{p: {"cache": False}} for p in st.plots]
+        out["stages"][st.name] = entry
     return out
 
 
 def render_dvc_yaml(config: Mapping) -> str:
     import yaml
 
-    pending = [f"{st.name} ({st.issue})" for st in stages(config) if not st.implemented]
     header = (
-        "# GENERATED by `wikiref dvc-yaml --write` from src/wikiref/stages.py and params.yaml.\n"
+        "# GENERATED by `wikiref dvc-yaml --write` from src/wikiref/registry.py and params.yaml.\n"
         "# Do not edit by hand: tests/test_dvc_yaml.py fails when this file is stale.\n"
         "# Each stage runs one Snakemake aggregate target; outs persist so Snakemake can skip finished jobs.\n"
+        "# Code deps are derived from the imports of each stage's CLI module and rules file.\n"
     )
-    if pending:
-        header += "# Steps not implemented yet (no stage until they are): " + ", ".join(pending) + "\n"
     return header + yaml.safe_dump(dvc_yaml_dict(config), sort_keys=False, default_flow_style=False, width=120)

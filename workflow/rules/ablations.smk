@@ -20,7 +20,7 @@ AB_PARAMS = ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablatio
 AB_CELL_PARAMS = AB.cell_params_json(config)  # without the grid lists: a new grid point reruns only new cells
 # Cells are small: one thread each, and the gpu resource only when a GPU will be used (AB.cell_gpus), so
 # on a CPU-only machine two cells run side by side on 2 cores.
-AB_GPUS = AB.cell_gpus(config)
+AB_GPUS = gpu_resource(config)
 AB_RESULTS = expand("results/ablations/wikiref/{aug}.json", aug=AB_AUG.instance_patterns) + [
     f"results/ablations/duc/{a}/{d}.json" for a, d in zip(_AB_DUC_GRID["aug"], AB_DUC.instance_patterns)
 ]

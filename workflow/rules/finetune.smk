@@ -1,75 +1,3 @@
-# Step 6 (journal §V): the DUC 2005-2007 benchmarks, Table VI.
-#   duc_standin   (sample/tiny profiles, duc.standin) data/raw -> STAND-IN DUC tree in the NIST layout
-#   duc_prepare   duc.root (NIST layout) -> data/duc/<year>.parquet: sentences, query levels, references,
-#                 per-sentence ROUGE-2 recall targets
-#   duc_baselines LEAD / QUERY-SIM / ORACLE, official ROUGE-1.5.5 scoring -> Table VI baseline rows
-#   finetune_*    held-out-year fine-tuning, sparse subnetworks, Table VI (below)
-
-DUC = config["duc"]
-DUC_ROOT = DUC["root"].rstrip("/")
-DUC_TABLE = "results/tables/table6_duc_baselines"
-
-
-if DUC["standin"]:
-
-    rule duc_standin:
-        input:
-            raw=expand("data/raw/{part}.parquet", part=config["collect"]["dump"]["parts"]),
-        output:
-            directory(DUC_ROOT),
-        params:
-            p=P("seed", "sample", "duc"),
-        threads: 1
-        log:
-            "logs/duc_standin.log",
-        benchmark:
-            "logs/benchmarks/duc_standin.tsv"
-        shell:
-            "wikiref duc-standin --params-json {params.p:q} --raw {input.raw} --out {output} > {log} 2>&1"
-
-
-rule duc_prepare:
-    input:
-        root=DUC_ROOT,
-    output:
-        parquet=expand("data/duc/{year}.parquet", year=DUC["years"]),
-        stats=expand("data/duc/{year}.stats.json", year=DUC["years"]),
-    params:
-        p=P("text", "duc"),
-    threads: 1
-    log:
-        "logs/duc_prepare.log",
-    benchmark:
-        "logs/benchmarks/duc_prepare.tsv"
-    shell:
-        "wikiref duc-prepare --params-json {params.p:q} --out-dir data/duc > {log} 2>&1"
-
-
-rule duc_baselines:
-    input:
-        parquet=expand("data/duc/{year}.parquet", year=DUC["years"]),
-        stats=expand("data/duc/{year}.stats.json", year=DUC["years"]),
-    output:
-        metrics="results/metrics/duc_baselines.json",
-        tables=multiext(DUC_TABLE, ".csv", ".md", ".tex"),
-    params:
-        p=P("profile", "duc"),
-        table=DUC_TABLE,
-    threads: 1
-    log:
-        "logs/duc_baselines.log",
-    benchmark:
-        "logs/benchmarks/duc_baselines.tsv"
-    shell:
-        "wikiref duc-baselines --params-json {params.p:q} --inputs {input.parquet} --metrics {output.metrics}"
-        " --table {params.table} > {log} 2>&1"
-
-
-rule duc_baselines_all:
-    input:
-        stage_targets(config, "duc_baselines"),
-
-
 # ---------------------------------------------------------------------------------------------------
 # Held-out-year fine-tuning (journal §V, Table VI; Table IX subnetworks): one job per (setting, year).
 #   finetune_prune  (settings with method: iterative) gradual magnitude pruning during a WikiRef run
@@ -81,9 +9,9 @@ rule duc_baselines_all:
 
 import json as _json
 
-from wikiref.stages.ablations import cell_gpus as _ft_gpus
 from wikiref.stages.finetune import candidate_variants as _ft_candidates
 
+DUC = config["duc"]
 FT = config["finetune"]
 FT_SETTINGS = {s["name"]: s for s in FT["settings"]}
 FT_ITERATIVE = [n for n, s in FT_SETTINGS.items() if s["method"] == "iterative"]
@@ -91,7 +19,7 @@ FT_TABLE = "results/tables/table6_duc"
 # The jobs are small: one thread each, and the gpu resource only when a GPU will be used (as for the
 # ablation cells), so on a CPU-only machine two jobs share 2 cores instead of queueing for a GPU
 # that does not exist under `--resources gpu=1`.
-FT_GPUS = _ft_gpus(config)
+FT_GPUS = gpu_resource(config)
 
 
 def ft_params(setting, *sections):

@@ -25,7 +25,7 @@ rule pretrain_variant:
         variant="[A-Za-z0-9_-]+",
     threads: 2
     resources:
-        gpu=config["pretrain"]["nproc_per_node"],  # 1 by default; torchrun DDP asks for one GPU per process
+        gpu=gpu_resource(config, config["pretrain"]["nproc_per_node"]),  # torchrun DDP: one GPU per process
     log:
         "logs/pretrain/{variant}.log",
     benchmark:

@@ -2,7 +2,8 @@
 # table and figure) and results/report/tables.html. The outputs flagged with report() make up the HTML
 # report: `snakemake --report results/report.html` after the workflow has run.
 
-from wikiref.registry import REPORT_HTML, REPORT_INDEX, REPORT_METRICS, report_inputs
+from wikiref.layout import REPORT_HTML, REPORT_INDEX, REPORT_METRICS
+from wikiref.registry import report_inputs
 
 report: "../report/workflow.rst"
 

@@ -1,0 +1,145 @@
+"""Every artefact path between stages, declared once.
+
+The Snakemake rules, the CLI defaults, the stage registry (``dvc.yaml``, ``rule all``) and the tests
+read these names; no other module spells a path between stages. Paths are relative to the working
+directory (the repository root, or ``snakemake --directory``). Templates use ``{wildcard}`` fields,
+which are at once Snakemake wildcards and :meth:`str.format` fields::
+
+    layout.RAW_PART.format(part="enwiki-sample")  ->  "data/raw/enwiki-sample.parquet"
+
+Two locations come from params, not from here: the offline sample (``sample.out_dir``) and the DUC
+tree (``duc.root``); :func:`sample_dir` and :func:`duc_root` read them.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+TABLE_FORMATS = ("csv", "md", "tex")
+
+DATA = "data"
+MODELS = "models"
+RESULTS = "results"
+LOGS = "logs"
+TABLES = f"{RESULTS}/tables"
+FIGURES = f"{RESULTS}/figures"
+METRICS = f"{RESULTS}/metrics"
+BENCHMARKS = f"{LOGS}/benchmarks"
+
+# ------------------------------------------------------------------------------------------ sample
+SAMPLE_MANIFEST = "MANIFEST.json"  # inside sample.out_dir
+
+# ----------------------------------------------------------------------------------------- collect
+RAW_DIR = f"{DATA}/raw"
+RAW_PART = f"{RAW_DIR}/{{part}}.parquet"
+RAW_PART_STATS = f"{RAW_DIR}/{{part}}.stats.json"
+COLLECT_METRICS = f"{METRICS}/collect.json"
+
+# ------------------------------------------------------------------------------------------ curate
+CURATED_DIR = f"{DATA}/curated"
+CURATED_PART = f"{CURATED_DIR}/parts/{{part}}.parquet"
+CURATED_PART_STATS = f"{CURATED_DIR}/parts/{{part}}.stats.json"
+CURATED = f"{CURATED_DIR}/examples.parquet"
+CURATE_THRESHOLDS = f"{CURATED_DIR}/thresholds.json"
+CURATE_STATS = f"{CURATED_DIR}/stats.json"
+CURATE_METRICS = f"{METRICS}/curate.json"
+
+# ------------------------------------------------------------------------------------------- split
+SPLITS = ("train", "dev", "test")
+SPLIT_DIR = f"{DATA}/split"
+SPLIT_FILE = f"{SPLIT_DIR}/{{split}}.parquet"
+TABLE1 = f"{TABLES}/table1_wikiref_splits"  # table stems: + .csv / .md / .tex
+TABLE2 = f"{TABLES}/table2_wikiref_percentiles"
+SPLIT_METRICS = f"{METRICS}/split.json"
+
+# ------------------------------------------------------------------------------------------ oracle
+ORACLE_DIR = f"{DATA}/oracle"
+ORACLE_FILE = f"{ORACLE_DIR}/{{split}}.parquet"
+ORACLE_METRICS = f"{METRICS}/oracle.json"
+
+# --------------------------------------------------------------------------------------------- duc
+DUC_DIR = f"{DATA}/duc"
+DUC_YEAR = f"{DUC_DIR}/{{year}}.parquet"
+DUC_YEAR_STATS = f"{DUC_DIR}/{{year}}.stats.json"
+DUC_BASELINES_METRICS = f"{METRICS}/duc_baselines.json"
+TABLE6_BASELINES = f"{TABLES}/table6_duc_baselines"
+
+# ---------------------------------------------------------------------------------------- pretrain
+PRETRAIN_DIR = f"{MODELS}/pretrain"
+PRETRAIN_MODEL_DIR = f"{PRETRAIN_DIR}/{{variant}}"
+PRETRAIN_MODEL = f"{PRETRAIN_MODEL_DIR}/model.safetensors"
+PRETRAIN_CONFIG = f"{PRETRAIN_MODEL_DIR}/config.json"
+PRETRAIN_VARIANT_METRICS = f"{METRICS}/pretrain_{{variant}}.json"
+DVCLIVE_DIR = f"{RESULTS}/dvclive"
+PRETRAIN_LIVE_DIR = f"{DVCLIVE_DIR}/{{variant}}"
+TABLE4 = f"{TABLES}/table4_wikiref"
+PRETRAIN_METRICS = f"{METRICS}/pretrain.json"
+
+# ---------------------------------------------------------------------------------------- finetune
+FINETUNE_DIR = f"{MODELS}/finetune"
+FINETUNE_PRUNED_DIR = f"{FINETUNE_DIR}/{{setting}}/pruned"
+FINETUNE_PRUNED_FILES = ("model.safetensors", "subnet_masks.safetensors", "pruning.json")
+FINETUNE_JOB_DIR = f"{FINETUNE_DIR}/{{setting}}/{{year}}"
+FINETUNE_PREDICTIONS = f"{FINETUNE_JOB_DIR}/predictions.parquet"
+FINETUNE_SUMMARIES = f"{FINETUNE_JOB_DIR}/summaries.json"
+FINETUNE_JOB_METRICS = f"{METRICS}/duc_{{setting}}_{{year}}.json"
+TABLE6 = f"{TABLES}/table6_duc"
+FINETUNE_METRICS = f"{METRICS}/finetune.json"
+
+# --------------------------------------------------------------------------------------- ablations
+ABLATIONS_MODELS = f"{MODELS}/ablations"
+ABLATIONS_PRETRAIN_DIR = f"{ABLATIONS_MODELS}/pretrain"
+ABLATIONS_MODEL = f"{ABLATIONS_PRETRAIN_DIR}/{{aug}}/model.safetensors"
+ABLATIONS_FINETUNE_WORK = f"{ABLATIONS_MODELS}/finetune/{{aug}}/{{duc}}"
+ABLATIONS_RESULTS = f"{RESULTS}/ablations"
+ABLATIONS_WIKIREF_RESULT = f"{ABLATIONS_RESULTS}/wikiref/{{aug}}.json"
+ABLATIONS_DUC_RESULT = f"{ABLATIONS_RESULTS}/duc/{{aug}}/{{duc}}.json"
+ABLATIONS_METRICS = f"{METRICS}/ablations.json"
+
+# ------------------------------------------------------------------------------------------ report
+REPORT_TABLE_STEMS = ("table8_pooling", "table9_subnetworks", "paper_comparison", "paper_claims")
+REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref_quality")
+REPORT_INDEX = f"{RESULTS}/README.md"
+REPORT_HTML = f"{RESULTS}/report/tables.html"
+REPORT_METRICS = f"{METRICS}/report.json"
+
+
+def table_files(stem: str) -> tuple[str, ...]:
+    """A table's files: ``<stem>.csv``, ``.md``, ``.tex`` (what :func:`wikiref.tables.write_table` writes)."""
+    return tuple(f"{stem}.{ext}" for ext in TABLE_FORMATS)
+
+
+def report_tables() -> tuple[str, ...]:
+    return tuple(f for s in REPORT_TABLE_STEMS for f in table_files(f"{TABLES}/{s}"))
+
+
+def report_figures() -> tuple[str, ...]:
+    """The figure PNGs (DVC image plots)."""
+    return tuple(f"{FIGURES}/{s}.png" for s in REPORT_FIGURE_STEMS)
+
+
+def report_figure_files() -> tuple[str, ...]:
+    """Each figure's SVG and the CSV of the plotted numbers."""
+    return tuple(f"{FIGURES}/{s}.{e}" for s in REPORT_FIGURE_STEMS for e in ("svg", "csv"))
+
+
+def log_file(name: str) -> str:
+    return f"{LOGS}/{name}.log"
+
+
+def benchmark_file(name: str) -> str:
+    return f"{BENCHMARKS}/{name}.tsv"
+
+
+def sample_dir(config: Mapping) -> str:
+    return config["sample"]["out_dir"].rstrip("/")
+
+
+def duc_root(config: Mapping) -> str:
+    return config["duc"]["root"].rstrip("/")
+
+
+def under(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or inside it (plain string paths, as params give them)."""
+    path, folder = path.rstrip("/"), folder.rstrip("/")
+    return path == folder or path.startswith(folder + "/")
