@@ -24,7 +24,7 @@ from wikiref.registry import all_targets, job_keys, stage_targets
 
 def stage_params(stage, job, **replace):
     """--params-json of one job: the parameters the registry says it reads (key paths allowed)."""
-    return job_params(config, *job_keys(config, stage, job), replace=replace or None)
+    return job_params(config, *job_keys(stage, job), replace=replace or None)
 
 
 P = lambda *keys: job_params(config, *keys)  # TEMPORARY during the rules rewrite

@@ -32,9 +32,7 @@ RULES_DIR = "workflow/rules"
 @dataclass(frozen=True)
 class Stage:
     name: str
-    # job kind -> the parameters it reads: top-level sections or key paths ("curate.include_doc_title").
-    # A rule passes exactly these (wikiref.config.job_params), the CLI asks for the same (job_keys).
-    jobs: Mapping[str, tuple[str, ...]]
+    jobs: Mapping[str, tuple[str, ...]]  # the jobs these params run -> the keys each reads (JOB_KEYS)
     deps: tuple[str, ...]  # upstream data (DVC deps): outputs of earlier stages or inputs
     outs: tuple[str, ...]  # outputs (DVC outs, persist: true, so Snakemake can skip finished jobs)
     targets: tuple[str, ...]  # files Snakemake's <name>_all / rule all request
@@ -122,14 +120,54 @@ def code_deps(name: str) -> tuple[str, ...]:
     return tuple(sorted(str(f.relative_to(REPO_ROOT)) for f in files if f is not None))
 
 
+# Every job's parameters: (stage, job) -> top-level sections or key paths it reads. A rule passes exactly
+# these (wikiref.config.job_params), the job's CLI asks for the same (wikiref.config.params_from_args).
+JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("sample", "run"): ("sample", "collect"),  # collect: citation types/aliases pick the stand-in URLs
+    ("collect", "part"): ("collect",),
+    ("collect", "merge"): ("collect",),
+    # The part job reads only these curate keys, so changing a filter threshold reruns the merge, not spaCy.
+    ("curate", "part"): ("text", "curate.include_doc_title", "curate.oracle_max_sentences", "curate.max_raw_per_part"),
+    ("curate", "merge"): ("curate",),
+    ("split", "run"): ("profile", "seed", "split"),
+    ("oracle", "run"): ("oracle",),
+    ("duc", "standin"): ("seed", "sample", "duc"),
+    ("duc", "prepare"): ("text", "duc"),
+    ("duc", "baselines"): ("profile", "duc"),
+    ("pretrain", "variant"): ("seed", "model", "pretrain"),
+    ("pretrain", "table"): ("profile", "seed", "model", "pretrain"),
+    # A fine-tuning job gets its own finetune.settings entry only (replace=), the pretrain section only
+    # when it starts from (or prunes on) WikiRef.
+    ("finetune", "run"): ("seed", "model", "finetune", "duc"),
+    ("finetune", "run_pretrained"): ("seed", "model", "finetune", "duc", "pretrain"),
+    ("finetune", "prune"): ("seed", "model", "pretrain", "finetune"),
+    ("finetune", "table"): ("profile", "model", "finetune", "duc"),
+    # A cell gets these without the grid lists (wikiref.stages.ablations.cell_params_json).
+    ("ablations", "cell"): ("seed", "model", "pretrain", "finetune", "duc", "ablations"),
+    ("ablations", "collect"): ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations"),
+    ("report", "run"): ("profile", "report"),
+}
+
+
+def job_keys(name: str, job: str) -> tuple[str, ...]:
+    """The parameter keys job ``job`` of stage ``name`` reads (what its rule passes, what its CLI asks for)."""
+    try:
+        return JOB_KEYS[name, job]
+    except KeyError:
+        raise KeyError(f"no job {job!r} in stage {name!r} (jobs: {sorted(JOB_KEYS)})") from None
+
+
+def _jobs(name: str, *jobs: str) -> dict[str, tuple[str, ...]]:
+    return {j: job_keys(name, j) for j in jobs}
+
+
 # ------------------------------------------------------------------------------------- the stages
 
 def _sample(c: Mapping) -> Stage:
     out = L.sample_dir(c)
     return Stage(
         "sample",
-        # collect: the citation types/aliases decide which cited URLs get a stand-in page.
-        jobs={"run": ("sample", "collect")},
+        jobs=_jobs("sample", "run"),
         deps=(),
         outs=(out,),
         targets=(f"{out}/{L.SAMPLE_MANIFEST}",),
@@ -150,7 +188,7 @@ def _collect(c: Mapping) -> Stage:
     parts = c["collect"]["dump"]["parts"]
     return Stage(
         "collect",
-        jobs={"part": ("collect",), "merge": ("collect",)},
+        jobs=_jobs("collect", "part", "merge"),
         deps=tuple(deps),
         outs=(L.RAW_DIR,),
         metrics=(L.COLLECT_METRICS,),
@@ -161,9 +199,7 @@ def _collect(c: Mapping) -> Stage:
 def _curate(c: Mapping) -> Stage:
     return Stage(
         "curate",
-        # The part job reads only these curate keys, so changing a filter threshold reruns the merge, not spaCy.
-        jobs={"part": ("text", "curate.include_doc_title", "curate.oracle_max_sentences", "curate.max_raw_per_part"),
-              "merge": ("curate",)},
+        jobs=_jobs("curate", "part", "merge"),
         deps=(L.RAW_DIR,),
         outs=(L.CURATED_DIR,),
         metrics=(L.CURATE_METRICS,),
@@ -174,7 +210,7 @@ def _curate(c: Mapping) -> Stage:
 def _split(c: Mapping) -> Stage:
     return Stage(
         "split",
-        jobs={"run": ("profile", "seed", "split")},
+        jobs=_jobs("split", "run"),
         deps=(L.CURATED_DIR,),
         outs=(L.SPLIT_DIR,) + L.table_files(L.TABLE1) + L.table_files(L.TABLE2),
         metrics=(L.SPLIT_METRICS,),
@@ -186,7 +222,7 @@ def _split(c: Mapping) -> Stage:
 def _oracle(c: Mapping) -> Stage:
     return Stage(
         "oracle",
-        jobs={"run": ("oracle",)},
+        jobs=_jobs("oracle", "run"),
         deps=(L.SPLIT_DIR,),
         outs=(L.ORACLE_DIR,),
         metrics=(L.ORACLE_METRICS,),
@@ -200,8 +236,7 @@ def _duc(c: Mapping) -> Stage:
     standin, root = bool(c["duc"]["standin"]), L.duc_root(c)
     return Stage(
         "duc",
-        jobs={**({"standin": ("seed", "sample", "duc")} if standin else {}),
-              "prepare": ("text", "duc"), "baselines": ("profile", "duc")},
+        jobs=_jobs("duc", *(("standin",) if standin else ()), "prepare", "baselines"),
         deps=(L.RAW_DIR,) if standin else (root,),
         outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES),
         metrics=(L.DUC_BASELINES_METRICS,),
@@ -214,7 +249,7 @@ def _pretrain(c: Mapping) -> Stage:
     per_variant = tuple(L.PRETRAIN_VARIANT_METRICS.format(variant=v["name"]) for v in c["pretrain"]["variants"])
     return Stage(
         "pretrain",
-        jobs={"variant": ("seed", "model", "pretrain"), "table": ("profile", "seed", "model", "pretrain")},
+        jobs=_jobs("pretrain", "variant", "table"),
         deps=(L.ORACLE_DIR,),
         outs=(L.PRETRAIN_DIR,) + L.table_files(L.TABLE4),
         metrics=(L.PRETRAIN_METRICS,) + per_variant,
@@ -233,12 +268,8 @@ def _finetune(c: Mapping) -> Stage:
     jobs = tuple(L.FINETUNE_JOB_METRICS.format(setting=s["name"], year=y) for s in settings for y in c["duc"]["years"])
     return Stage(
         "finetune",
-        # A job gets its own finetune.settings entry only; the pretrain section only when it starts from
-        # (or prunes on) WikiRef.
-        jobs={"run": ("seed", "model", "finetune", "duc"),
-              **({"run_pretrained": ("seed", "model", "finetune", "duc", "pretrain")} if from_pretrained else {}),
-              **({"prune": ("seed", "model", "pretrain", "finetune")} if iterative else {}),
-              "table": ("profile", "model", "finetune", "duc")},
+        jobs=_jobs("finetune", "run", *(("run_pretrained",) if from_pretrained else ()),
+                   *(("prune",) if iterative else ()), "table"),
         deps=(L.DUC_DIR, L.DUC_BASELINES_METRICS)
         + ((L.PRETRAIN_DIR,) + pretrain_metrics if from_pretrained else ())
         + ((L.ORACLE_DIR,) if iterative else ()),
@@ -253,9 +284,7 @@ def _ablations(c: Mapping) -> Stage:
     # pruning, DUC fine-tuning of each, collected into results/metrics/ablations.json.
     return Stage(
         "ablations",
-        # A cell gets the sections without the grid lists (wikiref.stages.ablations.cell_params_json).
-        jobs={"cell": ("seed", "model", "pretrain", "finetune", "duc", "ablations"),
-              "collect": ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations")},
+        jobs=_jobs("ablations", "cell", "collect"),
         deps=(L.ORACLE_DIR, L.DUC_DIR),
         outs=(L.ABLATIONS_MODELS, L.ABLATIONS_RESULTS),
         metrics=(L.ABLATIONS_METRICS,),
@@ -268,7 +297,7 @@ def _report(c: Mapping) -> Stage:
     # stage's tables and metrics) are filled in by stages().
     return Stage(
         "report",
-        jobs={"run": ("profile", "report")},
+        jobs=_jobs("report", "run"),
         deps=(),
         outs=L.report_tables() + L.report_figure_files() + (L.REPORT_INDEX, L.REPORT_HTML),
         metrics=(L.REPORT_METRICS,),
@@ -293,14 +322,6 @@ def stages(config: Mapping) -> list[Stage]:
     upstream = tuple(t for st in out if st.name != "report" for t in st.targets
                      if t.startswith((L.TABLES + "/", L.METRICS + "/")))
     return [replace(st, deps=upstream) if st.name == "report" else st for st in out]
-
-
-def job_keys(config: Mapping, name: str, job: str) -> tuple[str, ...]:
-    """The parameter keys job ``job`` of stage ``name`` reads (what its rule passes, what its CLI asks for)."""
-    jobs = stage(config, name).jobs
-    if job not in jobs:
-        raise KeyError(f"stage {name!r} has no job {job!r} under these params (jobs: {', '.join(jobs)})")
-    return jobs[job]
 
 
 def stage(config: Mapping, name: str) -> Stage:
