@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from wikiref.rouge import official as o
+from wikiref.rouge.parity import parse_report, perl_rouge_available, prepare_perl_rouge, run_perl_rouge
 
 _SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ber", "con", "dis", "ex", "gen", "in", "ment", "pro",
         "tion", "ing", "ed", "er", "al", "ous", "ive", "ness"]
@@ -66,7 +67,8 @@ def build(root: Path, topics: int, systems: int, seed: int, jackknife: bool = Fa
             name = f"{tid}.M.250.A.{m}"
             (root / "models" / name).write_text("\n".join(_text(rng, vocab, weights, rng.randint(230, 260))) + "\n")
             models.append((m, f'<M ID="{m}">{name}</M>'))
-        subsets = [(tid, models)] if not jackknife else [(f"{tid}-{d}", [x for x in models if x[0] != d]) for d, _ in models]
+        subsets = ([(tid, models)] if not jackknife
+                   else [(f"{tid}-{d}", [x for x in models if x[0] != d]) for d, _ in models])
         for eid, sub in subsets:
             xml += [f'<EVAL ID="{eid}">', f"<PEER-ROOT>{root / 'peers'}</PEER-ROOT>",
                     f"<MODEL-ROOT>{root / 'models'}</MODEL-ROOT>", '<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>',
@@ -93,12 +95,12 @@ def main() -> int:
     ap.add_argument("--flags", default=o.DUC_FLAGS + " -a -d")
     ap.add_argument("--work", help="folder for the generated files and the Perl copy (default: a temp dir)")
     args = ap.parse_args()
-    reason = o.perl_rouge_available()
+    reason = perl_rouge_available()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp)
         cfg = build(work / f"eval-{args.topics}x{args.systems}{'-jk' if args.jackknife else ''}", args.topics,
                     args.systems, args.seed, args.jackknife)
-        release = None if reason else o.prepare_perl_rouge(work / "perl")
+        release = None if reason else prepare_perl_rouge(work / "perl")
         py_cmd = [sys.executable, "-m", "wikiref", "rouge155", *args.flags.split(), str(cfg)]
         cpu0 = _children_cpu()
         t0 = time.perf_counter()
@@ -112,10 +114,10 @@ def main() -> int:
         else:
             cpu0 = _children_cpu()
             t0 = time.perf_counter()
-            perl = o.run_perl_rouge(release, cfg, args.flags)
+            perl = run_perl_rouge(release, cfg, args.flags)
             t_perl = time.perf_counter() - t0
             cpu_perl = _children_cpu() - cpu0
-            a, b = o.parse_report(perl), o.parse_report(py)
+            a, b = parse_report(perl), parse_report(py)
             rec.update(perl_s=round(t_perl, 3), speedup=round(t_perl / t_py, 1), python_cpu_s=round(cpu_py, 3),
                        perl_cpu_s=round(cpu_perl, 3), cpu_speedup=round(cpu_perl / cpu_py, 1),
                        identical_output=perl == py, per_eval_lines=len(a["eval"]),

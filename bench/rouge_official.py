@@ -19,20 +19,28 @@ import time
 from pathlib import Path
 
 from wikiref.rouge import official as o
-from wikiref.rouge.parity import FLAG_SETS, make_config
+from wikiref.rouge.parity import (
+    FLAG_SETS,
+    make_config,
+    parse_report,
+    perl_rouge_available,
+    prepare_perl_rouge,
+    run_perl_rouge,
+)
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=20, help="random configurations per flag set")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    reason = o.perl_rouge_available()
+    reason = perl_rouge_available()
     if reason:
         print(json.dumps({"bench": "rouge_official", "skipped": reason}))
         return 0
     total = {"cases": 0, "per_eval_triples": 0, "max_abs_diff": 0.0, "avg_lines": 0, "avg_lines_equal": 0}
     with tempfile.TemporaryDirectory() as tmp:
-        release = o.prepare_perl_rouge(Path(tmp) / "perl")
+        release = prepare_perl_rouge(Path(tmp) / "perl")
         for fi, flags in enumerate(FLAG_SETS):
             rec = {"bench": "rouge_official", "flags": flags, "cases": 0, "perl_errors_matched": 0,
                    "per_eval_triples": {}, "max_abs_diff": {}, "avg_lines": 0, "avg_lines_equal": 0,
@@ -43,14 +51,15 @@ def main() -> int:
                 cfg = make_config(root, seed, non_empty_models="-w" in flags)
                 t0 = time.perf_counter()
                 try:
-                    perl = o.run_perl_rouge(release, cfg, flags + " -a -d")
+                    perl = run_perl_rouge(release, cfg, flags + " -a -d")
                 except o.RougeError:
                     perl = None
                 t1 = time.perf_counter()
                 try:
                     opts = o.Options.from_flags(flags)
                     evals, peers = o.read_config(cfg)
-                    py = o.format_report(o.evaluate(evals, sorted(peers), opts, warn=lambda m: None), opts, per_eval=True)
+                    results = o.evaluate(evals, sorted(peers), opts, warn=lambda m: None)
+                    py = o.format_report(results, opts, per_eval=True)
                 except o.RougeError:
                     py = None
                 t2 = time.perf_counter()
@@ -61,7 +70,7 @@ def main() -> int:
                     continue
                 rec["perl_s"] += t1 - t0
                 rec["python_s"] += t2 - t1
-                a, b = o.parse_report(perl), o.parse_report(py)
+                a, b = parse_report(perl), parse_report(py)
                 assert a["eval"].keys() == b["eval"].keys(), f"different evaluations (seed {seed})"
                 for key, (r, p, f) in a["eval"].items():
                     measure = key[1]

@@ -10,7 +10,7 @@ import pytest
 
 from wikiref import config
 from wikiref.stages.duc import reader as duc, baselines as db
-from wikiref.rouge import official
+from wikiref.rouge import official, parity
 
 REFS = [["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],
         ["Tribes used casino income for schools and health care."]]
@@ -112,13 +112,13 @@ def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path
     assert df.loc[2, "2006 R-2"] == round(100 * m["systems"]["oracle"]["2006"]["ROUGE-2"]["R"], 2)
     assert "STAND-IN" in Path(str(table) + ".md").read_text()  # the sample profile's caption
     # the summaries written for the real script score the same there
-    reason = official.perl_rouge_available()
+    reason = parity.perl_rouge_available()
     if reason:
         pytest.skip(f"ROUGE-1.5.5.pl cannot run here: {reason}")
-    release = official.prepare_perl_rouge(tmp_path / "perl")
+    release = parity.prepare_perl_rouge(tmp_path / "perl")
     for system in ("lead", "query_sim", "oracle"):
-        out = official.parse_report(official.run_perl_rouge(release, rouge_dir / system / "2007" / "rouge.xml",
-                                                            official.DUC_FLAGS + " -a -d"))
+        out = parity.parse_report(parity.run_perl_rouge(release, rouge_dir / system / "2007" / "rouge.xml",
+                                                        official.DUC_FLAGS + " -a -d"))
         for measure in ("ROUGE-1", "ROUGE-2", "ROUGE-SU4"):
             ours = m["systems"][system]["2007"][measure]
             assert float(out["avg"][("1", measure, "R")][0]) == ours["R"]

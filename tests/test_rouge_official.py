@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from wikiref.rouge import official as o
+from wikiref.rouge.official.counting import _finish
+from wikiref.rouge.official.text import _Vocab
 
 
 def test_porter_stemmer_known_words():
@@ -28,7 +30,7 @@ def test_wordnet_exceptions_come_first_and_short_tokens_are_not_stemmed():
     table = o.load_exceptions()
     assert table["geese"] == "goose" and table["wrote"] == "write" and table["better"] == "well"
     opts = o.make_options(n=1, stem=True)
-    vocab = o._Vocab(opts)
+    vocab = _Vocab(opts)
     assert vocab.terms("geese wrote better runs was") == ["goose", "write", "well", "run", "was"]
     # MorphStem only applies to tokens longer than 3 characters
     assert vocab.terms("ran") == ["ran"]
@@ -41,7 +43,7 @@ def test_tokenisation_like_the_script():
     text = o.truncated_text(units)
     # hyphens become tokens, every other non [A-Za-z0-9] byte (UTF-8 é is two bytes) a space
     assert text == "u s - led forces e - mail caf 2005 second line"
-    vocab = o._Vocab(o.Options())
+    vocab = _Vocab(o.Options())
     assert vocab.terms(text) == ["u", "s", "led", "forces", "e", "mail", "caf", "2005", "second", "line"]
 
 
@@ -78,7 +80,7 @@ def test_pooled_and_best_reference():
 
 
 def test_f_is_computed_from_rounded_recall_and_precision():
-    s = o._finish(model_count=3, hit=1, peer_count=7, alpha=0.5)
+    s = _finish(model_count=3, hit=1, peer_count=7, alpha=0.5)
     r, p = float(s.r), float(s.p)
     assert s.r == "0.33333" and s.p == "0.14286"
     assert s.f == format((p * r) / (0.5 * p + 0.5 * r), "7.5f")

@@ -21,7 +21,18 @@ from pathlib import Path
 import pytest
 
 from wikiref.rouge import official as o
-from wikiref.rouge.parity import FLAG_SETS, WORDS, make_config, random_summary, write_summary
+from wikiref.rouge.parity import (
+    FLAG_SETS,
+    WORDS,
+    make_config,
+    parse_report,
+    perl_rouge_available,
+    prepare_perl_rouge,
+    random_summary,
+    run_perl_rouge,
+    write_summary,
+)
+
 
 def python_report(cfg: Path, flags: str) -> str:
     opts = o.Options.from_flags(flags)
@@ -31,7 +42,7 @@ def python_report(cfg: Path, flags: str) -> str:
 
 def assert_same(perl_out: str, py_out: str) -> int:
     """Every per-Eval and Average line equal; returns the number of per-Eval R/P/F triples compared."""
-    a, b = o.parse_report(perl_out), o.parse_report(py_out)
+    a, b = parse_report(perl_out), parse_report(py_out)
     assert a["eval"], "the reference printed no per-Eval lines"
     assert a["eval"] == b["eval"]
     assert a["avg"] == b["avg"]
@@ -42,10 +53,10 @@ def assert_same(perl_out: str, py_out: str) -> int:
 
 @pytest.fixture(scope="session")
 def perl_release(tmp_path_factory):
-    reason = o.perl_rouge_available()
+    reason = perl_rouge_available()
     if reason:
         pytest.skip(f"ROUGE-1.5.5.pl cannot run here: {reason}")
-    return o.prepare_perl_rouge(tmp_path_factory.mktemp("rouge155"))
+    return prepare_perl_rouge(tmp_path_factory.mktemp("rouge155"))
 
 
 def test_exception_table_equals_the_script_database(perl_release):
@@ -83,7 +94,7 @@ def test_stemmer_equals_the_script_on_many_words(perl_release):
 def test_random_configurations_match_the_script(perl_release, tmp_path, case):
     flags = FLAG_SETS[case % len(FLAG_SETS)]
     cfg = make_config(tmp_path, 1000 + case, non_empty_models="-w" in flags)
-    perl_out = o.run_perl_rouge(perl_release, cfg, flags + " -a -d")
+    perl_out = run_perl_rouge(perl_release, cfg, flags + " -a -d")
     assert_same(perl_out, python_report(cfg, flags + " -a -d"))
 
 
@@ -95,13 +106,13 @@ def test_duc_flags_cli_output_is_identical(perl_release, tmp_path, jackknife):
 
     cfg = make_config(tmp_path, 77 + jackknife, jackknife=jackknife, numeric_ids=False)
     flags = o.DUC_FLAGS + " -a -d"
-    perl_out = o.run_perl_rouge(perl_release, cfg, flags)
+    perl_out = run_perl_rouge(perl_release, cfg, flags)
     buf = io.StringIO()
     with redirect_stdout(buf):
         assert main(["rouge155", *flags.split(), str(cfg)]) == 0
     assert buf.getvalue() == perl_out
     # single system id instead of -a
-    one = o.run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -d", "1")
+    one = run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -d", "1")
     buf = io.StringIO()
     with redirect_stdout(buf):
         assert main(["rouge155", *o.DUC_FLAGS.split(), "-d", str(cfg), "1"]) == 0
@@ -121,7 +132,7 @@ def test_real_text_matches_the_script(perl_release, tmp_path, cloze_examples):
         texts.append(({"1": doc[:15], "2": doc[-8:]}, refs))
     for flags in (o.DUC_FLAGS, "-n 2 -m -2 4 -u -l 100 -r 100", "-n 2 -s -m -f B -b 600 -r 100"):
         cfg = make_config(tmp_path / flags.replace(" ", "_"), 5, fmt="SPL", jackknife=False, texts=texts)
-        assert_same(o.run_perl_rouge(perl_release, cfg, flags + " -a -d"), python_report(cfg, flags + " -a -d"))
+        assert_same(run_perl_rouge(perl_release, cfg, flags + " -a -d"), python_report(cfg, flags + " -a -d"))
 
 
 def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
@@ -140,7 +151,7 @@ def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
     flist = tmp_path / "list.txt"
     flist.write_text("# peer model1 model2\n" + "\n".join(lines) + "\n\n")
     flags = "-n 2 -m -2 4 -u -r 100 -l 50 -d"
-    perl_out = o.run_perl_rouge(perl_release, flist, flags + " -z SPL", "SYS")
+    perl_out = run_perl_rouge(perl_release, flist, flags + " -z SPL", "SYS")
     buf = io.StringIO()
     with redirect_stdout(buf):
         assert main(["rouge155", *flags.split(), "-z", "SPL", str(flist), "SYS"]) == 0
@@ -150,7 +161,8 @@ def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
     xml = ['<ROUGE_EVAL version="1.55">']
     for e in range(3):
         for role in ("P", "A", "B"):
-            text = "".join(f'<S SNTNO="{i}">{s.replace("<", " ")}</S>\n' for i, s in enumerate(random_summary(rng, True), 1))
+            text = "".join(f'<S SNTNO="{i}">{s.replace("<", " ")}</S>\n'
+                           for i, s in enumerate(random_summary(rng, True), 1))
             (isi / role).mkdir(parents=True, exist_ok=True)
             (isi / role / f"D{e}").write_text("<DOC>\n" + text + "</DOC>\n", encoding="utf-8")
         xml += [f'<EVAL ID="D{e}"><PEER-ROOT>{isi / "P"}</PEER-ROOT><MODEL-ROOT>{isi}</MODEL-ROOT>',
@@ -158,4 +170,4 @@ def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
                 f'<MODELS><M ID="A">A/D{e}</M><M ID="B">B/D{e}</M></MODELS></EVAL>']
     cfg = tmp_path / "isi.xml"
     cfg.write_text("\n".join(xml + ["</ROUGE_EVAL>"]) + "\n")
-    assert_same(o.run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -a -d"), python_report(cfg, o.DUC_FLAGS + " -a -d"))
+    assert_same(run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -a -d"), python_report(cfg, o.DUC_FLAGS + " -a -d"))

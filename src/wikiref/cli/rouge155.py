@@ -28,7 +28,7 @@ script prints their -d lines in Perl hash order (random per run); here they are 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from wikiref.rouge.official import flag_parser
+    from wikiref.rouge.official.options import flag_parser
 
     for action in flag_parser()._actions:  # the same letters as the script's getopts
         if not action.option_strings:
@@ -49,14 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.rouge.official import (
-        RougeError,
-        evaluate,
-        format_report,
-        options_from_namespace,
-        read_config,
-        read_file_list,
-    )
+    from wikiref.rouge.official.options import RougeError, options_from_namespace
+    from wikiref.rouge.official.report import evaluate, format_report, read_config, read_file_list
 
     try:
         opts = options_from_namespace(args)

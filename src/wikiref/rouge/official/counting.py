@@ -1,0 +1,471 @@
+"""Counting and per-evaluation scores: n-grams and skip-bigrams (clipped hits, vectorised with numpy when the
+term ids fit), union-LCS / weighted LCS (the script's tie-breaking), R / P / F of one peer against its references
+(``-f A`` pooled or ``-f B`` best reference, 5-decimal rounding before F, ``-p`` alpha), batched over several
+peers, and the one-evaluation Python API (:func:`score`, :func:`score_detailed`, :class:`Scorer`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wikiref.rouge.official.options import Options, RougeError, make_options
+from wikiref.rouge.official.text import _ID_BITS, Summary, _Vocab, prepare, units_from_sentences
+
+
+def ngram_counts(terms: Sequence[str], n: int) -> tuple[Counter, int]:
+    if len(terms) < n:
+        return Counter(), 0
+    grams = Counter(zip(*(terms[i:] for i in range(n))))
+    return grams, len(terms) - n + 1
+
+
+def skip_bigram_counts(terms: Sequence[str], skip: int, unigrams: bool) -> tuple[Counter, int]:
+    """createSkipBigram: pairs (i, j) with j - i - 1 <= skip (all when skip < 0); with -u also the
+    unigram of every token except the last (the script's loop runs i < $#tokens)."""
+    g: Counter = Counter()
+    n = len(terms)
+    if n < 2:
+        return g, 0
+    max_gap = n - 1 if skip < 0 else min(n - 1, skip + 1)
+    count = 0
+    if unigrams:
+        g.update(zip(terms[:-1]))  # 1-tuples; Counter counts in C
+        count += n - 1
+    for k in range(1, max_gap + 1):
+        g.update(zip(terms, terms[k:]))
+        count += n - k
+    return g, count
+
+
+def _clipped_hits(model: Counter, peer: Counter) -> int:
+    common = model.keys() & peer.keys()
+    return sum([min(model[g], peer[g]) for g in common])
+
+
+class _Grams:
+    """Counted grams of one summary: sorted unique packed keys + counts (numpy), or a Counter."""
+
+    __slots__ = ("keys", "counts", "counter", "total")
+
+    def __init__(self, keys, counts, counter, total):
+        self.keys, self.counts, self.counter, self.total = keys, counts, counter, total
+
+
+def _ngram_grams(s: Summary, n: int) -> _Grams:
+    import numpy as np
+
+    if s.ids is None or n > 3:
+        counter, total = ngram_counts(s.terms, n)
+        return _Grams(None, None, counter, total)
+    a = s.ids
+    total = max(0, len(a) - n + 1)
+    keys = a[:total].copy()
+    for k in range(1, n):
+        keys = (keys << _ID_BITS) | a[k : k + total]
+    uk, uc = np.unique(keys, return_counts=True)
+    return _Grams(uk, uc, None, total)
+
+
+def _skip_grams(s: Summary, skip: int, unigrams: bool) -> _Grams:
+    import numpy as np
+
+    if s.ids is None:
+        counter, total = skip_bigram_counts(s.terms, skip, unigrams)
+        return _Grams(None, None, counter, total)
+    a = s.ids
+    n = len(a)
+    parts = []
+    total = 0
+    if n >= 2:
+        if unigrams:
+            parts.append(a[:-1] << _ID_BITS)
+            total += n - 1
+        max_gap = n - 1 if skip < 0 else min(n - 1, skip + 1)
+        for k in range(1, max_gap + 1):
+            parts.append((a[:-k] << _ID_BITS) | a[k:])
+            total += n - k
+    keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    uk, uc = np.unique(keys, return_counts=True)
+    return _Grams(uk, uc, None, total)
+
+
+def _grams_hits(model: _Grams, peer: _Grams, model_s: Summary, peer_s: Summary, kind: tuple) -> int:
+    import numpy as np
+
+    if model.keys is not None and peer.keys is not None:
+        mk, pk = model.keys, peer.keys
+        if not len(mk) or not len(pk):
+            return 0
+        idx = mk.searchsorted(pk)  # both sorted and unique
+        np.minimum(idx, len(mk) - 1, out=idx)
+        found = mk[idx] == pk
+        return int(np.minimum(model.counts[idx[found]], peer.counts[found]).sum())
+    # a vocabulary overflow happened between the two: count both with Counters
+    if kind[0] == "S":
+        mc = skip_bigram_counts(model_s.terms, kind[1], kind[2])[0]
+        pc = skip_bigram_counts(peer_s.terms, kind[1], kind[2])[0]
+    else:
+        mc = ngram_counts(model_s.terms, kind[1])[0]
+        pc = ngram_counts(peer_s.terms, kind[1])[0]
+    return _clipped_hits(mc, pc)
+
+
+def _lcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int]) -> None:
+    """lcs_inner + markLCS: mark the model positions of one LCS (the script's tie-breaking)."""
+    m, n = len(model), len(peer)
+    if m == 0 or n == 0:
+        return
+    # b: 1 = diagonal, 2 = up, 3 = left (row-major lists)
+    prev = [0] * (n + 1)
+    moves = []
+    for i in range(1, m + 1):
+        cur = [0] * (n + 1)
+        row = [0] * (n + 1)
+        mi = model[i - 1]
+        for j in range(1, n + 1):
+            if mi == peer[j - 1]:
+                cur[j] = prev[j - 1] + 1
+                row[j] = 1
+            elif prev[j] >= cur[j - 1]:
+                cur[j] = prev[j]
+                row[j] = 2
+            else:
+                cur[j] = cur[j - 1]
+                row[j] = 3
+        moves.append(row)
+        prev = cur
+    i, j = m, n
+    while i and j:
+        mv = moves[i - 1][j]
+        if mv == 1:
+            i -= 1
+            j -= 1
+            mask[i] = 1
+        elif mv == 2:
+            i -= 1
+        else:
+            j -= 1
+
+
+def _wlcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int], weight: float) -> None:
+    m, n = len(model), len(peer)
+    if m == 0 or n == 0:
+        return
+    prev_c = [0.0] * (n + 1)
+    prev_l = [0] * (n + 1)
+    moves = []
+    for i in range(1, m + 1):
+        cur_c = [0.0] * (n + 1)
+        cur_l = [0] * (n + 1)
+        row = [0] * (n + 1)
+        mi = model[i - 1]
+        for j in range(1, n + 1):
+            if mi == peer[j - 1]:
+                k = prev_l[j - 1]
+                cur_c[j] = prev_c[j - 1] + _wpow(k + 1, weight) - _wpow(k, weight)
+                row[j] = 1
+                cur_l[j] = k + 1
+            elif prev_c[j] >= cur_c[j - 1]:
+                cur_c[j] = prev_c[j]
+                row[j] = 2
+            else:
+                cur_c[j] = cur_c[j - 1]
+                row[j] = 3
+        moves.append(row)
+        prev_c, prev_l = cur_c, cur_l
+    i, j = m, n
+    while i and j:
+        mv = moves[i - 1][j]
+        if mv == 1:
+            i -= 1
+            j -= 1
+            mask[i] = 1
+        elif mv == 2:
+            i -= 1
+        else:
+            j -= 1
+
+
+def _wpow(r: float, w: float) -> float:
+    if float(w).is_integer() and isinstance(r, int):
+        return float(r ** int(w))
+    return float(r) ** w
+
+
+def _lcs_hits(model_units, peer_units, model_uni: Counter, peer_uni: Counter) -> tuple[int, int]:
+    """lcs(): union-LCS hits per model sentence, clipped by the remaining unigram counts."""
+    hit = 0
+    base = 0
+    for mu in model_units:
+        mask = [0] * len(mu)
+        base += len(mu)
+        for pu in peer_units:
+            _lcs_mark(mu, pu, mask)
+        for j, tok in enumerate(mu):
+            if mask[j] == 1 and model_uni.get((tok,), 0) > 0 and peer_uni.get((tok,), 0) > 0:
+                hit += 1
+                model_uni[(tok,)] -= 1
+                peer_uni[(tok,)] -= 1
+    return hit, base
+
+
+def _wlcs_hits(model_units, peer_units, model_uni: Counter, peer_uni: Counter, weight: float):
+    hit = 0.0
+    base = 0.0
+    for mu in model_units:
+        mask = [0] * len(mu)
+        base += _wpow(len(mu), weight)
+        for pu in peer_units:
+            _wlcs_mark(mu, pu, mask, weight)
+        run = 0
+        for j, tok in enumerate(mu):
+            if mask[j] == 1 and model_uni.get((tok,), 0) > 0 and peer_uni.get((tok,), 0) > 0:
+                run += 1
+                if j + 1 < len(mu) and mask[j + 1] == 0:  # noqa: SIM114 - the script's two branches
+                    hit += _wpow(run, weight)
+                    run = 0
+                elif j + 1 == len(mu):
+                    hit += _wpow(run, weight)
+                    run = 0
+                model_uni[(tok,)] -= 1
+                peer_uni[(tok,)] -= 1
+    return hit, base
+
+
+def f5(x: float) -> str:
+    """sprintf("%7.5f", x)."""
+    return format(x, "7.5f")
+
+
+@dataclass(frozen=True)
+class EvalScore:
+    """One (peer, references) score as the script keeps it: counts and the R/P/F strings."""
+
+    model_count: float
+    hit: float
+    peer_count: float
+    r: str
+    p: str
+    f: str
+
+    def as_dict(self) -> dict:
+        return {"R": float(self.r), "P": float(self.p), "F": float(self.f)}
+
+
+def _finish(model_count, hit, peer_count, alpha: float, inverse: float | None = None) -> EvalScore:
+    def ratio(num, den):
+        if den == 0:
+            return f5(0)
+        x = num / den
+        if inverse is not None:
+            x = x ** (1 / inverse)
+        return f5(x)
+
+    r = ratio(hit, model_count)
+    p = ratio(hit, peer_count)
+    rf, pf = float(r), float(p)
+    if (1 - alpha) * pf + alpha * rf > 0:  # noqa: SIM108 - as the script computes F
+        f = f5((pf * rf) / ((1 - alpha) * pf + alpha * rf))
+    else:
+        f = f5(0)
+    return EvalScore(model_count, hit, peer_count, r, p, f)
+
+
+def _combine(per_model: list[tuple], formula: str):
+    """Sum (formula A, or anything but B) or take the best-recall reference (B, first wins)."""
+    total_hit = total_count = total_peer = 0
+    if formula == "B":
+        best = -1.0
+        for hit, count, peer, rec in per_model:
+            if rec > best:
+                best = rec
+                total_hit, total_count, total_peer = hit, count, peer
+    else:
+        for hit, count, peer, _ in per_model:
+            total_hit += hit
+            total_count += count
+            total_peer += peer
+    return total_hit, total_count, total_peer
+
+
+def _round5(x: float) -> float:
+    return float(format(x, "07.5f"))
+
+
+def _cached(summary: Summary, key, fn):
+    try:
+        return summary._cache[key]
+    except KeyError:
+        val = summary._cache[key] = fn()
+        return val
+
+
+def score_measure(measure: str, peer: Summary, models: Sequence[Summary], opts: Options) -> EvalScore:
+    """One measure (``ROUGE-2``, ``ROUGE-L``, ``ROUGE-SU4``, ``ROUGE-W-1.2``...) for one evaluation."""
+    if measure.startswith("ROUGE-S"):
+        unigrams = measure.startswith("ROUGE-SU")
+        skip = opts.skip if opts.skip is not None else -1
+        key = ("S", skip, unigrams)
+        pg = _cached(peer, key, lambda: _skip_grams(peer, skip, unigrams))
+        pc = pg.total
+        per_model = []
+        for m in models:
+            mg = _cached(m, key, lambda m=m: _skip_grams(m, skip, unigrams))
+            mc = mg.total
+            hit = _grams_hits(mg, pg, m, peer, key)
+            per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
+        return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
+    if measure == "ROUGE-L" or measure.startswith("ROUGE-W"):
+        weighted = measure.startswith("ROUGE-W")
+        pu, pcount = _cached(peer, ("U", 1), lambda: ngram_counts(peer.terms, 1))
+        per_model = []
+        for m in models:
+            mu, _ = _cached(m, ("U", 1), lambda m=m: ngram_counts(m.terms, 1))
+            mu = Counter(mu)
+            pu_left = Counter(pu)  # the script renews the peer unigram counts per reference
+            if weighted:
+                w = opts.wlcs
+                hit, base = _wlcs_hits(m.unit_terms, peer.unit_terms, mu, pu_left, w)
+                if not base:
+                    raise RougeError("ROUGE-W of a reference without tokens: ROUGE-1.5.5.pl dies here "
+                                     "('Illegal division by zero' in wlcs); drop -w or the empty reference")
+                score = (hit / base) ** (1 / w)
+                # computeWLCSScore weights the (already weighted) base and the peer length again.
+                per_model.append((hit, _wpow(base, w), _wpow(pcount, w), score))
+            else:
+                hit, base = _lcs_hits(m.unit_terms, peer.unit_terms, mu, pu_left)
+                per_model.append((hit, base, pcount, hit / base if base else 0.0))
+        if weighted:
+            hit, count, pc = _combine(per_model, opts.formula)
+            return _finish(count, hit, pc, opts.alpha, inverse=opts.wlcs)
+        return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
+    if measure.startswith("ROUGE-"):
+        n = int(measure[6:])
+        key = ("N", n)
+        pg = _cached(peer, key, lambda: _ngram_grams(peer, n))
+        pc = pg.total
+        per_model = []
+        for m in models:
+            mg = _cached(m, key, lambda m=m: _ngram_grams(m, n))
+            mc = mg.total
+            hit = _grams_hits(mg, pg, m, peer, key)
+            per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
+        return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
+    raise RougeError(f"unknown measure {measure!r}")
+
+
+def _hits_vs_peers(model: _Grams, peers: Sequence[_Grams], peer_keys, peer_counts, ends):
+    """Clipped hits of one model against several peers (their keys concatenated), or None."""
+    import numpy as np
+
+    if model.keys is None:
+        return None
+    mk = model.keys
+    if not len(mk) or not len(peer_keys):
+        return np.zeros(len(peers), dtype=np.int64)
+    idx = mk.searchsorted(peer_keys)
+    np.minimum(idx, len(mk) - 1, out=idx)
+    mins = np.where(mk[idx] == peer_keys, np.minimum(model.counts[idx], peer_counts), 0)
+    csum = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(mins)])
+    return csum[ends] - csum[ends - np.array([len(g.keys) for g in peers], dtype=np.int64)]
+
+
+def _batch_hits(models: Sequence[Summary], peers: Sequence[Summary], key: tuple, mg, pg):
+    """Clipped hits of every peer against every model: (n_peers, n_models) int array, or None when
+    some summary is counted with Counters. A model's hits against a given set of peers are cached
+    (NIST's jackknife lists score the same peers against the same references several times)."""
+    import numpy as np
+
+    if any(g.keys is None for g in (*mg, *pg)):
+        return None
+    sig = (key, tuple(id(p) for p in peers))
+    pk = pc = ends = None
+    cols = []
+    for m, g in zip(models, mg):
+        col = m._cache.get(sig)
+        if col is None:
+            if pk is None:
+                pk = np.concatenate([x.keys for x in pg])
+                pc = np.concatenate([x.counts for x in pg])
+                ends = np.cumsum([len(x.keys) for x in pg]).astype(np.int64)
+            col = _hits_vs_peers(g, pg, pk, pc, ends)
+            m._cache[sig] = col
+        cols.append(col)
+    return np.stack(cols, axis=1) if cols else np.zeros((len(peers), 0), dtype=np.int64)
+
+
+def score_measure_batch(measure: str, peers: Sequence[Summary], models: Sequence[Summary],
+                        opts: Options) -> list[EvalScore]:
+    """:func:`score_measure` for several peers against the same references."""
+    if measure.startswith("ROUGE-S"):
+        unigrams = measure.startswith("ROUGE-SU")
+        skip = opts.skip if opts.skip is not None else -1
+        key = ("S", skip, unigrams)
+        make = lambda s: _skip_grams(s, skip, unigrams)  # noqa: E731
+    elif measure.startswith("ROUGE-") and measure[6:].isdigit():
+        n = int(measure[6:])
+        key = ("N", n)
+        make = lambda s: _ngram_grams(s, n)  # noqa: E731
+    else:
+        return [score_measure(measure, p, models, opts) for p in peers]
+    mg = [_cached(m, key, lambda m=m: make(m)) for m in models]
+    pg = [_cached(p, key, lambda p=p: make(p)) for p in peers]
+    hits = _batch_hits(models, peers, key, mg, pg)
+    if hits is None:
+        return [score_measure(measure, p, models, opts) for p in peers]
+    out = []
+    for pi, p in enumerate(pg):
+        pc = p.total
+        per_model = []
+        for mi, m in enumerate(mg):
+            hit = int(hits[pi, mi])
+            mc = m.total
+            per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
+        out.append(_finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha))
+    return out
+
+
+def _reorder(t):
+    hit, count, peer = t
+    return count, hit, peer
+
+
+def score(peer: Sequence[str], models: Sequence[Sequence[str]], *, flags: str | Sequence[str] | None = None,
+          data_dir: str | None = None, **options) -> dict[str, dict[str, float]]:
+    """Score one peer summary against its references, like one ``<EVAL>`` of ROUGE-1.5.5.pl.
+
+    ``peer``: the peer's sentences; ``models``: each reference's sentences. Options are the
+    script's flags, either as ``flags="-n 2 -m ..."`` or keywords (``n``, ``stem``, ``stopwords``,
+    ``skip``, ``skip_unigrams``, ``lcs``, ``wlcs``, ``length``, ``bytes``, ``formula``, ``alpha``);
+    keywords override flags. Returns ``{measure: {"R", "P", "F"}}`` with the values the script
+    prints for this evaluation (5 decimals).
+    """
+    opts = make_options(flags, **options)
+    detail = score_detailed(peer, models, opts, data_dir=data_dir)
+    return {k: v.as_dict() for k, v in detail.items()}
+
+
+def score_detailed(peer: Sequence[str], models: Sequence[Sequence[str]], opts: Options,
+                   data_dir: str | None = None, vocab: _Vocab | None = None) -> dict[str, EvalScore]:
+    vocab = vocab or _Vocab(opts, data_dir)
+    p = prepare(units_from_sentences(peer), opts, vocab)
+    ms = [prepare(units_from_sentences(m), opts, vocab) for m in models]
+    return {meas: score_measure(meas, p, ms, opts) for meas in opts.measures()}
+
+
+class Scorer:
+    """Reusable scorer for many peers against the same references (prepared once).
+
+    >>> s = Scorer(references, flags=DUC_FLAGS); s(peer_sentences)["ROUGE-2"]["R"]
+    """
+
+    def __init__(self, models: Sequence[Sequence[str]], *, flags: str | Sequence[str] | None = None,
+                 data_dir: str | None = None, **options):
+        self.opts = make_options(flags, **options)
+        self.vocab = _Vocab(self.opts, data_dir)
+        self.models = [prepare(units_from_sentences(m), self.opts, self.vocab) for m in models]
+
+    def __call__(self, peer: Sequence[str]) -> dict[str, dict[str, float]]:
+        p = prepare(units_from_sentences(peer), self.opts, self.vocab)
+        return {meas: score_measure(meas, p, self.models, self.opts).as_dict() for meas in self.opts.measures()}

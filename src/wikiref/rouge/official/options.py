@@ -1,0 +1,210 @@
+"""The script's flags: :class:`Options` (one field per ROUGE-1.5.5.pl flag, with the script's defaults and
+checks), parsing them (:meth:`Options.from_flags`, :func:`flag_parser`, :func:`options_from_namespace`), keyword
+options for :func:`~wikiref.rouge.official.score` (:func:`make_options`), the measures they select, the paper's
+:data:`DUC_FLAGS`, and :class:`RougeError` (raised wherever the script would die)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DUC_FLAGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
+
+
+class RougeError(ValueError):
+    """Bad options, a bad configuration file or a missing summary (the script would die)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """ROUGE-1.5.5 settings. Field defaults are the script's defaults (no ROUGE-N, ROUGE-L on)."""
+
+    n: int | None = None  # -n: ROUGE-1..n
+    stem: bool = False  # -m
+    stopwords: bool = False  # -s (remove them)
+    skip: int | None = None  # -2: skip distance (< 0: unlimited); enables ROUGE-S/SU
+    skip_unigrams: bool = False  # -u: ROUGE-SU instead of ROUGE-S
+    skip_both: bool = False  # -U: ROUGE-S and ROUGE-SU
+    lcs: bool = True  # False with -x
+    wlcs: float | None = None  # -w weight: ROUGE-W
+    length: int = 0  # -l words (0: no limit)
+    bytes: int = 0  # -b bytes (0: no limit)
+    formula: str = "A"  # -f A (pooled) / B (best reference)
+    alpha: float = 0.5  # -p
+    counting: int = 0  # -t 0 (per-summary average), 1 (corpus level), 2 (raw counts)
+    confidence: float = 95.0  # -c
+    resamples: int = 1000  # -r
+    # How -c and -w were written on the command line (the script prints the raw strings).
+    confidence_text: str = "95"
+    wlcs_text: str = ""
+
+    def __post_init__(self):
+        if self.length and self.bytes:
+            raise RougeError("Please specify length limit in words or bytes but not both.")
+        if not 0 <= self.alpha <= 1:
+            raise RougeError("Relative importance of ROUGE recall and precision has to be between 0 and 1 inclusively.")
+        if not 0 <= self.confidence <= 100:
+            raise RougeError("Confidence interval should be within 0 and 100.")
+        if self.wlcs is not None and self.wlcs <= 0:
+            raise RougeError("ROUGE-W weight factor must greater than 0.")
+        if self.n is not None and self.n < 0:
+            raise RougeError("-n must be >= 0")
+        if self.resamples < 1:
+            raise RougeError("-r must be >= 1 (the script divides by it)")
+
+    @property
+    def count_mode(self) -> int:
+        """0 = average of per-summary scores (the script's undef), 1 = corpus level, 2 = raw counts."""
+        return self.counting if self.counting in (1, 2) else 0
+
+    def measures(self) -> list[str]:
+        """Measure names in the order the script prints them."""
+        out = [f"ROUGE-{k}" for k in range(1, (self.n or 0) + 1)]
+        if self.lcs:
+            out.append("ROUGE-L")
+        if self.wlcs is not None:
+            out.append(f"ROUGE-W-{self.wlcs_text or _perl_num(self.wlcs)}")
+        if self.skip is not None:
+            tag = str(self.skip) if self.skip >= 0 else "*"
+            if self.skip_unigrams:
+                out.append(f"ROUGE-SU{tag}")
+            elif self.skip_both:
+                out += [f"ROUGE-S{tag}", f"ROUGE-SU{tag}"]
+            else:
+                out.append(f"ROUGE-S{tag}")
+        return out
+
+    @classmethod
+    def from_flags(cls, flags: str | Sequence[str]) -> Options:
+        """Parse ROUGE-1.5.5.pl flags, e.g. ``Options.from_flags(DUC_FLAGS)``."""
+        argv = shlex.split(flags) if isinstance(flags, str) else list(flags)
+        ns, rest = flag_parser().parse_known_args(attach_flag_values(argv))
+        if rest:
+            raise RougeError(f"unexpected arguments in ROUGE flags: {rest}")
+        return options_from_namespace(ns)
+
+    def with_(self, **changes) -> Options:
+        return dataclasses.replace(self, **changes)
+
+
+_KW_ALIASES = {"max_n": "n", "remove_stopwords": "stopwords", "skip_distance": "skip", "length_limit": "length",
+               "byte_limit": "bytes"}
+
+
+def make_options(flags: str | Sequence[str] | None = None, **kwargs) -> Options:
+    base = Options.from_flags(flags) if flags is not None else Options()
+    if not kwargs:
+        return base
+    fixed = {_KW_ALIASES.get(k, k): v for k, v in kwargs.items()}
+    unknown = set(fixed) - {f.name for f in dataclasses.fields(Options)}
+    if unknown:
+        raise RougeError(f"unknown ROUGE options {sorted(unknown)}; "
+                         f"known: {[f.name for f in dataclasses.fields(Options)]}")
+    if "confidence" in fixed and "confidence_text" not in fixed:
+        fixed["confidence_text"] = _perl_num(fixed["confidence"])
+    if "wlcs" in fixed and fixed["wlcs"] is not None and "wlcs_text" not in fixed:
+        fixed["wlcs_text"] = _perl_num(fixed["wlcs"])
+    return dataclasses.replace(base, **fixed)
+
+
+def flag_parser(prog: str = "rouge155", add_help: bool = False) -> argparse.ArgumentParser:
+    """The script's getopts('ahHb:c:de:f:l:mMn:p:st:r:2:3:w:uUvxz:') as argparse options."""
+    p = argparse.ArgumentParser(prog=prog, add_help=add_help, allow_abbrev=False)
+    g = p.add_argument_group("ROUGE-1.5.5.pl flags (same letters, same meaning)")
+    g.add_argument("-a", action="store_true", help="evaluate all systems (peers) in the config")
+    g.add_argument("-c", metavar="CF", help="confidence interval percentage (default 95)")
+    g.add_argument("-d", action="store_true", help="print per-evaluation scores")
+    g.add_argument("-e", metavar="DIR", help="ROUGE data dir; its smart_common_words.txt and "
+                   "WordNet-2.0-Exceptions/*.exc are used when present (the .db file is not needed)")
+    g.add_argument("-b", metavar="BYTES", help="use only the first BYTES bytes of each summary")
+    g.add_argument("-l", metavar="WORDS", help="use only the first WORDS words of each summary")
+    g.add_argument("-m", action="store_true", help="stem with Porter + WordNet-2.0 exceptions")
+    g.add_argument("-M", action="store_true", help="(stem models only; NOT supported: rejected)")
+    g.add_argument("-n", metavar="N", help="compute ROUGE-1 .. ROUGE-N")
+    g.add_argument("-p", metavar="ALPHA", help="F = 1/(alpha/P + (1-alpha)/R) (default 0.5)")
+    g.add_argument("-s", action="store_true", help="remove SMART stop words")
+    g.add_argument("-t", metavar="0|1|2", help="0: average per summary; 1: corpus level; 2: raw counts")
+    g.add_argument("-r", metavar="SAMPLES", help="bootstrap samples for the confidence intervals (default 1000)")
+    g.add_argument("-2", dest="skip", metavar="GAP", help="ROUGE-S with maximum gap GAP (< 0: unlimited)")
+    g.add_argument("-3", dest="be", metavar="MODE", help="(Basic Elements; NOT supported: rejected)")
+    g.add_argument("-w", metavar="WEIGHT", help="ROUGE-W with weight WEIGHT")
+    g.add_argument("-u", action="store_true", help="ROUGE-SU: skip bigrams plus unigrams (needs -2)")
+    g.add_argument("-U", action="store_true", help="ROUGE-S and ROUGE-SU (needs -2)")
+    g.add_argument("-v", action="store_true", help="verbose (accepted, ignored: no debug dump)")
+    g.add_argument("-x", action="store_true", help="do not compute ROUGE-L")
+    g.add_argument("-f", metavar="A|B", help="A: pool the references (default); B: best reference")
+    g.add_argument("-z", metavar="FORMAT", help="the config is a file list 'peer model1 model2 ...' per line "
+                   "in FORMAT (SPL|SEE|ISI)")
+    return p
+
+
+_VALUE_FLAGS = frozenset("-" + c for c in "bcefhlnprt23wz" if c != "h")
+
+
+def attach_flag_values(argv: Sequence[str]) -> list[str]:
+    """Write ``-2 -1`` as ``-2-1`` so argparse does not mistake a negative value for an option
+    (getopts takes the next word as the value whatever it looks like)."""
+    out: list[str] = []
+    it = iter(argv)
+    for tok in it:
+        if tok in _VALUE_FLAGS:
+            nxt = next(it, None)
+            out.append(tok if nxt is None else tok + nxt)
+        else:
+            out.append(tok)
+    return out
+
+
+def _num(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise RougeError(f"{what} must be a number, got {text!r}") from None
+
+
+def options_from_namespace(ns: argparse.Namespace) -> Options:
+    if getattr(ns, "M", False):
+        raise RougeError("-M (stem models only) is not supported by wikiref rouge155")
+    if getattr(ns, "be", None):
+        raise RougeError("-3 (Basic Elements) is not supported by wikiref rouge155")
+    if ns.l is not None and ns.b is not None:
+        raise RougeError("Please specify length limit in words or bytes but not both.")
+    kw: dict = {}
+    if ns.n is not None:
+        kw["n"] = int(_num(ns.n, "-n"))
+    kw["stem"] = bool(ns.m)
+    kw["stopwords"] = bool(ns.s)
+    if ns.skip is not None:
+        kw["skip"] = int(_num(ns.skip, "-2"))
+    kw["skip_unigrams"] = bool(ns.u)
+    kw["skip_both"] = bool(ns.U)
+    kw["lcs"] = not ns.x
+    if ns.w is not None:
+        kw["wlcs"] = _num(ns.w, "-w")
+        kw["wlcs_text"] = ns.w
+    if ns.l is not None:
+        kw["length"] = int(_num(ns.l, "-l"))
+    if ns.b is not None:
+        kw["bytes"] = int(_num(ns.b, "-b"))
+    if ns.f is not None:
+        kw["formula"] = ns.f
+    if ns.p is not None:
+        kw["alpha"] = _num(ns.p, "-p")
+    if ns.t is not None:
+        kw["counting"] = int(_num(ns.t, "-t"))
+    if ns.c is not None:
+        kw["confidence"] = _num(ns.c, "-c")
+        kw["confidence_text"] = ns.c
+    if ns.r is not None:
+        kw["resamples"] = int(_num(ns.r, "-r"))
+    return Options(**kw)
+
+
+def _perl_num(x) -> str:
+    """Perl's default number stringification (%.15g)."""
+    if isinstance(x, int):
+        return str(x)
+    return format(x, ".15g")
