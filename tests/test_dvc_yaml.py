@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from wikiref import config
-from wikiref.registry import dvc_yaml_dict, render_dvc_yaml, stages
+from wikiref.registry import JOB_KEYS, code_deps, dvc_yaml_dict, render_dvc_yaml, stages
 
 
 def test_dvc_yaml_in_sync(repo):
@@ -29,7 +33,7 @@ def test_check_command_detects_staleness(repo, tmp_path):
 def test_registry_shape(repo):
     params = config.load_params(repo / "params.yaml")
     names = [s.name for s in stages(params)]
-    assert names == ["sample", "collect", "curate", "split", "oracle", "duc_baselines", "pretrain", "finetune",
+    assert names == ["sample", "collect", "curate", "split", "oracle", "duc", "pretrain", "finetune",
                      "ablations", "report"]
     doc = dvc_yaml_dict(params)
     schema_sections = set(config.load_schema()["properties"])
@@ -40,10 +44,54 @@ def test_registry_shape(repo):
             assert list(out.values()) == [{"persist": True}]
         for m in st.get("metrics", []):
             assert list(m.values()) == [{"cache": False}]
-    # every implemented stage has a Snakemake aggregate rule
-    smk = "\n".join(p.read_text() for p in (repo / "workflow/rules").glob("*.smk"))
+    # one name per stage: its rules file (with the aggregate rule), its CLI subcommand, its module
+    from wikiref.cli import COMMANDS
+
+    commands = dict(COMMANDS)
     for s in stages(params):
-        assert f"rule {s.name}_all:" in smk
+        assert f"rule {s.name}_all:" in (repo / s.rules_file).read_text()
+        assert commands.get(s.name) == s.name, f"no `wikiref {s.name}` subcommand in wikiref.cli.{s.name}"
+        assert importlib.util.find_spec(f"wikiref.stages.{s.name}") is not None
+        # every rule of the stage's file carries the stage's name
+        for rule in re.findall(r"^\s*rule (\w+):", (repo / s.rules_file).read_text(), flags=re.M):
+            assert rule == s.name or rule.startswith(f"{s.name}_"), f"{s.rules_file}: rule {rule}"
+    assert sorted(p.stem for p in (repo / "workflow/rules").glob("*.smk")) == sorted(names)
+
+
+def test_every_job_reads_only_known_parameters(repo):
+    """The registry's job keys exist in every profile (a rule would fail to build its --params-json)."""
+    for profile in ("params.yaml", "config/tiny.yaml", "config/paper.yaml"):
+        params = config.load_params(repo / "params.yaml", [] if profile == "params.yaml" else [repo / profile])
+        for keys in JOB_KEYS.values():
+            config.validate_sections(json.loads(config.job_params(params, *keys)))
+
+
+def test_code_deps_cover_every_module_a_stage_runs(repo, subprocess_env):
+    """The derived code deps of a stage hold every wikiref module its CLI and rules file import (also lazily,
+    inside functions): import all of them in a fresh interpreter and check nothing outside the list loads."""
+    params = config.load_params(repo / "params.yaml")
+    for st in stages(params):
+        deps = set(code_deps(st.name))
+        assert f"src/wikiref/cli/{st.name}.py" in deps
+        assert any(d.startswith(f"src/wikiref/stages/{st.name}") for d in deps), st.name
+        modules = [d[len("src/"):-len(".py")].replace("/", ".").removesuffix(".__init__")
+                   for d in deps if d.endswith(".py")]
+        code = ("import sys, importlib\n"
+                f"for m in {modules!r}: importlib.import_module(m)\n"
+                "print('\\n'.join(sorted(m for m in sys.modules if m == 'wikiref' or m.startswith('wikiref.'))))")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env)
+        assert res.returncode == 0, res.stderr[-2000:]
+        loaded = set(res.stdout.split())
+        assert loaded <= set(modules), f"{st.name}: modules loaded but not in its code deps: {loaded - set(modules)}"
+    # what the rules files import is part of the stage's code (finetune.smk's helpers, say)
+    assert "src/wikiref/stages/ablations.py" in code_deps("ablations")
+
+
+def test_import_scan_sees_lazy_imports(tmp_path):
+    from wikiref.registry import _imported_modules
+
+    src = "def f():\n    from wikiref.stages import curate\n    import wikiref.model.training as t\n"
+    assert {"wikiref.stages.curate", "wikiref.model.training", "wikiref.stages", "wikiref.model"} <= _imported_modules(src)
 
 
 def _dvc() -> str | None:
@@ -56,7 +104,7 @@ def _dvc() -> str | None:
 
 @pytest.mark.skipif(_dvc() is None, reason="dvc not installed")
 def test_dvc_plans_every_stage_in_a_fresh_checkout(repo, tmp_path):
-    """In a checkout with no outputs yet, DVC loads the pipeline and plans every implemented stage.
+    """In a checkout with no outputs yet, DVC loads the pipeline and plans every stage.
 
     Plain `dvc repro --dry` cannot plan a chained pipeline before the upstream outputs exist: its
     run-cache probe hashes them first (treeverse/dvc#9021, #9818). `--force` skips that probe, so
@@ -76,5 +124,4 @@ def test_dvc_plans_every_stage_in_a_fresh_checkout(repo, tmp_path):
         assert out.returncode == 0, f"{cmd}: {out.stderr}"
     params = config.load_params(repo / "params.yaml")
     for st in stages(params):
-        if st.implemented:
-            assert f"snakemake --profile workflow/profiles/default {st.target}" in out.stdout
+        assert f"snakemake --profile workflow/profiles/default {st.target}" in out.stdout

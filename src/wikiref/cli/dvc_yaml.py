@@ -12,8 +12,9 @@ from wikiref.files import write_text
 from wikiref.registry import render_dvc_yaml
 
 HELP = "generate dvc.yaml from the stage registry (--write) or fail if it is stale (--check)"
-DESCRIPTION = """dvc.yaml is never edited by hand. It is rendered from src/wikiref/stages.py (one DVC stage per
-implemented paper step, each running that step's Snakemake aggregate target) and params.yaml.
+DESCRIPTION = """dvc.yaml is never edited by hand. It is rendered from the stage registry (src/wikiref/registry.py: one
+DVC stage per pipeline stage, each running that stage's Snakemake aggregate target; code deps derived
+from the imports of the stage's CLI module and rules file) and params.yaml.
 
   wikiref dvc-yaml --write     # regenerate dvc.yaml
   wikiref dvc-yaml --check     # exit 1 with a diff when dvc.yaml is stale (a test runs this)

@@ -57,7 +57,7 @@ from wikiref.rouge.official.bootstrap import Averages, compute_averages, perl_bo
 from wikiref.rouge.official.counting import (
     EvalScore,
     Scorer,
-    f5,
+    perl_fixed5,
     ngram_counts,
     score,
     score_detailed,
@@ -101,7 +101,7 @@ from wikiref.rouge.official.text import (
 
 __all__ = [
     "DUC_FLAGS", "EXCEPTION_FILES", "Averages", "Eval", "EvalScore", "MeasureResult", "Options", "RougeError",
-    "Scorer", "Stemmer", "Summary", "attach_flag_values", "compute_averages", "evaluate", "evaluate_summaries", "f5",
+    "Scorer", "Stemmer", "Summary", "attach_flag_values", "compute_averages", "evaluate", "evaluate_summaries", "perl_fixed5",
     "flag_parser", "format_report", "load_exceptions", "load_stopwords", "make_options", "ngram_counts",
     "options_from_namespace", "perl_bootstrap_indices", "porter_stem", "prepare", "read_config", "read_file_list",
     "read_units", "rouge_release_dir", "score", "score_detailed", "score_measure", "score_measure_batch",

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wikiref.rouge.official.counting import f5
+from wikiref.rouge.official.counting import perl_fixed5
 from wikiref.rouge.official.options import Options
 
 _DRAND_A = 0x5DEECE66D
@@ -113,8 +113,8 @@ def compute_averages(scores: Mapping[str, tuple[float, float, float]], opts: Opt
         ranked_np = np.sort(s)
         total = float(np.cumsum(ranked_np)[-1])
         ranked = ranked_np.tolist()
-        avg = f5(total / len(ranked))
-        lo = f5(_perl_at(ranked, ci_la) + (_perl_at(ranked, ci_lb) - _perl_at(ranked, ci_la)) * ci_r)
-        hi = f5(_perl_at(ranked, ci_ua) + (_perl_at(ranked, ci_ub) - _perl_at(ranked, ci_ua)) * ci_r)
+        avg = perl_fixed5(total / len(ranked))
+        lo = perl_fixed5(_perl_at(ranked, ci_la) + (_perl_at(ranked, ci_lb) - _perl_at(ranked, ci_la)) * ci_r)
+        hi = perl_fixed5(_perl_at(ranked, ci_ua) + (_perl_at(ranked, ci_ub) - _perl_at(ranked, ci_ua)) * ci_r)
         out.append((avg, (lo, hi)))
     return Averages(out[0][0], out[1][0], out[2][0], out[0][1], out[1][1], out[2][1], tot[0], tot[1], tot[2])

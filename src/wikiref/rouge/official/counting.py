@@ -233,8 +233,8 @@ def _wlcs_hits(model_units, peer_units, model_uni: Counter, peer_uni: Counter, w
     return hit, base
 
 
-def f5(x: float) -> str:
-    """sprintf("%7.5f", x)."""
+def perl_fixed5(x: float) -> str:
+    """Perl's sprintf("%7.5f", x): how the script rounds every score it prints and averages."""
     return format(x, "7.5f")
 
 
@@ -256,19 +256,19 @@ class EvalScore:
 def _finish(model_count, hit, peer_count, alpha: float, inverse: float | None = None) -> EvalScore:
     def ratio(num, den):
         if den == 0:
-            return f5(0)
+            return perl_fixed5(0)
         x = num / den
         if inverse is not None:
             x = x ** (1 / inverse)
-        return f5(x)
+        return perl_fixed5(x)
 
     r = ratio(hit, model_count)
     p = ratio(hit, peer_count)
     rf, pf = float(r), float(p)
     if (1 - alpha) * pf + alpha * rf > 0:  # noqa: SIM108 - as the script computes F
-        f = f5((pf * rf) / ((1 - alpha) * pf + alpha * rf))
+        f = perl_fixed5((pf * rf) / ((1 - alpha) * pf + alpha * rf))
     else:
-        f = f5(0)
+        f = perl_fixed5(0)
     return EvalScore(model_count, hit, peer_count, r, p, f)
 
 
