@@ -8,7 +8,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from wikiref.stages import pretrain as pt
 from wikiref.model import ScorerConfig, build_scorer, load_scorer, score_sentences
 from wikiref.model.packing import PackedWindow
 from wikiref.model.training import (
@@ -19,18 +18,21 @@ from wikiref.model.training import (
     param_groups,
     train,
 )
+from wikiref.stages import pretrain as pt
 
 torch.set_num_threads(1)
 
 
 def _config(**kw):
-    base = dict(encoder="tiny-random", pooling="query", head="classification", max_length=48, stride=16, num_levels=4)
+    base = {"encoder": "tiny-random", "pooling": "query", "head": "classification", "max_length": 48, "stride": 16,
+            "num_levels": 4}
     base.update(kw)
     return ScorerConfig(**base)
 
 
 def _settings(**kw):
-    base = dict(epochs=2, batch_size=4, lr=2e-3, seed=7, progress=False, device="cpu", bucket_batches=2)
+    base = {"epochs": 2, "batch_size": 4, "lr": 2e-3, "seed": 7, "progress": False, "device": "cpu",
+            "bucket_batches": 2}
     base.update(kw)
     return TrainSettings(**base)
 
@@ -210,3 +212,86 @@ def test_bad_targets_are_a_clear_error(data, tmp_path):
     model, tok = _fresh()
     with pytest.raises(ValueError, match="one target per sentence"):
         train(model, tok, bad, dv, _settings(), tmp_path / "m")
+
+
+def _closed_form_lr(step: int, total: int, warmup: int, lr: float, scale: float) -> float:
+    """The schedule written out: linear warm-up over the first ``warmup`` steps, then linear decay towards 0 at
+    ``total``; lr x scale for the task groups. The float64 products in the order the hand-written loop used
+    (lr * factor * scale), so the learning rates must match bit for bit."""
+    factor = (step + 1) / warmup if step < warmup else (total - step) / (total - warmup)
+    return lr * factor * scale
+
+
+def test_lr_at_every_step_is_the_closed_form_and_resuming_changes_nothing(data, tmp_path, monkeypatch):
+    """Warm-up, head_lr_scale and gradient accumulation together: the lr of every group at every optimizer
+    step equals the closed form (2e-3 x 10 rounds differently from 2e-3 x factor x 10 at about a quarter of the
+    steps, so an lr_scale folded into the base lr fails this), and a run cut after epoch 1 and resumed, from a
+    ``last/`` in today's format or in the one written before the LambdaLR schedule, takes the same steps at the
+    same learning rates to the same bytes."""
+    import json
+    import math
+    import shutil
+
+    tr, dv = data
+    settings = _settings(epochs=2, grad_accum_steps=2, warmup_ratio=0.3, head_lr_scale=10.0, keep_last=True)
+    seen: list[list[tuple[float, float]]] = []
+    adamw_step = torch.optim.AdamW.step
+
+    def recording_step(self, *a, **k):
+        seen.append([(g["lr"], g["lr_scale"]) for g in self.param_groups])
+        return adamw_step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+
+    model, tok = _fresh()
+    full = train(model, tok, tr, dv, settings, tmp_path / "full")
+    full_lrs, seen[:] = list(seen), []
+    batches = -(-full.pack_stats["windows"] // settings.batch_size)
+    total = settings.epochs * -(-batches // settings.grad_accum_steps)
+    warmup = math.floor(settings.warmup_ratio * total)
+    assert len(full_lrs) == total and warmup >= 2
+    assert [[s for _, s in step] for step in full_lrs] == [[1.0, 1.0, 10.0, 10.0]] * total
+    expected = [[_closed_form_lr(k, total, warmup, settings.lr, s) for _, s in step] for k, step in enumerate(full_lrs)]
+    assert [[lr for lr, _ in step] for step in full_lrs] == expected  # exact float equality
+    assert expected[warmup - 1][0] == expected[warmup][0] == settings.lr and expected[0][0] == settings.lr / warmup
+
+    model, tok = _fresh()
+    with pytest.raises(TrainingInterrupted):
+        train(model, tok, tr, dv, settings, tmp_path / "cut", stop_after_epochs=1)
+    cut_lrs, seen[:] = list(seen), []
+    assert cut_lrs == full_lrs[: total // 2]
+    # the same checkpoint as the code before LambdaLR wrote it: no initial_lr, lr = the last step's
+    shutil.copytree(tmp_path / "cut", tmp_path / "cut_old")
+    state_file = tmp_path / "cut_old" / "last" / "state.json"
+    state = json.loads(state_file.read_text())
+    for g, (lr, _) in zip(state["param_groups"], cut_lrs[-1]):
+        assert g.pop("initial_lr") == g["lr_scale"]
+        g["lr"] = lr
+    state_file.write_text(json.dumps(state))
+
+    for run in ("cut", "cut_old"):
+        model, tok = _fresh(seed=99)  # different init: everything must come from the checkpoint
+        resumed = train(model, tok, tr, dv, settings, tmp_path / run)
+        assert resumed.resumed_from_epoch == 1
+        assert cut_lrs + seen == full_lrs
+        seen[:] = []
+        assert resumed.history == full.history
+        for name in ("model.safetensors", "last/model.safetensors", "last/state.safetensors"):
+            assert (tmp_path / run / name).read_bytes() == (tmp_path / "full" / name).read_bytes(), (run, name)
+
+
+def test_make_scheduler_set_for_a_step_count(data):
+    """The scheduler built for ``done_steps`` gives the lr of that step at once, then follows the schedule."""
+    from wikiref.model.training import make_scheduler
+
+    model, _ = _fresh()
+    opt = torch.optim.AdamW(param_groups(model, 0.01, head_lr_scale=10.0), lr=1.0)
+    lr, total, warmup = 3e-5, 23, 4
+    for done in (0, 2, 4, 17):
+        sched = make_scheduler(opt, lr, total, warmup, done_steps=done)
+        for k in range(done, total):
+            assert [g["lr"] for g in opt.param_groups] == [
+                _closed_form_lr(k, total, warmup, lr, g["lr_scale"]) for g in opt.param_groups]
+            opt.step()
+            sched.step()
+        assert [g["lr"] for g in opt.param_groups] == [0.0] * len(opt.param_groups)

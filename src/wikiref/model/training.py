@@ -5,7 +5,8 @@ per sentence: 0/1 labels for a classification head, oracle scores for a regressi
 WikiRef pre-training (``wikiref.stages.pretrain``) and the DUC fine-tuning share it.
 
 * AdamW (bias and LayerNorm weights without weight decay, as in BERT), learning rate with linear
-  warm-up (``warmup_ratio``, 0 in the paper) and linear decay to 0; gradient clipping;
+  warm-up (``warmup_ratio``, 0 in the paper) and linear decay to 0 through ``torch.optim.lr_scheduler.LambdaLR``
+  (:func:`make_scheduler`, one scheduler step per optimizer step); gradient clipping;
   gradient accumulation (``grad_accum_steps`` micro-batches per optimizer step).
 * Length-bucketed dynamic padding: each epoch the windows are shuffled (seeded by seed + epoch),
   cut into buckets of ``bucket_batches`` batches, sorted by length inside a bucket, batched, and the
@@ -16,7 +17,10 @@ WikiRef pre-training (``wikiref.stages.pretrain``) and the DUC fine-tuning share
   is better; default: minus the dev loss) is saved to ``out_dir`` as model.safetensors + config.json
   + tokenizer. The last epoch's full state (weights, AdamW moments, RNG, history) is kept in
   ``out_dir/last/`` as safetensors + JSON, and a rerun with the same settings and data resumes from
-  it. Nothing is ever unpickled. ``last/`` is removed once training completes.
+  it. Nothing is ever unpickled. ``last/`` is removed once training completes. The scheduler is not
+  saved: it is rebuilt from the saved ``global_step``, so a ``last/`` written before the schedule moved to
+  ``LambdaLR`` resumes the same way (its ``param_groups`` lack ``initial_lr`` and hold the lr of the step
+  just taken, where the LambdaLR code stores the next step's lr; neither value is read back).
 * ``grad_hook(model)`` runs after the backward pass of each optimizer step (before clipping) and
   ``step_hook(model)`` after each optimizer step: e.g. mask gradients / restore frozen weights for
   sparse-subnetwork fine-tuning.
@@ -28,6 +32,7 @@ WikiRef pre-training (``wikiref.stages.pretrain``) and the DUC fine-tuning share
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -36,9 +41,10 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -96,7 +102,7 @@ class TrainSettings:
     pad_to_max_length: bool = False  # naive padding of every batch to max_length (bench/train.py baseline only)
 
     @classmethod
-    def from_params(cls, seed: int, model: Mapping, section: Mapping, progress: bool = True) -> "TrainSettings":
+    def from_params(cls, seed: int, model: Mapping, section: Mapping, progress: bool = True) -> TrainSettings:
         """Settings from a params section with the training keys (``pretrain`` or ``finetune``) and
         the ``model`` section (device, AMP, evaluation batch size)."""
         return cls(
@@ -205,7 +211,7 @@ def param_groups(model: torch.nn.Module, weight_decay: float, head_lr_scale: flo
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
     """AdamW, fused kernel where torch has one (CPU and CUDA; ~10x faster steps on CPU than the
     per-tensor loop, which matters for the large embedding matrix), else torch's default."""
-    kw = dict(lr=settings.lr, betas=tuple(settings.betas), eps=settings.eps)
+    kw = {"lr": settings.lr, "betas": tuple(settings.betas), "eps": settings.eps}
     groups = param_groups(model, settings.weight_decay, settings.head_lr_scale)
     for g in groups:
         g["lr"] = settings.lr * g["lr_scale"]
@@ -213,6 +219,26 @@ def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.opt
         return torch.optim.AdamW(groups, fused=True, **kw)
     except (RuntimeError, TypeError, ValueError):
         return torch.optim.AdamW(groups, **kw)
+
+
+def make_scheduler(optimizer: torch.optim.Optimizer, lr: float, total_steps: int, warmup: int,
+                   done_steps: int = 0) -> torch.optim.lr_scheduler.LambdaLR:
+    """The schedule of :func:`lr_factor` as a ``LambdaLR``, set for optimizer step ``done_steps`` (the scheduler
+    steps once per optimizer step). Group ``g`` gets ``g["lr_scale"] * (lr * lr_factor(step))``.
+
+    The scheduler's base lr of a group (``initial_lr``) is its ``lr_scale`` and the multiplier is the
+    scheduled lr itself, ``lr * lr_factor(step)``: float products commute but do not associate, and this
+    order gives bit for bit the learning rates of the hand-written loop this replaced
+    (``lr * factor * lr_scale``), which ``lr * lr_scale`` as the base lr would not for ``lr_scale`` != 1.
+    Nothing of the scheduler needs saving: a resumed run rebuilds it from the saved step count.
+    """
+    for g in optimizer.param_groups:
+        g["initial_lr"] = g.get("lr_scale", 1.0)
+
+    def scheduled_lr(step: int) -> float:
+        return lr * lr_factor(step, total_steps, warmup)
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, scheduled_lr, last_epoch=done_steps - 1)
 
 
 def examples_digest(examples: Sequence[ScoringExample]) -> str:
@@ -225,7 +251,7 @@ def examples_digest(examples: Sequence[ScoringExample]) -> str:
 # --------------------------------------------------------------------------- state (safetensors + JSON)
 
 def save_training_state(path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer,
-                        meta: Mapping[str, Any], scaler: "torch.amp.GradScaler | None" = None) -> None:
+                        meta: Mapping[str, Any], scaler: torch.amp.GradScaler | None = None) -> None:
     """Everything needed to resume, as safetensors (tensors) + JSON (the rest); written atomically."""
     from safetensors.torch import save_file, save_model
 
@@ -313,6 +339,76 @@ def _targets(examples: Sequence[ScoringExample], what: str) -> list[list[float]]
     return out
 
 
+@dataclass
+class _Data:
+    """The packed training and dev windows with their targets."""
+
+    windows: list[PackedWindow]
+    train_targets: list[list[float]]
+    pack_stats: PackStats
+    dev_windows: list[PackedWindow]
+    dev_targets: list[list[float]]
+    dev_sentence_counts: list[int]
+    dev_pack_stats: PackStats
+    pad_id: int
+
+
+@dataclass
+class _LoopState:
+    """What :func:`train` updates as it goes; ``last/`` restores the first five fields."""
+
+    start_epoch: int = 0
+    global_step: int = 0  # optimizer steps taken (all runs)
+    best_metric: float = -math.inf
+    best_epoch: int = -1  # 0-based; -1 before the first dev evaluation
+    history: list[dict] = field(default_factory=list)
+    resumed_from: int = 0  # = start_epoch when resumed, else 0
+    best_dev_scores: list | None = None  # this run only
+    seen_windows: int = 0  # training windows this process went through in this run
+    loop_seconds: float = 0.0  # wall-clock / CPU seconds in forward + backward + optimizer steps
+    loop_cpu: float = 0.0
+    running_loss: float = 0.0  # sum and count of the current epoch's micro-batch losses
+    running_n: int = 0
+
+
+@dataclass
+class _Run:
+    """What stays fixed during one call of :func:`train`."""
+
+    settings: TrainSettings
+    model: SentenceScorer
+    tokenizer: Any
+    out_dir: Path
+    device: torch.device
+    rank: int
+    world: int
+    amp: bool
+    data: _Data
+    local_batches: int  # batches per process and epoch
+    total_steps: int
+    fingerprint: str
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    scaler: torch.amp.GradScaler | None
+    ddp_model: torch.nn.Module  # the model, or its DistributedDataParallel wrapper
+    live: Any  # dvclive.Live on rank 0 with a live_dir, else None
+    select_fn: Callable[[list[np.ndarray]], float] | None
+    grad_hook: Callable[[torch.nn.Module], None] | None
+    step_hook: Callable[[torch.nn.Module], None] | None
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world > 1
+
+    @property
+    def last_dir(self) -> Path:
+        return self.out_dir / LAST_DIR
+
+
 def train(
     model: SentenceScorer,
     tokenizer,
@@ -334,203 +430,269 @@ def train(
     run early leaving ``last/`` in place (used to test resuming).
     """
     out_dir = Path(out_dir)
+    rank, world, device = _init_process(settings)
+    data = _prepare_data(model, tokenizer, train_examples, dev_examples)
+    local_batches, total_steps, warmup = _count_steps(data.windows, settings, world)
+    model.to(device)
+    model.train()
+    optimizer = make_optimizer(model, settings)
+    amp = settings.amp and device.type == "cuda"
+    scaler = torch.amp.GradScaler("cuda") if amp and not torch.cuda.is_bf16_supported() else None
+    fingerprint = _fingerprint(settings, model, train_examples, dev_examples, world)
+    torch.manual_seed(settings.seed + rank)  # dropout; replaced by the saved RNG state when resuming
+    state = _resume_or_start(out_dir / LAST_DIR, fingerprint, model, optimizer, device, scaler, is_main=rank == 0)
+    scheduler = make_scheduler(optimizer, settings.lr, total_steps, warmup, done_steps=state.global_step)
+    run = _Run(settings, model, tokenizer, out_dir, device, rank, world, amp, data, local_batches, total_steps,
+               fingerprint, optimizer, scheduler, scaler, ddp_model=_wrap_ddp(model, device, world),
+               live=_open_live(live_dir, rank, state.resumed_from, settings, model),
+               select_fn=select_fn, grad_hook=grad_hook, step_hook=step_hook)
+
+    t0 = time.perf_counter()
+    for epoch in range(state.start_epoch, settings.epochs):
+        epoch_loss = _train_epoch(run, state, epoch)
+        _end_epoch(run, state, epoch, epoch_loss)
+        if stop_after_epochs is not None and stop_after_epochs <= epoch + 1 < settings.epochs:
+            if run.live is not None:
+                run.live.end()
+            raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
+    return _finish(run, state, seconds=time.perf_counter() - t0)
+
+
+# --------------------------------------------------------------------------- parts of train()
+
+def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
+    """(rank, world size, device); joins the process group under torchrun and makes CPU runs deterministic."""
     rank, world, local_rank = dist_info()
-    distributed = world > 1
-    device = resolve_device(settings.device, local_rank if distributed else None)
-    if distributed and not torch.distributed.is_initialized():
+    device = resolve_device(settings.device, local_rank if world > 1 else None)
+    if world > 1 and not torch.distributed.is_initialized():
         torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    is_main = rank == 0
     if settings.deterministic and device.type == "cpu":
         torch.use_deterministic_algorithms(True, warn_only=True)
-    amp = settings.amp and device.type == "cuda"
+    return rank, world, device
 
+
+def _prepare_data(model: SentenceScorer, tokenizer, train_examples: Sequence[ScoringExample],
+                  dev_examples: Sequence[ScoringExample]) -> _Data:
     train_targets = _targets(train_examples, "train")
     dev_targets = _targets(dev_examples, "dev")
     windows, pstats = pack_examples(model.config, tokenizer, train_examples)
     dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
-    pad_id = tokenizer.pad_token_id or 0
     if not windows:
         raise ValueError("no training windows: every training example has an empty document")
     log.info("train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
              len(train_examples), len(windows), pstats.partial_sentences, len(dev_examples), len(dev_windows))
+    return _Data(windows, train_targets, pstats, dev_windows, dev_targets, [len(e.sentences) for e in dev_examples],
+                 dstats, pad_id=tokenizer.pad_token_id or 0)
 
+
+def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world: int) -> tuple[int, int, int]:
+    """(batches per process and epoch, optimizer steps in the whole run, warm-up steps)."""
     n_batches = len(epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0))
     local_batches = n_batches // world
     if local_batches == 0:
         raise ValueError(f"{n_batches} batches cannot feed {world} processes")
-    steps_per_epoch = math.ceil(local_batches / settings.grad_accum_steps)
-    total_steps = steps_per_epoch * settings.epochs
-    warmup = int(settings.warmup_ratio * total_steps)
+    total_steps = math.ceil(local_batches / settings.grad_accum_steps) * settings.epochs
+    return local_batches, total_steps, int(settings.warmup_ratio * total_steps)
 
-    model.to(device)
-    model.train()
-    optimizer = make_optimizer(model, settings)
-    scaler = None
-    if amp and not torch.cuda.is_bf16_supported():
-        scaler = torch.amp.GradScaler("cuda")
 
-    fingerprint = hashlib.sha1(json.dumps({
+def _fingerprint(settings: TrainSettings, model: SentenceScorer, train_examples: Sequence[ScoringExample],
+                 dev_examples: Sequence[ScoringExample], world: int) -> str:
+    """What ``last/`` must have been written with to be resumed: settings, model config, data, world size."""
+    return hashlib.sha1(json.dumps({
         "settings": settings.fingerprint_dict(), "model": model.config.to_dict(),
         "train": examples_digest(train_examples), "dev": examples_digest(dev_examples), "world": world,
     }, sort_keys=True).encode()).hexdigest()
 
-    torch.manual_seed(settings.seed + rank)  # dropout; replaced by the saved RNG state when resuming
-    start_epoch, best_metric, best_epoch, history = 0, -math.inf, -1, []
-    global_step = 0
-    last = out_dir / LAST_DIR
-    resumed_from = 0
-    if (last / STATE_JSON).exists():
-        meta = read_json(last / STATE_JSON)
-        if meta.get("fingerprint") == fingerprint:
-            meta = load_training_state(last, model, optimizer, device, scaler)
-            start_epoch, best_metric, best_epoch = meta["epoch"] + 1, meta["best_metric"], meta["best_epoch"]
-            history, global_step = meta["history"], meta["global_step"]
-            resumed_from = start_epoch
-            log.info("resuming from %s after epoch %d (best so far: epoch %d, %.4f)", last, meta["epoch"] + 1,
-                     best_epoch + 1, best_metric)
-        elif is_main:
+
+def _resume_or_start(last: Path, fingerprint: str, model: SentenceScorer, optimizer: torch.optim.Optimizer,
+                     device: torch.device, scaler, is_main: bool) -> _LoopState:
+    """The loop state from ``last/`` when it was written with the same settings and data (the model, optimizer,
+    grad scaler and RNG are restored in place); a fresh state otherwise."""
+    if not (last / STATE_JSON).exists():
+        return _LoopState()
+    if read_json(last / STATE_JSON).get("fingerprint") != fingerprint:
+        if is_main:
             log.warning("ignoring %s: it was written with other settings or data", last)
+        return _LoopState()
+    meta = load_training_state(last, model, optimizer, device, scaler)
+    state = _LoopState(start_epoch=meta["epoch"] + 1, global_step=meta["global_step"],
+                       best_metric=meta["best_metric"], best_epoch=meta["best_epoch"], history=meta["history"],
+                       resumed_from=meta["epoch"] + 1)
+    log.info("resuming from %s after epoch %d (best so far: epoch %d, %.4f)", last, meta["epoch"] + 1,
+             state.best_epoch + 1, state.best_metric)
+    return state
 
-    ddp_model: torch.nn.Module = model
-    if distributed:
-        ddp_model = torch.nn.parallel.DistributedDataParallel(
-            model, device_ids=[device.index] if device.type == "cuda" else None)
 
-    live = None
-    if live_dir is not None and is_main:
-        from dvclive import Live
+def _wrap_ddp(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.Module:
+    if world == 1:
+        return model
+    device_ids = [device.index] if device.type == "cuda" else None
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
-        live = Live(dir=str(live_dir), resume=resumed_from > 0, save_dvc_exp=False, dvcyaml=False)
-        if resumed_from == 0:
-            live.log_params({"train": settings.fingerprint_dict(), "model": {
-                k: v for k, v in model.config.to_dict().items() if k != "encoder_config"}})
 
+def _open_live(live_dir: str | os.PathLike | None, rank: int, resumed_from: int, settings: TrainSettings,
+               model: SentenceScorer):
+    """dvclive on rank 0 (appending to the curves when resuming), else None."""
+    if live_dir is None or rank != 0:
+        return None
+    from dvclive import Live
+
+    live = Live(dir=str(live_dir), resume=resumed_from > 0, save_dvc_exp=False, dvcyaml=False)
+    if resumed_from == 0:
+        live.log_params({"train": settings.fingerprint_dict(), "model": {
+            k: v for k, v in model.config.to_dict().items() if k != "encoder_config"}})
+    return live
+
+
+def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
+    """One pass over this process's batches; returns the mean micro-batch loss (averaged over processes)."""
     from tqdm.auto import tqdm
 
-    t0 = time.perf_counter()
-    seen_windows, loop_seconds, loop_cpu = 0, 0.0, 0.0
-    best_dev_scores = None
-    pad_to = model.config.max_length if settings.pad_to_max_length else None
-    for epoch in range(start_epoch, settings.epochs):
-        batches = epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, epoch)
-        mine = batches[: local_batches * world][rank::world]
-        running, running_n = 0.0, 0
-        # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
-        bar = tqdm(total=len(mine), desc=f"epoch {epoch + 1}/{settings.epochs}", unit="batch",
-                   disable=None if (settings.progress and is_main) else True, mininterval=2)
-        optimizer.zero_grad(set_to_none=True)
-        for i, idx in enumerate(mine):
-            micro = i % settings.grad_accum_steps
-            last_micro = micro == settings.grad_accum_steps - 1 or i == len(mine) - 1
-            t_batch, c_batch = time.perf_counter(), time.process_time()
-            batch = to_device(collate([windows[j] for j in idx], pad_id, train_targets, pad_to=pad_to), device)
-            sync = contextlib_nullcontext() if (last_micro or not distributed) else ddp_model.no_sync()
-            with sync:
-                with autocast_context(device, amp):
-                    raw = ddp_model(batch)
-                loss = model.loss(raw, batch["targets"])
-                group_start = i - micro
-                n_micro = min(settings.grad_accum_steps, len(mine) - group_start)  # the last group may be short
-                scaled = loss / n_micro
-                (scaler.scale(scaled) if scaler else scaled).backward()
-            running += loss.detach().item()
-            running_n += 1
-            seen_windows += len(idx)
-            if last_micro:
-                if scaler:
-                    scaler.unscale_(optimizer)
-                if grad_hook is not None:
-                    grad_hook(model)
-                if settings.max_grad_norm:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
-                factor = lr_factor(global_step, total_steps, warmup)
-                for g in optimizer.param_groups:
-                    g["lr"] = settings.lr * factor * g.get("lr_scale", 1.0)
-                if scaler:
-                    scaler.step(optimizer)
-                    scaler.update()
-                else:
-                    optimizer.step()
-                if step_hook is not None:
-                    step_hook(model)
-                optimizer.zero_grad(set_to_none=True)
-                global_step += 1
-                if is_main and global_step % settings.log_every_steps == 0:
-                    log.info("epoch %d step %d/%d: loss %.4f, %.2f windows/s", epoch + 1, global_step, total_steps,
-                             running / running_n, seen_windows / loop_seconds if loop_seconds else 0.0)
-                if live is not None and global_step % settings.log_every_steps == 0:
-                    live.step = global_step  # x axis = optimizer steps (set before logging)
-                    live.log_metric("train/loss", running / running_n)
-                    live.log_metric("train/lr", settings.lr * factor)
-                    live.next_step()
-            loop_seconds += time.perf_counter() - t_batch
-            loop_cpu += time.process_time() - c_batch
-            bar.update(1)
-            bar.set_postfix(loss=f"{running / running_n:.4f}")
-        bar.close()
-        epoch_loss = running / max(1, running_n)
-        if distributed:
-            t = torch.tensor([epoch_loss], device=device)
-            torch.distributed.all_reduce(t)
-            epoch_loss = float(t) / world
+    s, windows = run.settings, run.data.windows
+    batches = epoch_batches(windows, s.batch_size, s.bucket_batches, s.seed, epoch)
+    mine = batches[: run.local_batches * run.world][run.rank::run.world]
+    state.running_loss, state.running_n = 0.0, 0
+    # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
+    bar = tqdm(total=len(mine), desc=f"epoch {epoch + 1}/{s.epochs}", unit="batch",
+               disable=None if (s.progress and run.is_main) else True, mininterval=2)
+    run.optimizer.zero_grad(set_to_none=True)
+    for i, idx in enumerate(mine):
+        micro = i % s.grad_accum_steps
+        last_micro = micro == s.grad_accum_steps - 1 or i == len(mine) - 1
+        n_micro = min(s.grad_accum_steps, len(mine) - (i - micro))  # the last group may be short
+        t_batch, c_batch = time.perf_counter(), time.process_time()
+        state.running_loss += _forward_backward(run, [windows[j] for j in idx], n_micro, sync=last_micro)
+        state.running_n += 1
+        state.seen_windows += len(idx)
+        if last_micro:
+            _optimizer_step(run, state, epoch)
+        state.loop_seconds += time.perf_counter() - t_batch
+        state.loop_cpu += time.process_time() - c_batch
+        bar.update(1)
+        bar.set_postfix(loss=f"{state.running_loss / state.running_n:.4f}")
+    bar.close()
+    epoch_loss = state.running_loss / max(1, state.running_n)
+    if run.distributed:
+        t = torch.tensor([epoch_loss], device=run.device)
+        torch.distributed.all_reduce(t)
+        epoch_loss = float(t) / run.world
+    return epoch_loss
 
-        record: dict[str, Any] = {"epoch": epoch + 1, "train_loss": epoch_loss, "global_step": global_step}
-        if is_main:
-            dev_scores, dev_loss = predict(model, dev_windows, [len(e.sentences) for e in dev_examples],
-                                           dev_targets, batch_size=settings.eval_batch_size, device=device,
-                                           amp=amp, pad_id=pad_id)
-            metric = select_fn(dev_scores) if select_fn is not None else -(dev_loss if dev_loss is not None else 0.0)
-            record.update(dev_loss=dev_loss, dev_metric=metric)
-            improved = metric > best_metric
-            if improved:
-                best_metric, best_epoch, best_dev_scores = metric, epoch, dev_scores
-                save_scorer(model, tokenizer, out_dir)
-            record["best"] = improved
-            history.append(record)
-            log.info("epoch %d: train loss %.4f, dev loss %s, dev metric %.4f%s", epoch + 1, epoch_loss,
-                     "n/a" if dev_loss is None else f"{dev_loss:.4f}", metric, " (best)" if improved else "")
-            if live is not None:
-                live.step = global_step
-                live.log_metric("train/epoch_loss", epoch_loss)
-                if dev_loss is not None:
-                    live.log_metric("dev/loss", dev_loss)
-                live.log_metric("dev/metric", metric)
-                live.log_metric("epoch", epoch + 1, plot=False)
-                live.next_step()
-            save_training_state(last, model, optimizer, {
-                "fingerprint": fingerprint, "epoch": epoch, "best_metric": best_metric, "best_epoch": best_epoch,
-                "history": history, "global_step": global_step}, scaler)
-        if distributed:
-            torch.distributed.barrier()
-        if stop_after_epochs is not None and epoch + 1 >= stop_after_epochs and epoch + 1 < settings.epochs:
-            if live is not None:
-                live.end()
-            raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
 
-    seconds = time.perf_counter() - t0
+def _forward_backward(run: _Run, windows: list[PackedWindow], n_micro: int, sync: bool) -> float:
+    """Loss of one micro-batch; its gradient / ``n_micro`` is added to the parameters' (DDP all-reduces the
+    gradients only when ``sync``, on the last micro-batch of an optimizer step)."""
+    pad_to = run.model.config.max_length if run.settings.pad_to_max_length else None
+    batch = to_device(collate(windows, run.data.pad_id, run.data.train_targets, pad_to=pad_to), run.device)
+    no_sync = run.distributed and not sync
+    with run.ddp_model.no_sync() if no_sync else contextlib.nullcontext():
+        with autocast_context(run.device, run.amp):
+            raw = run.ddp_model(batch)
+        loss = run.model.loss(raw, batch["targets"])
+        scaled = loss / n_micro
+        (run.scaler.scale(scaled) if run.scaler else scaled).backward()
+    return loss.detach().item()
+
+
+def _optimizer_step(run: _Run, state: _LoopState, epoch: int) -> None:
+    """Unscale (AMP), grad_hook, clip, step at the scheduled lr, step_hook, move the schedule on, log."""
+    optimizer, scaler, scheduler = run.optimizer, run.scaler, run.scheduler
+    if scaler:
+        scaler.unscale_(optimizer)
+    if run.grad_hook is not None:
+        run.grad_hook(run.model)
+    if run.settings.max_grad_norm:
+        torch.nn.utils.clip_grad_norm_(run.model.parameters(), run.settings.max_grad_norm)
+    lr = scheduler.lr_lambdas[0](scheduler.last_epoch)  # this step's lr of the groups with lr_scale 1
+    if scaler:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    if run.step_hook is not None:
+        run.step_hook(run.model)  # sees the lr the step used
+    scheduler.step()  # the next step's lr
+    optimizer.zero_grad(set_to_none=True)
+    state.global_step += 1
+    if state.global_step % run.settings.log_every_steps == 0:
+        _log_step(run, state, epoch, lr)
+
+
+def _log_step(run: _Run, state: _LoopState, epoch: int, lr: float) -> None:
+    loss = state.running_loss / state.running_n
+    if run.is_main:
+        log.info("epoch %d step %d/%d: loss %.4f, %.2f windows/s", epoch + 1, state.global_step, run.total_steps,
+                 loss, state.seen_windows / state.loop_seconds if state.loop_seconds else 0.0)
+    if run.live is not None:
+        run.live.step = state.global_step  # x axis = optimizer steps (set before logging)
+        run.live.log_metric("train/loss", loss)
+        run.live.log_metric("train/lr", lr)
+        run.live.next_step()
+
+
+def _end_epoch(run: _Run, state: _LoopState, epoch: int, epoch_loss: float) -> None:
+    """Rank 0: score dev, keep the best epoch in ``out_dir``, log, write the resumable ``last/``; then sync."""
+    if run.is_main:
+        dev_scores, dev_loss, metric = _score_dev(run)
+        improved = metric > state.best_metric
+        if improved:
+            state.best_metric, state.best_epoch, state.best_dev_scores = metric, epoch, dev_scores
+            save_scorer(run.model, run.tokenizer, run.out_dir)
+        record = {"epoch": epoch + 1, "train_loss": epoch_loss, "global_step": state.global_step,
+                  "dev_loss": dev_loss, "dev_metric": metric, "best": improved}
+        state.history.append(record)
+        _log_epoch(run, record)
+        save_training_state(run.last_dir, run.model, run.optimizer, {
+            "fingerprint": run.fingerprint, "epoch": epoch, "best_metric": state.best_metric,
+            "best_epoch": state.best_epoch, "history": state.history, "global_step": state.global_step}, run.scaler)
+    if run.distributed:
+        torch.distributed.barrier()
+
+
+def _score_dev(run: _Run) -> tuple[list[np.ndarray], float | None, float]:
+    """(dev scores, dev loss, selection metric: ``select_fn`` of the scores, else minus the loss)."""
+    dev_scores, dev_loss = predict(run.model, run.data.dev_windows, run.data.dev_sentence_counts,
+                                   run.data.dev_targets, batch_size=run.settings.eval_batch_size,
+                                   device=run.device, amp=run.amp, pad_id=run.data.pad_id)
+    if run.select_fn is not None:
+        return dev_scores, dev_loss, run.select_fn(dev_scores)
+    return dev_scores, dev_loss, -(dev_loss if dev_loss is not None else 0.0)
+
+
+def _log_epoch(run: _Run, record: dict) -> None:
+    dev_loss, metric = record["dev_loss"], record["dev_metric"]
+    log.info("epoch %d: train loss %.4f, dev loss %s, dev metric %.4f%s", record["epoch"], record["train_loss"],
+             "n/a" if dev_loss is None else f"{dev_loss:.4f}", metric, " (best)" if record["best"] else "")
+    if run.live is not None:
+        run.live.step = record["global_step"]
+        run.live.log_metric("train/epoch_loss", record["train_loss"])
+        if dev_loss is not None:
+            run.live.log_metric("dev/loss", dev_loss)
+        run.live.log_metric("dev/metric", metric)
+        run.live.log_metric("epoch", record["epoch"], plot=False)
+        run.live.next_step()
+
+
+def _finish(run: _Run, state: _LoopState, seconds: float) -> TrainResult:
+    """The result; rank 0 writes ``training.json``, closes dvclive and removes ``last/`` (unless keep_last)."""
     result = TrainResult(
-        best_epoch=best_epoch + 1, best_metric=best_metric, history=history, pack_stats=pstats.as_dict(),
-        dev_pack_stats=dstats.as_dict(), train_seconds=seconds,
-        windows_per_second=seen_windows * world / loop_seconds if loop_seconds > 0 else 0.0,
-        windows_per_cpu_second=seen_windows / loop_cpu if loop_cpu > 0 else 0.0,
-        resumed_from_epoch=resumed_from, world_size=world, best_dev_scores=best_dev_scores,
+        best_epoch=state.best_epoch + 1, best_metric=state.best_metric, history=state.history,
+        pack_stats=run.data.pack_stats.as_dict(), dev_pack_stats=run.data.dev_pack_stats.as_dict(),
+        train_seconds=seconds,
+        windows_per_second=state.seen_windows * run.world / state.loop_seconds if state.loop_seconds > 0 else 0.0,
+        windows_per_cpu_second=state.seen_windows / state.loop_cpu if state.loop_cpu > 0 else 0.0,
+        resumed_from_epoch=state.resumed_from, world_size=run.world, best_dev_scores=state.best_dev_scores,
     )
-    if is_main:
-        write_json(out_dir / "training.json", result.to_dict())
-        if live is not None:
-            live.end()
-        if not settings.keep_last and last.exists():
-            shutil.rmtree(last)
-    if distributed:
+    if run.is_main:
+        write_json(run.out_dir / "training.json", result.to_dict())
+        if run.live is not None:
+            run.live.end()
+        if not run.settings.keep_last and run.last_dir.exists():
+            shutil.rmtree(run.last_dir)
+    if run.distributed:
         torch.distributed.barrier()
     return result
 
 
 class TrainingInterrupted(RuntimeError):
     """Raised by :func:`train` when ``stop_after_epochs`` ends a run early (tests of resuming)."""
-
-
-def contextlib_nullcontext():
-    import contextlib
-
-    return contextlib.nullcontext()
