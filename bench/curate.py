@@ -33,7 +33,8 @@ def main(argv=None) -> int:
 
     import pyarrow.parquet as pq
 
-    from wikiref.config import load_params, sections_json
+    from wikiref.config import job_params, load_params
+    from wikiref.registry import job_keys
     from wikiref.rouge.oracle import greedy_oracle
 
     params = load_params(args.params)
@@ -43,16 +44,18 @@ def main(argv=None) -> int:
         part, stats = tmp / "part.parquet", tmp / "part.stats.json"
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([str(exe), "curate", "--params-json", sections_json(params, "text", "curate"), "--part", args.raw,
-                        "--out", str(part), "--stats", str(stats), "--threads", str(args.threads)],
+        subprocess.run([str(exe), "curate", "part", "--params-json", job_params(params, *job_keys("curate", "part")),
+                        "--part", Path(args.raw).stem, "--raw", args.raw, "--out", str(part), "--stats", str(stats),
+                        "--threads", str(args.threads)],
                        check=True, capture_output=True, text=True)
         t_part = time.perf_counter() - t0
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_part = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
         t0 = time.perf_counter()
-        subprocess.run([str(exe), "curate", "--params-json", sections_json(params, "curate"), "--merge", str(part),
-                        "--out", str(tmp / "examples.parquet"), "--thresholds", str(tmp / "thresholds.json"),
-                        "--stats", str(tmp / "stats.json")], check=True, capture_output=True, text=True)
+        subprocess.run([str(exe), "curate", "merge", "--params-json", job_params(params, *job_keys("curate", "merge")),
+                        "--parts", str(part), "--out", str(tmp / "examples.parquet"),
+                        "--thresholds", str(tmp / "thresholds.json"), "--stats", str(tmp / "stats.json"),
+                        "--metrics", str(tmp / "metrics.json")], check=True, capture_output=True, text=True)
         t_merge = time.perf_counter() - t0
         full = json.loads((tmp / "stats.json").read_text())
         ann = pq.read_table(part, columns=["doc_sentences", "statement"])

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from wikiref.stages.collect.fetch import (
+    AddressRefused,
     CachedFetcher,
     FetchCache,
     FetchConfig,
@@ -21,7 +22,6 @@ from wikiref.stages.collect.fetch import (
     WarcBackend,
     WaybackBackend,
     check_host,
-    AddressRefused,
     make_fetcher,
     normalise_url,
     to_raw_snapshot,

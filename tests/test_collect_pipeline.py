@@ -1,4 +1,4 @@
-"""`wikiref collect` end to end: outputs, accounting, determinism, and kill-at-any-moment resume."""
+"""`wikiref collect part|merge` end to end: outputs, accounting, determinism, and kill-at-any-moment resume."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from wikiref.schemas import RAW
 from wikiref.stages.collect.dump import iter_pages
-from wikiref.stages.collect.pipeline import RAW_SCHEMA, merge_stats, run_part
+from wikiref.stages.collect.pipeline import CollectError, merge, merge_stats, run_part
 from wikiref.stages.collect.statements import StatementConfig, parse_article
 from wikiref.stages.sample import build_standins, locate_gensim_dump, write_standin_warc
 
@@ -64,8 +65,12 @@ def collect_params(sample_root: Path, tmp: Path) -> dict:
     return c
 
 
+def outputs(out_dir: Path, part: str = PART) -> dict:
+    return {"raw": out_dir / f"{part}.parquet", "stats": out_dir / f"{part}.stats.json"}
+
+
 def run(c, out_dir: Path):
-    return run_part(c, PART, out_dir / f"{PART}.parquet", out_dir / f"{PART}.stats.json")
+    return run_part({"collect": c}, {}, outputs(out_dir), part=PART)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +86,7 @@ def test_output_schema_rows_and_accounting(reference):
     import io
 
     table = pq.read_table(io.BytesIO(raw))
-    assert table.schema.equals(RAW_SCHEMA)
+    assert table.schema.equals(RAW)
     rows = table.to_pylist()
     assert stats["dump"]["articles"] == N_PAGES
     assert stats["dump"]["pages_skipped"]["max_pages"] > 0
@@ -120,8 +125,8 @@ def test_stale_work_folder_is_discarded(reference, small_sample, tmp_path):
     out = tmp_path / "out"
     other = collect_params(small_sample, tmp_path)
     other["statements"]["min_statement_chars"] = 400
-    run_part(other, PART, out / "x.parquet", out / "x.stats.json", work_dir=out / f".{PART}.work",
-             keep_work=True)
+    run_part({"collect": other}, {}, {"raw": out / "x.parquet", "stats": out / "x.stats.json"}, part=PART,
+             work_dir=out / f".{PART}.work", keep_work=True)
     assert (out / f".{PART}.work").exists()
     run(collect_params(small_sample, tmp_path), out)  # different params: the old checkpoints must not leak in
     assert (out / f"{PART}.parquet").read_bytes() == raw
@@ -131,7 +136,7 @@ def _cli(c, out: Path, env_extra=None, **popen):
     env = dict(os.environ)
     env.pop("WIKIREF_COLLECT_KILL_AFTER", None)
     env.update(env_extra or {})
-    cmd = [sys.executable, "-m", "wikiref", "collect", "--params-json", json.dumps({"collect": c}),
+    cmd = [sys.executable, "-m", "wikiref", "collect", "part", "--params-json", json.dumps({"collect": c}),
            "--part", PART, "--out", str(out / f"{PART}.parquet"),
            "--stats", str(out / f"{PART}.stats.json")]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
@@ -190,13 +195,56 @@ def test_collect_merge_cli(reference, tmp_path):
     c, stats, _, st = reference
     (tmp_path / "a.stats.json").write_bytes(st)
     out = tmp_path / "collect.json"
-    assert main(["collect-merge", "--params-json", json.dumps({"collect": c}), "--stats",
+    assert main(["collect", "merge", "--params-json", json.dumps({"collect": c}), "--stats",
                  str(tmp_path / "a.stats.json"), "--out", str(out)]) == 0
     merged = json.loads(out.read_text())
     assert merged["total"]["examples"]["written"] == stats["examples"]["written"]
+    assert merged["parts"] == [PART] and merged["per_part"][PART]["articles"] == N_PAGES
     two = merge_stats([stats, dict(stats, part="other")])
     assert two["total"]["statements"]["total"] == 2 * stats["statements"]["total"]
     assert two["total"]["statements"]["dropped"] == {k: 2 * v for k, v in stats["statements"]["dropped"].items()}
+
+
+def test_merge_checks_the_parts_and_the_books(reference, tmp_path, capsys):
+    from wikiref.cli import main
+
+    c, stats, _, st = reference
+    (tmp_path / "a.stats.json").write_bytes(st)
+    other = dict(stats, part="other")
+    (tmp_path / "b.stats.json").write_text(json.dumps(other))
+    # stats of a part that collect.dump.parts does not list: a clear error, no output
+    with pytest.raises(CollectError, match="collect.dump.parts"):
+        merge({"collect": c}, {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
+              {"metrics": tmp_path / "m.json"})
+    rc = main(["collect", "merge", "--params-json", json.dumps({"collect": c}), "--stats",
+               str(tmp_path / "b.stats.json"), "--out", str(tmp_path / "m.json")])
+    assert rc == 1 and "wikiref collect merge:" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+    # both parts listed: summed
+    two = json.loads(json.dumps(c))
+    two["dump"]["parts"] = [PART, "other"]
+    merged = merge({"collect": two}, {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
+                   {"metrics": tmp_path / "m.json"})
+    assert json.loads((tmp_path / "m.json").read_text()) == merged
+    assert merged["total"]["examples"]["written"] == 2 * stats["examples"]["written"]
+    # books that do not balance are not merged
+    broken = dict(other, examples=dict(other["examples"], written=other["examples"]["written"] + 1))
+    (tmp_path / "b.stats.json").write_text(json.dumps(broken))
+    with pytest.raises(RuntimeError, match="do not balance"):
+        merge({"collect": two}, {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
+              {"metrics": tmp_path / "m2.json"})
+
+
+def test_cli_part_writes_the_layout_paths_by_default(reference, small_sample, tmp_path, monkeypatch):
+    from wikiref import layout
+    from wikiref.cli import main
+
+    c, _, raw, st = reference
+    monkeypatch.chdir(tmp_path)
+    assert main(["collect", "part", "--params-json", json.dumps({"collect": c}), "--part", PART,
+                 "--dump", str(small_sample / "dump" / f"{PART}.xml.bz2")]) == 0
+    assert Path(layout.RAW_PART.format(part=PART)).read_bytes() == raw
+    assert Path(layout.RAW_PART_STATS.format(part=PART)).read_bytes() == st
 
 
 def test_missing_dump_part_is_a_clear_error(reference, tmp_path, capsys):
@@ -204,9 +252,10 @@ def test_missing_dump_part_is_a_clear_error(reference, tmp_path, capsys):
 
     c = json.loads(json.dumps(reference[0]))
     c["dump"]["dir"] = str(tmp_path)
-    rc = main(["collect", "--params-json", json.dumps({"collect": c}), "--part", PART,
+    rc = main(["collect", "part", "--params-json", json.dumps({"collect": c}), "--part", PART,
                "--out", str(tmp_path / "o.parquet"), "--stats", str(tmp_path / "o.json")])
     assert rc == 1 and not (tmp_path / "o.parquet").exists()
+    assert f"dump part {PART!r} not found" in capsys.readouterr().err
 
 
 # --- the live backend end to end, on a loopback server ---------------------------------------
@@ -262,7 +311,7 @@ def test_live_backend_end_to_end(tmp_path):
                       per_host_interval_s=0, retries=0, workers=2)
     try:
         for _ in range(2):
-            stats = run_part(c, "p1", tmp_path / "out" / "p1.parquet", tmp_path / "out" / "p1.stats.json")
+            stats = run_part({"collect": c}, {}, outputs(tmp_path / "out", "p1"), part="p1")
     finally:
         srv.shutdown()
         srv.server_close()

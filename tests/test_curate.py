@@ -1,4 +1,5 @@
-"""wikiref.stages.curate: the three filters, their thresholds artifact, drop accounting, the CLI."""
+"""wikiref.stages.curate: the three filters, their thresholds artifact, drop accounting, the part and
+merge jobs and their CLI (`wikiref curate part|merge`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from wikiref.stages import curate
+from wikiref import config
 from wikiref.cli import main as cli_main
+from wikiref.registry import job_keys
 from wikiref.rouge.oracle import greedy_oracle
+from wikiref.schemas import CURATE_ADDED, CURATE_STATISTICS, SchemaError
+from wikiref.stages import curate
 
 PARAMS = {
     "min_lemma_recall": 0.5,
@@ -124,10 +128,10 @@ def test_given_thresholds_are_applied_exactly_and_inclusively():
 
 
 def test_compute_thresholds_errors():
-    with pytest.raises(ValueError, match="no example survived"):
-        curate.compute_thresholds({k: [] for k in curate.STATS}, 5, 95)
-    with pytest.raises(ValueError):
-        curate.compute_thresholds({k: [1] for k in curate.STATS}, 95, 5)
+    with pytest.raises(curate.CurateError, match="no example survived"):
+        curate.compute_thresholds({k: [] for k in CURATE_STATISTICS}, 5, 95)
+    with pytest.raises(curate.CurateError):
+        curate.compute_thresholds({k: [1] for k in CURATE_STATISTICS}, 95, 5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +144,7 @@ def test_annotate_rows_on_real_documents(cloze_examples):
     assert dropped == Counter({"empty_statement": 1})
     assert len(out) == 6
     for r, ex in zip(out, cloze_examples):
-        assert set(curate.ADDED_COLUMNS) <= set(r)
+        assert set(CURATE_ADDED.names) <= set(r)
         assert r["doc_sents"] == len(r["doc_sentences"]) >= len(ex["document"]) // 2
         assert r["query_depth"] == len(ex["topics"])
         assert r["summary_sents"] == len(r["summary_sentences"]) >= 1
@@ -160,16 +164,25 @@ def _write_raw(path, rows):
     pq.write_table(pa.Table.from_pylist(rows), path)
 
 
+def part_params_json() -> str:
+    """What the curate_part rule passes: the text section and only the curate keys the annotation reads."""
+    return config.job_params({"text": TEXT, "curate": PARAMS}, *job_keys("curate", "part"))
+
+
 def _run_part(tmp, raw, threads):
     out = tmp / f"part{threads}.parquet"
     stats = tmp / f"part{threads}.stats.json"
+    assert cli_main(["curate", "part", "--params-json", part_params_json(), "--part", "fixture", "--raw", str(raw),
+                     "--out", str(out), "--stats", str(stats), "--threads", str(threads), "--shard-size", "3"]) == 0
+    return out, stats
+
+
+def test_part_job_reads_only_its_curate_keys():
     import json
 
-    pj = json.dumps({"text": TEXT})
-    aj = json.dumps({k: PARAMS[k] for k in curate.ANNOTATE_KEYS})
-    assert cli_main(["curate", "--params-json", pj, "--annotate-json", aj, "--part", str(raw), "--out", str(out),
-                     "--stats", str(stats), "--threads", str(threads), "--shard-size", "3"]) == 0
-    return out, stats
+    given = json.loads(part_params_json())
+    assert set(given) == {"text", "curate"}
+    assert set(given["curate"]) == {"include_doc_title", "oracle_max_sentences", "max_raw_per_part"}
 
 
 def test_cli_part_and_merge(tmp_path, cloze_examples):
@@ -184,18 +197,22 @@ def test_cli_part_and_merge(tmp_path, cloze_examples):
     part2, _ = _run_part(tmp_path, raw, 2)
     assert part1.read_bytes() == part2.read_bytes(), "output must not depend on the number of processes"
     st = json.loads(stats1.read_text())
-    assert st["rows_in"] == 10 and st["annotated"] == 8
+    assert st["rows_in"] == 10 and st["annotated"] == 8 and st["part_file"] == str(raw)
     assert st["dropped"]["empty_query"] == 1 and st["dropped"]["empty_doc_text"] == 1
+    annotated = pq.read_table(part1)
+    assert annotated.column_names == [*(c for c in pq.read_schema(raw).names), *CURATE_ADDED.names]
+    for field in CURATE_ADDED:
+        assert annotated.schema.field(field.name).type == field.type
 
-    pj = json.dumps({"curate": PARAMS})
+    pj = config.job_params({"curate": PARAMS}, *job_keys("curate", "merge"))
     paths = {k: tmp_path / f"{k}" for k in ("examples.parquet", "thresholds.json", "stats.json", "metrics.json")}
-    assert cli_main(["curate", "--params-json", pj, "--merge", str(part1), "--out", str(paths["examples.parquet"]),
-                     "--thresholds", str(paths["thresholds.json"]), "--stats", str(paths["stats.json"]),
-                     "--metrics", str(paths["metrics.json"])]) == 0
+    assert cli_main(["curate", "merge", "--params-json", pj, "--parts", str(part1),
+                     "--out", str(paths["examples.parquet"]), "--thresholds", str(paths["thresholds.json"]),
+                     "--stats", str(paths["stats.json"]), "--metrics", str(paths["metrics.json"])]) == 0
     thr = json.loads(paths["thresholds.json"].read_text())
-    assert set(thr["window"]) == set(curate.STATS) and thr["percentile_low"] == 5
+    assert set(thr["window"]) == set(CURATE_STATISTICS) and thr["percentile_low"] == 5
     full = json.loads(paths["stats.json"].read_text())
-    assert full["rows_in"] == 10
+    assert full["rows_in"] == 10 and full["parts"] == [st]
     assert full["kept"] + sum(full["dropped"].values()) == 10
     ex = pq.read_table(paths["examples.parquet"])
     assert ex.num_rows == full["kept"] > 0
@@ -205,39 +222,65 @@ def test_cli_part_and_merge(tmp_path, cloze_examples):
     ids = ex.column("id").to_pylist()
     assert ids == sorted(ids)
     for r in ex.to_pylist():
-        for k in curate.STATS:
+        for k in CURATE_STATISTICS:
             assert thr["window"][k]["low"] <= r[k] <= thr["window"][k]["high"]
+    metrics = json.loads(paths["metrics.json"].read_text())
+    assert metrics["kept"] == full["kept"] and metrics["rows_in"] == 10
 
 
-def test_cli_part_rejects_wrong_columns(tmp_path):
-    raw = tmp_path / "raw.parquet"
-    _write_raw(raw, [{"id": "1", "statement": "x"}])
+def test_merge_entry_point_writes_its_outputs(tmp_path):
+    """merge() on annotated rows made without spaCy: outputs written, counts returned and accounted."""
     import json
 
-    pj = json.dumps({"text": TEXT, "curate": PARAMS})
-    assert cli_main(["curate", "--params-json", pj, "--part", str(raw), "--out", str(tmp_path / "o.parquet"),
-                     "--stats", str(tmp_path / "s.json")]) == 1
+    rows = [synthetic(i, part="p") for i in range(40)] + [synthetic(100 + i, lemma_recall=0.1, part="p")
+                                                          for i in range(5)]
+    part = tmp_path / "p.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), part)
+    (tmp_path / "p.stats.json").write_text(json.dumps({"part_file": "raw/p.parquet", "rows_in": 47, "annotated": 45,
+                                                       "dropped": {"empty_query": 2}}))
+    outputs = {"examples": tmp_path / "e.parquet", "thresholds": tmp_path / "t.json", "stats": tmp_path / "s.json"}
+    full = curate.merge({"curate": PARAMS}, {"parts": [part]}, outputs)
+    assert full == json.loads((tmp_path / "s.json").read_text())
+    assert full["rows_in"] == 47 and full["dropped"]["empty_query"] == 2 and full["dropped"]["a_lemma_recall"] == 5
+    assert full["kept"] + sum(full["dropped"].values()) == 47
+    assert pq.read_table(tmp_path / "e.parquet").num_rows == full["kept"]
+    assert full["thresholds"] == json.loads((tmp_path / "t.json").read_text())["window"]
+    assert not (tmp_path / "metrics.json").exists()  # optional output
 
 
-def test_cli_annotate_json_is_validated(tmp_path):
+def test_cli_part_rejects_wrong_columns(tmp_path, capsys):
+    raw = tmp_path / "raw.parquet"
+    _write_raw(raw, [{"id": "1", "statement": "x"}])
+    with pytest.raises(SchemaError, match="missing columns"):
+        curate.run_part({"text": TEXT, "curate": PARAMS}, {"raw": raw},
+                        {"part": tmp_path / "o.parquet", "stats": tmp_path / "s.json"})
+    assert cli_main(["curate", "part", "--params-json", part_params_json(), "--part", "x", "--raw", str(raw),
+                     "--out", str(tmp_path / "o.parquet"), "--stats", str(tmp_path / "s.json")]) == 1
+    assert "missing columns" in capsys.readouterr().err
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_cli_part_params_are_validated(tmp_path):
     import json
 
     raw = tmp_path / "raw.parquet"
     _write_raw(raw, [{"id": "1", "statement": "x"}])
-    base = ["curate", "--params-json", json.dumps({"text": TEXT}), "--part", str(raw), "--out", str(tmp_path / "o"),
+    base = ["curate", "part", "--part", "x", "--raw", str(raw), "--out", str(tmp_path / "o"),
             "--stats", str(tmp_path / "s")]
-    bad_key = json.dumps({"include_doc_title": True})
-    assert cli_main(base + ["--annotate-json", bad_key]) == 2
-    bad_type = json.dumps({"include_doc_title": "yes", "oracle_max_sentences": 5, "max_raw_per_part": 0})
-    assert cli_main(base + ["--annotate-json", bad_type]) == 2
+    bad_type = json.dumps({"text": TEXT, "curate": {"include_doc_title": "yes", "oracle_max_sentences": 5,
+                                                    "max_raw_per_part": 0}})
+    assert cli_main(base + ["--params-json", bad_type]) == 2
+    unknown = json.dumps({"text": TEXT, "curate": {"include_doc_titel": True}})
+    assert cli_main(base + ["--params-json", unknown]) == 2
 
 
-def test_cli_merge_fails_clearly_when_nothing_survives_a(tmp_path):
+def test_cli_merge_fails_clearly_when_nothing_survives_a(tmp_path, capsys):
     import json
 
     part = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist([synthetic(i, lemma_recall=0.1) for i in range(5)]), part)
-    rc = cli_main(["curate", "--params-json", json.dumps({"curate": PARAMS}), "--merge", str(part),
+    rc = cli_main(["curate", "merge", "--params-json", json.dumps({"curate": PARAMS}), "--parts", str(part),
                    "--out", str(tmp_path / "e.parquet"), "--thresholds", str(tmp_path / "t.json"),
-                   "--stats", str(tmp_path / "s.json")])
+                   "--stats", str(tmp_path / "s.json"), "--metrics", str(tmp_path / "m.json")])
     assert rc == 1 and not (tmp_path / "e.parquet").exists()
+    assert "no example survived filter (a)" in capsys.readouterr().err

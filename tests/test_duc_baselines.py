@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from wikiref import config
-from wikiref.stages.duc import reader as duc, baselines as db
 from wikiref.rouge import official, parity
+from wikiref.stages.duc import baselines as db
+from wikiref.stages.duc import reader as duc
 
 REFS = [["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],
         ["Tribes used casino income for schools and health care."]]
@@ -99,11 +100,12 @@ def year_files(tmp_path):
 
 def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path, year_files):
     from wikiref.cli import main
+    from wikiref.registry import job_keys
 
     params = config.load_params(repo / "params.yaml")
-    pj = config.job_params(params, "profile", "duc")
+    pj = config.job_params(params, *job_keys("duc", "baselines"))
     metrics, table, rouge_dir = tmp_path / "m.json", tmp_path / "t6", tmp_path / "rouge"
-    assert main(["duc-baselines", "--params-json", pj, "--inputs", *map(str, year_files), "--metrics", str(metrics),
+    assert main(["duc", "baselines", "--params-json", pj, "--inputs", *map(str, year_files), "--metrics", str(metrics),
                  "--table", str(table), "--rouge-dir", str(rouge_dir)]) == 0
     m = json.loads(metrics.read_text())
     df = pd.read_csv(str(table) + ".csv")
@@ -124,6 +126,29 @@ def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path
             assert float(out["avg"][("1", measure, "R")][0]) == ours["R"]
             for tid, r in ours["per_topic_R"].items():
                 assert float(out["eval"][("1", measure, f"{tid}.1")][0]) == r
+
+
+def test_baselines_entry_point_and_a_year_without_topics(repo, tmp_path, year_files, capsys):
+    from wikiref.cli import main
+    from wikiref.registry import job_keys
+    from wikiref.stages.duc import stage
+
+    params = config.load_params(repo / "params.yaml")
+    params["duc"]["baselines"] = ["lead"]
+    job = json.loads(config.job_params(params, *job_keys("duc", "baselines")))
+    outputs = {"metrics": tmp_path / "m.json", "table": tmp_path / "t6"}
+    metrics = stage.baselines(job, {"years": year_files}, outputs)
+    assert metrics == json.loads((tmp_path / "m.json").read_text())
+    assert list(metrics["systems"]) == ["lead"] and set(metrics["systems"]["lead"]) == {"2005", "2006", "2007"}
+    assert list(pd.read_csv(tmp_path / "t6.csv").System) == ["LEAD"]
+    assert not (tmp_path / "rouge").exists()  # rouge_dir is optional
+    empty = tmp_path / "2008.parquet"
+    pd.read_parquet(year_files[0]).iloc[:0].to_parquet(empty)
+    with pytest.raises(stage.DucError, match="has no topics"):
+        stage.baselines(job, {"years": [empty]}, outputs)
+    assert main(["duc", "baselines", "--params-json", json.dumps(job), "--inputs", str(empty),
+                 "--metrics", str(tmp_path / "m2.json"), "--table", str(tmp_path / "t62")]) == 1
+    assert "has no topics" in capsys.readouterr().err and not (tmp_path / "m2.json").exists()
 
 
 def test_rows_round_trip(tmp_path, year_files):

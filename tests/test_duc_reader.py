@@ -216,14 +216,14 @@ def test_topic_rows_targets_are_pooled_rouge2_recall(nist_root):
 
 @pytest.mark.slow
 def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist_root, subprocess_env):
-    """The paper profile's DUC path (duc.standin false) on the NIST-layout copy: duc_prepare and
-    duc_baselines through Snakemake, nothing but duc.root changed."""
+    """The paper profile's DUC path (duc.standin false) on the NIST-layout copy: the duc stage's rules
+    (duc_prepare, duc_baselines) through Snakemake, nothing but duc.root changed."""
     overlay = tmp_path / "nist.yaml"
     overlay.write_text(yaml.safe_dump({"duc": {"root": str(nist_root), "standin": False}}))
     work = tmp_path / "work"
     work.mkdir()
     cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--directory", str(work),
-           "--configfile", str(repo / "config/paper.yaml"), str(overlay), "--cores", "1", "duc_baselines_all"]
+           "--configfile", str(repo / "config/paper.yaml"), str(overlay), "--cores", "1", "duc_all"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     df = pd.read_parquet(work / "data/duc/2005.parquet")

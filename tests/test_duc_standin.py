@@ -1,5 +1,5 @@
 """The STAND-IN DUC benchmark: built from raw examples in the NIST layout, read back by the DUC
-reader, labelled STAND-IN everywhere, deterministic; then duc-prepare and duc-baselines on it."""
+reader, labelled STAND-IN everywhere, deterministic; then the prepare and baselines jobs on it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import pandas as pd
 import pytest
 
 from wikiref import config
-from wikiref.stages.duc import reader as duc, standin as ds
 from wikiref.cli import main
+from wikiref.registry import job_keys
+from wikiref.stages.duc import reader as duc
+from wikiref.stages.duc import stage
+from wikiref.stages.duc import standin as ds
 
 WORDS = ("river city council bridge election festival museum railway harbour market school stadium "
          "mountain forest park library church castle airport hospital factory university theatre "
@@ -55,11 +58,16 @@ def raw_parquet(tmp_path) -> Path:
     return p
 
 
-def _params(repo, tmp_path, **duc_cfg) -> str:
+def _full_params(repo, tmp_path, **duc_cfg) -> dict:
     params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
     params["sample"]["duc"].update(duc_cfg)
     params["duc"]["root"] = str(tmp_path / "duc-standin")
-    return config.job_params(params, "seed", "sample", "duc", "text", "profile")
+    return params
+
+
+def _params(repo, tmp_path, job="standin", **duc_cfg) -> str:
+    """What the duc_<job> rule passes."""
+    return config.job_params(_full_params(repo, tmp_path, **duc_cfg), *job_keys("duc", job))
 
 
 def test_cluster_and_reference_rules():
@@ -77,7 +85,7 @@ def test_cluster_and_reference_rules():
 def test_standin_in_nist_layout_read_back(repo, tmp_path, raw_parquet):
     pj = _params(repo, tmp_path, clusters_per_year=2, docs_per_cluster=4, models_per_cluster=2)
     root = tmp_path / "duc-standin"
-    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
+    assert main(["duc", "standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
     assert "NOT DUC" in (root / "NOTICE.txt").read_text()
     manifest = json.loads((root / "MANIFEST.json").read_text())
     assert manifest["standin"] is True and set(manifest["years"]) == {"2005", "2006", "2007"}
@@ -98,38 +106,64 @@ def test_standin_in_nist_layout_read_back(repo, tmp_path, raw_parquet):
     assert len(articles) == 6  # no article in two pseudo-years
     # deterministic: same params -> same files
     root2 = tmp_path / "again"
-    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root2)]) == 0
+    assert main(["duc", "standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root2)]) == 0
     assert json.loads((root2 / "MANIFEST.json").read_text())["files"] == manifest["files"]
     # rebuilding in place replaces the folder (no stale files)
     (root / "2005" / "stale.txt").write_text("x")
-    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
+    assert main(["duc", "standin", "--params-json", pj, "--raw", str(raw_parquet)]) == 0  # default: duc.root
     assert not (root / "2005" / "stale.txt").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".duc-standin")]  # no temporary folder left
 
 
-def test_too_few_articles_is_an_error(repo, tmp_path):
+def test_bad_raw_input_is_a_clear_error(repo, tmp_path, capsys):
+    from wikiref.schemas import SchemaError
+
     p = tmp_path / "raw.parquet"
     raw_examples(n_articles=2).to_parquet(p)  # articles with 1 and 2 documents -> 1 cluster
+    params = _full_params(repo, tmp_path)
+    with pytest.raises(stage.DucError, match="need at least one per pseudo-year"):
+        stage.standin(params, {"raw": [p]}, {"root": tmp_path / "out"})
     pj = _params(repo, tmp_path)
-    with pytest.raises(SystemExit, match="need at least one per pseudo-year"):
-        main(["duc-standin", "--params-json", pj, "--raw", str(p), "--out", str(tmp_path / "out")])
+    assert main(["duc", "standin", "--params-json", pj, "--raw", str(p), "--out", str(tmp_path / "out")]) == 1
+    assert "need at least one per pseudo-year" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    raw_examples().drop(columns=["doc_text"]).to_parquet(p)
+    with pytest.raises(SchemaError, match="doc_text"):
+        stage.standin(params, {"raw": [p]}, {"root": tmp_path / "out"})
+    assert main(["duc", "standin", "--params-json", pj, "--raw", str(p), "--out", str(tmp_path / "out")]) == 1
+    assert "expected the collect output" in capsys.readouterr().err
+
+
+def test_prepare_without_the_tree_shows_the_nist_layout(repo, tmp_path, capsys):
+    pj = _params(repo, tmp_path, job="prepare")
+    assert main(["duc", "prepare", "--params-json", pj, "--out-dir", str(tmp_path / "duc")]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "Expected the NIST layout" in err
+    assert "`wikiref duc standin`" in err  # duc.standin: how to build it
+    assert not (tmp_path / "duc").exists()
+    with pytest.raises(stage.DucError, match="not in duc.years"):
+        stage.prepare(_full_params(repo, tmp_path), {}, {"dir": tmp_path / "duc"}, years=[1999])
 
 
 def test_prepare_and_baselines_on_the_standin(repo, tmp_path, raw_parquet):
-    """duc-standin -> duc-prepare (spaCy sentences, targets) -> duc-baselines (official ROUGE)."""
-    pj = _params(repo, tmp_path, clusters_per_year=2, docs_per_cluster=3, models_per_cluster=2)
+    """standin -> prepare (spaCy sentences, targets) -> baselines (official ROUGE), each with its rule's params."""
+    sizes = dict(clusters_per_year=2, docs_per_cluster=3, models_per_cluster=2)
     root = tmp_path / "duc-standin"
-    assert main(["duc-standin", "--params-json", pj, "--raw", str(raw_parquet), "--out", str(root)]) == 0
+    assert main(["duc", "standin", "--params-json", _params(repo, tmp_path, **sizes), "--raw", str(raw_parquet),
+                 "--out", str(root)]) == 0
     out = tmp_path / "data" / "duc"
-    assert main(["duc-prepare", "--params-json", pj, "--out-dir", str(out)]) == 0
+    assert main(["duc", "prepare", "--params-json", _params(repo, tmp_path, "prepare", **sizes),
+                 "--out-dir", str(out)]) == 0
     df = pd.read_parquet(out / "2006.parquet")
     assert df.id.is_monotonic_increasing and set(df.year) == {2006}
     assert all(len(s) == len(t) > 0 for s, t in zip(df.doc_sentences, df.sentence_targets))
     assert all(list(q)[0].startswith("Article ") and len(q) >= 2 for q in df["query"])
     stats = json.loads((out / "2006.stats.json").read_text())
-    assert stats["standin"] is True and stats["topics"] == 2
+    assert stats["standin"] is True and stats["topics"] == 2 and stats["root"] == str(root)
     metrics = tmp_path / "m.json"
     table = tmp_path / "t6"
-    assert main(["duc-baselines", "--params-json", pj, "--inputs", *[str(out / f"{y}.parquet") for y in (2005, 2006, 2007)],
+    assert main(["duc", "baselines", "--params-json", _params(repo, tmp_path, "baselines", **sizes),
+                 "--inputs", *[str(out / f"{y}.parquet") for y in (2005, 2006, 2007)],
                  "--metrics", str(metrics), "--table", str(table)]) == 0
     m = json.loads(metrics.read_text())
     assert m["standin"] is True and m["years"]["2005"]["topics"] == 2

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
+from wikiref.rouge import fast
 from wikiref.rouge.oracle import (
     METRICS,
     greedy_oracle,
@@ -14,7 +15,6 @@ from wikiref.rouge.oracle import (
     labels_from_indices,
     sentence_scores,
 )
-from wikiref.rouge import fast
 
 WORDS = ["the", "city", "cities", "new", "york", "run", "running", "ran", "in", "1999", "was", "a", "b", "c", ",", "."]
 sentence = st.lists(st.sampled_from(WORDS), min_size=0, max_size=12).map(" ".join)
@@ -115,7 +115,7 @@ def test_oracle_cli_writes_the_contract_columns(tmp_path, cloze_examples):
     import pyarrow.parquet as pq
 
     from wikiref.cli import main as cli_main
-    from wikiref.stages.oracle import ORACLE_COLUMNS
+    from wikiref.schemas import ORACLE
 
     split_dir = tmp_path / "split"
     split_dir.mkdir()
@@ -135,7 +135,7 @@ def test_oracle_cli_writes_the_contract_columns(tmp_path, cloze_examples):
         a = (outs[1] / f"{name}.parquet").read_bytes()
         assert a == (outs[2] / f"{name}.parquet").read_bytes()
         t = pq.read_table(outs[1] / f"{name}.parquet")
-        assert tuple(t.column_names) == ORACLE_COLUMNS
+        assert t.schema.equals(ORACLE)
         assert t.schema.field("oracle_labels").type == pa.list_(pa.int8())
         assert t.schema.field("oracle_scores").type == pa.list_(pa.float64())
         ids = t.column("id").to_pylist()
@@ -166,3 +166,40 @@ def test_oracle_records_parallel_equals_serial(cloze_examples):
     serial = oracle_records(docs, stmts)
     assert oracle_records(docs, stmts, threads=2, shard_size=4) == serial
     assert [r["oracle_indices"] for r in serial] == [greedy_oracle(d, s)[0] for d, s in zip(docs, stmts)]
+
+
+def test_run_entry_point_and_bad_input(tmp_path, cloze_examples, capsys):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref.cli import main as cli_main
+    from wikiref.schemas import ORACLE, SchemaError
+    from wikiref.stages import oracle
+
+    params = {"oracle": {"label_metric": "rouge2_f1", "score_metric": "rouge2_f1"}}
+    rows = [{"id": f"e{i:02d}", "query": ex["topics"], "doc_sentences": ex["document"], "statement": ex["cloze"]}
+            for i, ex in enumerate(cloze_examples[:6])]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "dev.parquet")
+    pq.write_table(pa.Table.from_pylist(rows[:0], schema=pa.schema([(f.name, f.type) for f in ORACLE][:4])),
+                   tmp_path / "test.parquet")
+    outputs = {"dev": tmp_path / "out" / "dev.parquet", "test": tmp_path / "out" / "test.parquet",
+               "metrics": tmp_path / "m.json"}
+    metrics = oracle.run(params, {"dev": tmp_path / "dev.parquet", "test": tmp_path / "test.parquet"}, outputs,
+                         batch_rows=4)
+    assert metrics == json.loads((tmp_path / "m.json").read_text())
+    assert metrics["splits"]["dev"]["examples"] == 6 and metrics["splits"]["test"]["examples"] == 0
+    dev = pq.read_table(outputs["dev"])
+    assert dev.schema.equals(ORACLE) and dev.column("id").to_pylist() == [r["id"] for r in rows]
+    empty = pq.read_table(outputs["test"])
+    assert empty.num_rows == 0 and empty.schema.equals(ORACLE)  # an empty split still has the contract's columns
+    # a split table without doc_sentences: a clear error, not a traceback
+    pq.write_table(pa.Table.from_pylist([{k: v for k, v in r.items() if k != "doc_sentences"} for r in rows]),
+                   tmp_path / "dev.parquet")
+    with pytest.raises(SchemaError, match="doc_sentences"):
+        oracle.run(params, {"dev": tmp_path / "dev.parquet"}, {"dev": tmp_path / "x.parquet", "metrics": tmp_path / "x"})
+    assert cli_main(["oracle", "--params-json", json.dumps(params), "--split-dir", str(tmp_path), "--splits", "dev",
+                     "--out-dir", str(tmp_path / "out2"), "--metrics", str(tmp_path / "m2.json")]) == 1
+    assert "missing columns ['doc_sentences']" in capsys.readouterr().err
+    assert not (tmp_path / "out2").exists()

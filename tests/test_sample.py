@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
 from wikiref.files import sha256_file
+from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
 from wikiref.stages.sample import STANDIN_NOTE, Standin, build_standins, locate_gensim_dump, standin_html
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,10 +25,15 @@ _ARTICLES: list = []
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, params):
-    from wikiref.stages.sample import build_sample
+    """The sample built by the job's entry point, with the parameters the sample rule passes."""
+    from wikiref import config
+    from wikiref.registry import job_keys
+    from wikiref.stages import sample
 
     out = tmp_path_factory.mktemp("sample") / "s"
-    build_sample(out, params["sample"], params["collect"], articles_out=_ARTICLES)
+    job_params = json.loads(config.job_params(params, *job_keys("sample", "run")))
+    manifest = sample.run(job_params, {}, {"dir": out}, articles_out=_ARTICLES)
+    assert manifest == json.loads((out / "MANIFEST.json").read_text())
     return out
 
 
@@ -107,8 +112,9 @@ def test_standins_never_contain_a_paragraph_that_cites_their_url(built, articles
 
 def test_same_inputs_identical_bytes(built, articles, params, tmp_path):
     """The archive is a pure function of the parsed dump and the params (fixed dates, content ids)."""
-    from wikiref.stages.sample import GENSIM_DUMP, write_standin_warc
     import importlib.metadata
+
+    from wikiref.stages.sample import GENSIM_DUMP, write_standin_warc
 
     pages = build_standins(articles, int(params["sample"]["standin_target_tokens"]))
     note = f"gensim {importlib.metadata.version('gensim')} {'/'.join(GENSIM_DUMP)}"
@@ -140,3 +146,16 @@ def test_build_standins_recipe():
     html = standin_html(Standin(url="http://x.org/<1>", title="T & U", article="Art", page_id=1, sections=["Art > A"],
                                 paragraphs=["a < b"], tokens=3, citing_statements=1)).decode()
     assert "<title>T &amp; U</title>" in html and "<p>a &lt; b</p>" in html
+
+
+def test_cli_reports_a_missing_gensim_dump(monkeypatch, tmp_path, capsys):
+    from wikiref.cli import main
+    from wikiref.stages import sample
+
+    def missing():
+        raise sample.SampleError("gensim is not installed")
+
+    monkeypatch.setattr(sample, "locate_gensim_dump", missing)
+    assert main(["sample", "--params", str(REPO / "params.yaml"), "--out", str(tmp_path / "s")]) == 1
+    assert "wikiref sample: gensim is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "MANIFEST.json").exists()

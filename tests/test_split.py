@@ -1,4 +1,4 @@
-"""wikiref.stages.split: seeded split without document overlap; the split CLI writes Tables I-II."""
+"""wikiref.stages.split: seeded split without document overlap; the split job writes Tables I-II."""
 
 from __future__ import annotations
 
@@ -11,16 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wikiref.stages import split
+from wikiref import config, layout
 from wikiref.cli import main as cli_main
-from wikiref.stages.curate import STATS
+from wikiref.registry import job_keys
+from wikiref.schemas import CURATE_STATISTICS, SchemaError
+from wikiref.stages import split
 
 
 def test_resolve_size():
     assert split.resolve_size(12000, 280724) == 12000
     assert split.resolve_size(0.15, 163) == 24
     assert split.resolve_size(1, 10) == 1
-    with pytest.raises(ValueError):
+    with pytest.raises(split.SplitError):
         split.resolve_size(0, 10)
 
 
@@ -69,7 +71,7 @@ def test_sizes_exact_with_small_groups_and_deterministic():
 
 
 def test_too_large_splits_rejected():
-    with pytest.raises(ValueError, match="exceed"):
+    with pytest.raises(split.SplitError, match="exceed"):
         split.assign_splits(["a", "b"], ["", ""], ["x", "y"], dev=1, test=2, seed=0)
 
 
@@ -91,14 +93,17 @@ def _curated_table(n=60):
     return pa.Table.from_pylist(rows)
 
 
+PARAMS = {"profile": {"name": "sample", "standin": True, "description": "x"}, "seed": 13,
+          "split": {"dev": 0.2, "test": 0.2}}
+
+
 def test_cli_writes_splits_and_tables(tmp_path):
     curated = tmp_path / "examples.parquet"
     table = _curated_table()
     pq.write_table(table, curated)
-    params = {"profile": {"name": "sample", "standin": True, "description": "x"}, "seed": 13,
-              "split": {"dev": 0.2, "test": 0.2}}
-    rc = cli_main(["split", "--params-json", json.dumps(params), "--curated", str(curated),
-                   "--out-dir", str(tmp_path / "split"), "--tables-dir", str(tmp_path / "tables"),
+    pj = config.job_params(PARAMS, *job_keys("split", "run"))
+    rc = cli_main(["split", "--params-json", pj, "--curated", str(curated), "--out-dir", str(tmp_path / "split"),
+                   "--table1", str(tmp_path / "tables" / "t1"), "--table2", str(tmp_path / "tables" / "t2"),
                    "--metrics", str(tmp_path / "split.json")])
     assert rc == 0
     parts = {s: pq.read_table(tmp_path / "split" / f"{s}.parquet") for s in split.SPLITS}
@@ -110,17 +115,50 @@ def test_cli_writes_splits_and_tables(tmp_path):
     assert parts["dev"].num_rows == parts["test"].num_rows == 12
     assert parts["train"].schema == table.schema
 
-    t1 = (tmp_path / "tables" / "table1_wikiref_splits.csv").read_text().splitlines()
+    t1 = (tmp_path / "tables" / "t1.csv").read_text().splitlines()
     assert t1[0] == "Statistic,Train,Dev,Test"
-    assert [l.split(",")[0] for l in t1[1:]] == ["Total Examples", "Wiki Articles", "Document Tokens", "Document Sents",
+    assert [line.split(",")[0] for line in t1[1:]] == ["Total Examples", "Wiki Articles", "Document Tokens", "Document Sents",
                                                   "Summary Tokens", "Summary Sents", "Query Depth", "Query Tokens"]
     assert t1[1] == "Total Examples,36,12,12"
-    t2 = (tmp_path / "tables" / "table2_wikiref_percentiles.csv").read_text().splitlines()
+    t2 = (tmp_path / "tables" / "t2.csv").read_text().splitlines()
     assert t2[0] == "Statistic,5,20,40,50,60,80,95"
-    assert len(t2) == 1 + len(STATS)
-    md = (tmp_path / "tables" / "table1_wikiref_splits.md").read_text()
+    assert len(t2) == 1 + len(CURATE_STATISTICS)
+    md = (tmp_path / "tables" / "t1.md").read_text()
     assert "STAND-IN" in md and "| Total Examples | 36 | 12 | 12 |" in md
-    assert (tmp_path / "tables" / "table2_wikiref_percentiles.tex").exists()
+    assert (tmp_path / "tables" / "t2.tex").exists()
     metrics = json.loads((tmp_path / "split.json").read_text())
     assert metrics["sizes"] == {"train": 36, "dev": 12, "test": 12}
     assert metrics["doc_key_in_several_splits"] == metrics["doc_hash_in_several_splits"] == 0
+
+
+def test_run_writes_the_layout_outputs(tmp_path, monkeypatch):
+    """The entry point with the layout's paths (relative to the working directory), as the rule runs it."""
+    monkeypatch.chdir(tmp_path)
+    curated = tmp_path / layout.CURATED
+    curated.parent.mkdir(parents=True)
+    pq.write_table(_curated_table(), curated)
+    outputs = {s: layout.SPLIT_FILE.format(split=s) for s in layout.SPLITS}
+    outputs.update(table1=layout.TABLE1, table2=layout.TABLE2, metrics=layout.SPLIT_METRICS)
+    metrics = split.run(PARAMS, {"curated": layout.CURATED}, outputs)
+    assert metrics == json.loads((tmp_path / layout.SPLIT_METRICS).read_text())
+    assert metrics["examples"] == 60 and sum(metrics["sizes"].values()) == 60
+    for name in layout.SPLITS:
+        assert pq.read_table(tmp_path / layout.SPLIT_FILE.format(split=name)).num_rows == metrics["sizes"][name]
+    for stem in (layout.TABLE1, layout.TABLE2):
+        assert all((tmp_path / f).exists() for f in layout.table_files(stem))
+
+
+def test_bad_input_is_a_clear_error(tmp_path, capsys):
+    curated = tmp_path / "examples.parquet"
+    pq.write_table(_curated_table(n=4), curated)
+    args = ["--curated", str(curated), "--out-dir", str(tmp_path / "split"), "--table1", str(tmp_path / "t1"),
+            "--table2", str(tmp_path / "t2"), "--metrics", str(tmp_path / "m.json")]
+    too_big = dict(PARAMS, split={"dev": 3, "test": 3})
+    assert cli_main(["split", "--params-json", json.dumps(too_big), *args]) == 1
+    assert "exceed the 4 curated examples" in capsys.readouterr().err
+    pq.write_table(_curated_table(n=4).drop_columns(["doc_hash"]), curated)
+    with pytest.raises(SchemaError, match="doc_hash"):
+        split.run(PARAMS, {"curated": curated}, {})
+    assert cli_main(["split", "--params-json", json.dumps(PARAMS), *args]) == 1
+    assert "missing columns ['doc_hash']" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()

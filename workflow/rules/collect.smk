@@ -6,61 +6,58 @@ import re
 from wikiref.stages.collect.dump import default_part_path
 
 COLLECT_PARTS = config["collect"]["dump"]["parts"]
-_SAMPLE_DIR = config["sample"]["out_dir"].rstrip("/")
-
-
-def _from_sample(path):
-    path = path.rstrip("/")
-    return path == _SAMPLE_DIR or path.startswith(_SAMPLE_DIR + "/")
 
 
 def collect_inputs(wildcards):
-    """The dump part and, for the warc backend, the archives; sample files come through its MANIFEST."""
+    """The dump part and, for the warc backend, the archives; sample files come through its manifest."""
     c = config["collect"]
+    sample_dir = layout.sample_dir(config)
+    sample_manifest = f"{sample_dir}/{layout.SAMPLE_MANIFEST}"
     files = set()
-    if _from_sample(c["dump"]["dir"]):
-        files.add(f"{_SAMPLE_DIR}/MANIFEST.json")
+    if layout.under(c["dump"]["dir"], sample_dir):
+        files.add(sample_manifest)
     else:
         files.add(default_part_path(c["dump"]["dir"].rstrip("/"), wildcards.part))
     if c["fetch"]["backend"] == "warc":
         for p in c["fetch"].get("warc_paths", []):
-            files.add(f"{_SAMPLE_DIR}/MANIFEST.json" if _from_sample(p) else p)
+            files.add(sample_manifest if layout.under(p, sample_dir) else p)
     return sorted(files)
 
 
-rule collect:
+rule collect_part:
     input:
         collect_inputs,
     output:
-        raw="data/raw/{part}.parquet",
-        stats="data/raw/{part}.stats.json",
+        raw=layout.RAW_PART,
+        stats=layout.RAW_PART_STATS,
     wildcard_constraints:
         part="|".join(re.escape(p) for p in COLLECT_PARTS),
     params:
-        p=P("collect"),
+        p=stage_params("collect", "part"),
     threads: config["collect"]["dump"]["parse_workers"]
     log:
-        "logs/collect/{part}.log",
+        layout.log_file("collect/{part}"),
     benchmark:
-        "logs/benchmarks/collect/{part}.tsv"
+        layout.benchmark_file("collect/{part}")
     shell:
-        "wikiref collect --params-json {params.p:q} --part {wildcards.part} --out {output.raw} --stats {output.stats} > {log} 2>&1"
+        "wikiref collect part --params-json {params.p:q} --part {wildcards.part} --out {output.raw:q}"
+        " --stats {output.stats:q} > {log} 2>&1"
 
 
 rule collect_merge:
     input:
-        stats=expand("data/raw/{part}.stats.json", part=COLLECT_PARTS),
+        stats=expand(layout.RAW_PART_STATS, part=COLLECT_PARTS),
     output:
-        metrics="results/metrics/collect.json",
+        metrics=layout.COLLECT_METRICS,
     params:
-        p=P("collect"),
+        p=stage_params("collect", "merge"),
     threads: 1
     log:
-        "logs/collect_merge.log",
+        layout.log_file("collect_merge"),
     benchmark:
-        "logs/benchmarks/collect_merge.tsv"
+        layout.benchmark_file("collect_merge")
     shell:
-        "wikiref collect-merge --params-json {params.p:q} --stats {input.stats} --out {output.metrics} > {log} 2>&1"
+        "wikiref collect merge --params-json {params.p:q} --stats {input.stats:q} --out {output.metrics:q} > {log} 2>&1"
 
 
 rule collect_all:

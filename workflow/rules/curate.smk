@@ -1,51 +1,48 @@
 # Step 2 (journal §II-A-2): curation. One annotation job per raw part (spaCy + filter scores, in
 # parallel over `threads` processes), then one merge applying filters (a), (b), (c) over all parts.
-# The part job gets only the curate keys it reads (--annotate-json), so changing a filter threshold
-# re-runs the merge, not spaCy.
+# The part job gets only the curate keys it reads (wikiref.registry.JOB_KEYS), so changing a filter
+# threshold reruns the merge, not spaCy.
 
-import json as _json
-
-from wikiref.stages.curate import ANNOTATE_KEYS as _CURATE_ANNOTATE_KEYS
+CURATE_PARTS = config["collect"]["dump"]["parts"]
 
 
 rule curate_part:
     input:
-        raw="data/raw/{part}.parquet",
+        raw=layout.RAW_PART,
     output:
-        part="data/curated/parts/{part}.parquet",
-        stats="data/curated/parts/{part}.stats.json",
+        part=layout.CURATED_PART,
+        stats=layout.CURATED_PART_STATS,
     params:
-        p=P("text"),
-        a=_json.dumps({k: config["curate"][k] for k in _CURATE_ANNOTATE_KEYS}, sort_keys=True, separators=(",", ":")),
+        p=stage_params("curate", "part"),
     threads: 4
     log:
-        "logs/curate/{part}.log",
+        layout.log_file("curate/{part}"),
     benchmark:
-        "logs/benchmarks/curate/{part}.tsv"
+        layout.benchmark_file("curate/{part}")
     shell:
-        "wikiref curate --params-json {params.p:q} --annotate-json {params.a:q} --part {input.raw}"
-        " --out {output.part} --stats {output.stats} --threads {threads} > {log} 2>&1"
+        "wikiref curate part --params-json {params.p:q} --part {wildcards.part} --raw {input.raw:q}"
+        " --out {output.part:q} --stats {output.stats:q} --threads {threads} > {log} 2>&1"
 
 
-rule curate:
+rule curate_merge:
     input:
-        parts=expand("data/curated/parts/{part}.parquet", part=config["collect"]["dump"]["parts"]),
-        stats=expand("data/curated/parts/{part}.stats.json", part=config["collect"]["dump"]["parts"]),
+        parts=expand(layout.CURATED_PART, part=CURATE_PARTS),
+        stats=expand(layout.CURATED_PART_STATS, part=CURATE_PARTS),
     output:
-        examples="data/curated/examples.parquet",
-        thresholds="data/curated/thresholds.json",
-        stats="data/curated/stats.json",
-        metrics="results/metrics/curate.json",
+        examples=layout.CURATED,
+        thresholds=layout.CURATE_THRESHOLDS,
+        stats=layout.CURATE_STATS,
+        metrics=layout.CURATE_METRICS,
     params:
-        p=P("curate"),
+        p=stage_params("curate", "merge"),
     threads: 1
     log:
-        "logs/curate.log",
+        layout.log_file("curate"),
     benchmark:
-        "logs/benchmarks/curate.tsv"
+        layout.benchmark_file("curate")
     shell:
-        "wikiref curate --params-json {params.p:q} --merge {input.parts} --out {output.examples}"
-        " --thresholds {output.thresholds} --stats {output.stats} --metrics {output.metrics} > {log} 2>&1"
+        "wikiref curate merge --params-json {params.p:q} --parts {input.parts:q} --out {output.examples:q}"
+        " --thresholds {output.thresholds:q} --stats {output.stats:q} --metrics {output.metrics:q} > {log} 2>&1"
 
 
 rule curate_all:

@@ -1,68 +1,68 @@
-# Step 6 (journal §V): the DUC 2005-2007 benchmarks, Table VI.
+# Step 6 (journal §V): the DUC 2005-2007 benchmarks, Table VI baselines.
 #   duc_standin   (sample/tiny profiles, duc.standin) data/raw -> STAND-IN DUC tree in the NIST layout
 #   duc_prepare   duc.root (NIST layout) -> data/duc/<year>.parquet: sentences, query levels, references,
 #                 per-sentence ROUGE-2 recall targets
 #   duc_baselines LEAD / QUERY-SIM / ORACLE, official ROUGE-1.5.5 scoring -> Table VI baseline rows
-#   finetune_*    held-out-year fine-tuning, sparse subnetworks, Table VI (below)
+# Held-out-year fine-tuning and the rest of Table VI: workflow/rules/finetune.smk.
 
-DUC = config["duc"]
-DUC_ROOT = DUC["root"].rstrip("/")
-DUC_TABLE = "results/tables/table6_duc_baselines"
+DUC_ROOT = layout.duc_root(config)
+DUC_YEARS = config["duc"]["years"]
 
 
-if DUC["standin"]:
+if config["duc"]["standin"]:
 
     rule duc_standin:
         input:
-            raw=expand("data/raw/{part}.parquet", part=config["collect"]["dump"]["parts"]),
+            raw=expand(layout.RAW_PART, part=config["collect"]["dump"]["parts"]),
         output:
             directory(DUC_ROOT),
         params:
-            p=P("seed", "sample", "duc"),
+            p=stage_params("duc", "standin"),
         threads: 1
         log:
-            "logs/duc_standin.log",
+            layout.log_file("duc_standin"),
         benchmark:
-            "logs/benchmarks/duc_standin.tsv"
+            layout.benchmark_file("duc_standin")
         shell:
-            "wikiref duc-standin --params-json {params.p:q} --raw {input.raw} --out {output} > {log} 2>&1"
+            "wikiref duc standin --params-json {params.p:q} --raw {input.raw:q} --out {output:q} > {log} 2>&1"
 
 
 rule duc_prepare:
     input:
         root=DUC_ROOT,
     output:
-        parquet=expand("data/duc/{year}.parquet", year=DUC["years"]),
-        stats=expand("data/duc/{year}.stats.json", year=DUC["years"]),
+        parquet=expand(layout.DUC_YEAR, year=DUC_YEARS),
+        stats=expand(layout.DUC_YEAR_STATS, year=DUC_YEARS),
     params:
-        p=P("text", "duc"),
+        p=stage_params("duc", "prepare"),
+        out_dir=layout.DUC_DIR,
     threads: 1
     log:
-        "logs/duc_prepare.log",
+        layout.log_file("duc_prepare"),
     benchmark:
-        "logs/benchmarks/duc_prepare.tsv"
+        layout.benchmark_file("duc_prepare")
     shell:
-        "wikiref duc-prepare --params-json {params.p:q} --out-dir data/duc > {log} 2>&1"
+        "wikiref duc prepare --params-json {params.p:q} --out-dir {params.out_dir:q} > {log} 2>&1"
 
 
 rule duc_baselines:
     input:
-        parquet=expand("data/duc/{year}.parquet", year=DUC["years"]),
-        stats=expand("data/duc/{year}.stats.json", year=DUC["years"]),
+        parquet=expand(layout.DUC_YEAR, year=DUC_YEARS),
+        stats=expand(layout.DUC_YEAR_STATS, year=DUC_YEARS),
     output:
-        metrics="results/metrics/duc_baselines.json",
-        tables=multiext(DUC_TABLE, ".csv", ".md", ".tex"),
+        metrics=layout.DUC_BASELINES_METRICS,
+        tables=multiext(layout.TABLE6_BASELINES, ".csv", ".md", ".tex"),
     params:
-        p=P("profile", "duc"),
-        table=DUC_TABLE,
+        p=stage_params("duc", "baselines"),
+        table=layout.TABLE6_BASELINES,
     threads: 1
     log:
-        "logs/duc_baselines.log",
+        layout.log_file("duc_baselines"),
     benchmark:
-        "logs/benchmarks/duc_baselines.tsv"
+        layout.benchmark_file("duc_baselines")
     shell:
-        "wikiref duc-baselines --params-json {params.p:q} --inputs {input.parquet} --metrics {output.metrics}"
-        " --table {params.table} > {log} 2>&1"
+        "wikiref duc baselines --params-json {params.p:q} --inputs {input.parquet:q} --metrics {output.metrics:q}"
+        " --table {params.table:q} > {log} 2>&1"
 
 
 rule duc_all:

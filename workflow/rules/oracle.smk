@@ -3,22 +3,22 @@
 
 rule oracle:
     input:
-        splits=expand("data/split/{split}.parquet", split=["train", "dev", "test"]),
+        splits=expand(layout.SPLIT_FILE, split=layout.SPLITS),
     output:
-        train="data/oracle/train.parquet",
-        dev="data/oracle/dev.parquet",
-        test="data/oracle/test.parquet",
-        metrics="results/metrics/oracle.json",
+        **{name: layout.ORACLE_FILE.format(split=name) for name in layout.SPLITS},
+        metrics=layout.ORACLE_METRICS,
     params:
-        p=P("oracle"),
+        p=stage_params("oracle", "run"),
+        split_dir=layout.SPLIT_DIR,
+        out_dir=layout.ORACLE_DIR,
     threads: 4
     log:
-        "logs/oracle.log",
+        layout.log_file("oracle"),
     benchmark:
-        "logs/benchmarks/oracle.tsv"
+        layout.benchmark_file("oracle")
     shell:
-        "wikiref oracle --params-json {params.p:q} --split-dir data/split --out-dir data/oracle"
-        " --metrics {output.metrics} --threads {threads} > {log} 2>&1"
+        "wikiref oracle --params-json {params.p:q} --split-dir {params.split_dir:q} --out-dir {params.out_dir:q}"
+        " --metrics {output.metrics:q} --threads {threads} > {log} 2>&1"
 
 
 rule oracle_all:

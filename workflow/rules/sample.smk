@@ -1,20 +1,20 @@
 # Step 0: the offline sample (real Wikipedia fragment from the gensim wheel, stand-in WARC, stand-in DUC).
-SAMPLE = config["sample"]["out_dir"].rstrip("/")
+SAMPLE_DIR = layout.sample_dir(config)
 
 
 rule sample:
     output:
-        manifest=f"{SAMPLE}/MANIFEST.json",
+        manifest=f"{SAMPLE_DIR}/{layout.SAMPLE_MANIFEST}",
     params:
-        p=P("sample", "collect"),
-        out=SAMPLE,
+        p=stage_params("sample", "run"),
+        out=SAMPLE_DIR,
     threads: 1
     log:
-        "logs/sample.log",
+        layout.log_file("sample"),
     benchmark:
-        "logs/benchmarks/sample.tsv"
+        layout.benchmark_file("sample")
     shell:
-        "wikiref sample --params-json {params.p:q} --out {params.out} > {log} 2>&1"
+        "wikiref sample --params-json {params.p:q} --out {params.out:q} > {log} 2>&1"
 
 
 rule sample_all:

@@ -3,24 +3,25 @@
 
 rule split:
     input:
-        curated="data/curated/examples.parquet",
+        curated=layout.CURATED,
     output:
-        train="data/split/train.parquet",
-        dev="data/split/dev.parquet",
-        test="data/split/test.parquet",
-        table1=multiext("results/tables/table1_wikiref_splits", ".csv", ".md", ".tex"),
-        table2=multiext("results/tables/table2_wikiref_percentiles", ".csv", ".md", ".tex"),
-        metrics="results/metrics/split.json",
+        **{name: layout.SPLIT_FILE.format(split=name) for name in layout.SPLITS},
+        table1=multiext(layout.TABLE1, ".csv", ".md", ".tex"),
+        table2=multiext(layout.TABLE2, ".csv", ".md", ".tex"),
+        metrics=layout.SPLIT_METRICS,
     params:
-        p=P("profile", "seed", "split"),
+        p=stage_params("split", "run"),
+        out_dir=layout.SPLIT_DIR,
+        table1=layout.TABLE1,
+        table2=layout.TABLE2,
     threads: 1
     log:
-        "logs/split.log",
+        layout.log_file("split"),
     benchmark:
-        "logs/benchmarks/split.tsv"
+        layout.benchmark_file("split")
     shell:
-        "wikiref split --params-json {params.p:q} --curated {input.curated} --out-dir data/split"
-        " --tables-dir results/tables --metrics {output.metrics} > {log} 2>&1"
+        "wikiref split --params-json {params.p:q} --curated {input.curated:q} --out-dir {params.out_dir:q}"
+        " --table1 {params.table1:q} --table2 {params.table2:q} --metrics {output.metrics:q} > {log} 2>&1"
 
 
 rule split_all:

@@ -1,45 +1,84 @@
-"""`wikiref collect`: one dump part -> raw WikiRef examples (journal §II-A-1)."""
+"""`wikiref collect part|merge`: dump parts -> raw WikiRef examples (journal §II-A-1)."""
 
 from __future__ import annotations
 
 import argparse
-import logging
+import sys
 
+from wikiref import layout
 from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
 
-HELP = "one dump part -> cited statements with fetched, extracted documents"
-DESCRIPTION = """In: <collect.dump.dir>/<part>(.xml).bz2 (a MediaWiki XML dump part, plain or multistream)
-and the cited pages through collect.fetch.backend (live HTTP, wayback, or local WARC files).
-Out: data/raw/<part>.parquet (id, article, query, statement, url, citation_type, doc_title,
-doc_text + provenance columns, sorted by id) and data/raw/<part>.stats.json (every item read,
-kept and dropped by reason).
+HELP = "dump parts -> cited statements with fetched, extracted documents"
+DESCRIPTION = f"""Two jobs (the Snakemake rules run one part job per dump part, then one merge):
 
-Resumable: checkpoints go to a work folder next to the output (.<part>.work/); a killed run
-started again finishes with output identical to an uninterrupted run. Fetched pages are cached
-under collect.fetch.cache_dir and never fetched twice."""
+part: one dump part -> raw examples.
+    In: <collect.dump.dir>/<part>(.xml).bz2 (a MediaWiki XML dump part, plain or multistream) and the
+    cited pages through collect.fetch.backend (live HTTP, wayback, or local WARC files).
+    Out: {layout.RAW_PART} (id, article, query, statement, url, citation_type, doc_title, doc_text
+    + provenance columns, sorted by id) and {layout.RAW_PART_STATS} (every item read, kept and
+    dropped by reason). Resumable: checkpoints go to a work folder next to the output (.<part>.work/);
+    a killed run started again finishes with output identical to an uninterrupted run. Fetched pages
+    are cached under collect.fetch.cache_dir and never fetched twice.
+
+merge: the per-part stats of every part in collect.dump.parts -> {layout.COLLECT_METRICS}
+    (summed counters, reasons included, plus per-part figures); fails when the books do not balance."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_params_arguments(parser)
-    parser.add_argument("--part", required=True, help="dump part name (one of collect.dump.parts)")
-    parser.add_argument("--out", required=True, help="output Parquet file (data/raw/<part>.parquet)")
-    parser.add_argument("--stats", required=True, help="output stats JSON (data/raw/<part>.stats.json)")
-    parser.add_argument("--work-dir", default=None, help="checkpoint folder (default: .<part>.work next to --out)")
-    parser.add_argument("--keep-work", action="store_true", help="keep the checkpoint folder after success")
+    jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
+    part = jobs.add_parser("part", help="one dump part -> data/raw/<part>.parquet + stats",
+                           description="Collect one dump part (see `wikiref collect --help`).")
+    add_params_arguments(part)
+    part.add_argument("--part", required=True, help="dump part name (one of collect.dump.parts)")
+    part.add_argument("--dump", default=None, help="the part's dump file (default: found in collect.dump.dir)")
+    part.add_argument("--out", default=None, help=f"output Parquet file (default: {layout.RAW_PART})")
+    part.add_argument("--stats", default=None, help=f"output stats JSON (default: {layout.RAW_PART_STATS})")
+    part.add_argument("--work-dir", default=None, help="checkpoint folder (default: .<part>.work next to --out)")
+    part.add_argument("--keep-work", action="store_true", help="keep the checkpoint folder after success")
+    part.set_defaults(_job=_part)
+
+    merge = jobs.add_parser("merge", help="per-part collect stats -> results/metrics/collect.json",
+                            description="Sum the per-part stats (see `wikiref collect --help`).")
+    add_params_arguments(merge)
+    merge.add_argument("--stats", nargs="+", default=None, metavar="JSON",
+                       help=f"per-part stats files (default: {layout.RAW_PART_STATS} for each collect.dump.parts)")
+    merge.add_argument("--out", default=layout.COLLECT_METRICS, help="merged metrics JSON (default: %(default)s)")
+    merge.set_defaults(_job=_merge)
+
+
+def _part(args: argparse.Namespace) -> int:
+    from wikiref.stages.collect.pipeline import run_part
+
+    params = params_from_args(args, *job_keys("collect", "part"))
+    inputs = {"dump": args.dump} if args.dump else {}
+    outputs = {"raw": args.out or layout.RAW_PART.format(part=args.part),
+               "stats": args.stats or layout.RAW_PART_STATS.format(part=args.part)}
+    stats = run_part(params, inputs, outputs, part=args.part, work_dir=args.work_dir, keep_work=args.keep_work)
+    print(f"{args.part}: {stats['dump']['articles']} articles, {stats['statements']['total']} statements "
+          f"({stats['statements']['kept']} kept), {stats['urls']['unique']} URLs, "
+          f"{stats['examples']['written']} raw examples -> {outputs['raw']}")
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from wikiref.stages.collect.pipeline import merge
+
+    params = params_from_args(args, *job_keys("collect", "merge"))
+    stats = args.stats or [layout.RAW_PART_STATS.format(part=p) for p in params["collect"]["dump"]["parts"]]
+    merged = merge(params, {"stats": stats}, {"metrics": args.out})
+    total = merged["total"]
+    print(f"{len(stats)} part(s): {total['dump']['articles']} articles, {total['examples']['written']} raw examples "
+          f"-> {args.out}")
+    return 0
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.stages.collect.pipeline import run_part
     from wikiref.stages.collect.dump import DumpError
+    from wikiref.stages.collect.pipeline import CollectError
 
-    params = params_from_args(args, "collect")
     try:
-        stats = run_part(params["collect"], args.part, args.out, args.stats, work_dir=args.work_dir,
-                         keep_work=args.keep_work)
-    except (DumpError, FileNotFoundError) as exc:
-        logging.getLogger("wikiref.stages.collect").error("%s", exc)
+        return args._job(args)
+    except (CollectError, DumpError, FileNotFoundError) as exc:
+        print(f"wikiref collect {args.job}: {exc}", file=sys.stderr)
         return 1
-    print(f"{args.part}: {stats['dump']['articles']} articles, {stats['statements']['total']} statements "
-          f"({stats['statements']['kept']} kept), {stats['urls']['unique']} URLs, "
-          f"{stats['examples']['written']} raw examples -> {args.out}")
-    return 0

@@ -1,205 +1,99 @@
-"""`wikiref curate`: raw examples -> the curated WikiRef dataset (journal §II-A-2)."""
+"""`wikiref curate part|merge`: raw examples -> the curated WikiRef dataset (journal §II-A-2)."""
 
 from __future__ import annotations
 
 import argparse
-import logging
-import time
-from collections import Counter
+import sys
 
+from wikiref import layout
 from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
 
 HELP = "filter raw examples (lemma recall, percentile windows, oracle ROUGE-2)"
-DESCRIPTION = """Two modes (the Snakemake rules run one job per raw part, then one merge):
+DESCRIPTION = f"""Two jobs (the Snakemake rules run one part job per raw part, then one merge):
 
---part data/raw/<part>.parquet --out data/curated/parts/<part>.parquet --stats ....stats.json
-    Annotate one raw part on --threads processes: spaCy tokens, lemmas and sentences (text
-    section), document sentences, the six statistics, the lemma recall of filter (a) and the
-    greedy ROUGE-2-recall oracle score of filter (c). Invalid rows are counted skips.
+part: annotate one raw part ({layout.RAW_PART}) on --threads processes: spaCy tokens, lemmas and
+    sentences (text section), document sentences, the six statistics, the lemma recall of filter (a)
+    and the greedy ROUGE-2-recall oracle score of filter (c). Invalid rows are counted skips.
+    Out: {layout.CURATED_PART} and {layout.CURATED_PART_STATS}. Reads the text section and only
+    curate.include_doc_title, curate.oracle_max_sentences and curate.max_raw_per_part, so changing a
+    filter threshold reruns the merge, not spaCy.
 
---merge <part files...> --out data/curated/examples.parquet --thresholds data/curated/thresholds.json
-        --stats data/curated/stats.json --metrics results/metrics/curate.json
-    Apply the filters over all parts: (a) lemma recall >= curate.min_lemma_recall; (b) the
-    curate.percentile_low/high percentiles of doc tokens, doc sentences, summary tokens, summary
-    sentences, query depth and query tokens, computed on the survivors of (a) and written to
-    --thresholds, which (b) then reads; (c) oracle ROUGE-2 recall > curate.min_oracle_rouge2_recall.
-    Every input row is kept or counted under one drop reason in --stats / --metrics."""
+merge: apply the filters over all annotated parts: (a) lemma recall >= curate.min_lemma_recall;
+    (b) the curate.percentile_low/high percentiles of doc tokens, doc sentences, summary tokens,
+    summary sentences, query depth and query tokens, computed on the survivors of (a) and written to
+    {layout.CURATE_THRESHOLDS}, which (b) then reads; (c) oracle ROUGE-2 recall >
+    curate.min_oracle_rouge2_recall. Out: {layout.CURATED}, the thresholds, {layout.CURATE_STATS}
+    and {layout.CURATE_METRICS}; every input row is kept or counted under one drop reason."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_params_arguments(parser)
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--part", metavar="RAW", help="annotate one raw part (data/raw/<part>.parquet)")
-    mode.add_argument("--merge", nargs="+", metavar="PART", help="annotated part files to filter and merge")
-    parser.add_argument("--out", required=True, help="output Parquet file")
-    parser.add_argument("--stats", required=True, help="output stats JSON (counts of everything kept and dropped)")
-    parser.add_argument("--thresholds", help="--merge: thresholds artifact written, then read by filter (b)")
-    parser.add_argument("--metrics", help="--merge: small metrics JSON (results/metrics/curate.json)")
-    parser.add_argument("--threads", type=int, default=1, help="--part: worker processes (default: %(default)s)")
-    parser.add_argument("--shard-size", type=int, default=64, help="--part: rows per work unit (default: %(default)s)")
-    parser.add_argument(
-        "--annotate-json", metavar="JSON",
-        help="--part: only the curate keys the annotation reads (include_doc_title, oracle_max_sentences, "
-        "max_raw_per_part) as a JSON object; what the curate_part rule passes, so a filter threshold "
-        "change does not re-run spaCy. Without it they come from --params / --params-json.")
+    jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
+    part = jobs.add_parser("part", help="annotate one raw part (spaCy, statistics, filter scores)",
+                           description="Annotate one raw part (see `wikiref curate --help`).")
+    add_params_arguments(part)
+    part.add_argument("--part", required=True, help="part name (one of collect.dump.parts)")
+    part.add_argument("--raw", default=None, help=f"raw part file (default: {layout.RAW_PART})")
+    part.add_argument("--out", default=None, help=f"annotated part file (default: {layout.CURATED_PART})")
+    part.add_argument("--stats", default=None, help=f"part stats JSON (default: {layout.CURATED_PART_STATS})")
+    part.add_argument("--threads", type=int, default=1, help="worker processes (default: %(default)s)")
+    part.add_argument("--shard-size", type=int, default=64, help="rows per work unit (default: %(default)s)")
+    part.set_defaults(_job=_part)
+
+    merge = jobs.add_parser("merge", help="filters (a), (b), (c) over all annotated parts",
+                            description="Filter and merge the annotated parts (see `wikiref curate --help`).")
+    add_params_arguments(merge)
+    merge.add_argument("--parts", nargs="+", default=None, metavar="PARQUET",
+                       help=f"annotated part files (default: every {layout.CURATED_PART.format(part='*')}); "
+                       "each part's stats are read from <part>.stats.json next to it")
+    merge.add_argument("--out", default=layout.CURATED, help="curated examples (default: %(default)s)")
+    merge.add_argument("--thresholds", default=layout.CURATE_THRESHOLDS,
+                       help="thresholds artifact written, then read by filter (b) (default: %(default)s)")
+    merge.add_argument("--stats", default=layout.CURATE_STATS, help="stats JSON (default: %(default)s)")
+    merge.add_argument("--metrics", default=layout.CURATE_METRICS, help="metrics JSON (default: %(default)s)")
+    merge.set_defaults(_job=_merge)
 
 
-def _annotate_params(args) -> dict:
-    """text section + the annotation keys of the curate section, validated against the schema."""
-    import json
-
-    import jsonschema
-
-    from wikiref.stages import curate
-    from wikiref.config import ParamsError, load_schema
-
-    if not args.annotate_json:
-        params = params_from_args(args, "text", "curate")
-        return {"text": params["text"], "curate": {k: params["curate"][k] for k in curate.ANNOTATE_KEYS}}
-    params = params_from_args(args, "text")
-    try:
-        given = json.loads(args.annotate_json)
-    except json.JSONDecodeError as exc:
-        raise ParamsError(f"--annotate-json is not valid JSON: {exc}") from exc
-    if not isinstance(given, dict) or set(given) != set(curate.ANNOTATE_KEYS):
-        raise ParamsError(f"--annotate-json must hold exactly the keys {list(curate.ANNOTATE_KEYS)}")
-    props = load_schema()["properties"]["curate"]["properties"]
-    for key, value in given.items():
-        sub = {**props[key], "$defs": load_schema().get("$defs", {})}
-        errors = list(jsonschema.validators.validator_for(sub)(sub).iter_errors(value))
-        if errors:
-            raise ParamsError(f"invalid parameters:\n  curate.{key}: {errors[0].message}")
-    return {"text": params["text"], "curate": given}
-
-
-def _part(args, params) -> int:
-    import pyarrow.parquet as pq
+def _part(args: argparse.Namespace) -> int:
+    import time
 
     from wikiref.stages import curate
-    from wikiref.files import write_json, write_parquet
 
-    log = logging.getLogger("wikiref.stages.curate")
+    params = params_from_args(args, *job_keys("curate", "part"))
+    inputs = {"raw": args.raw or layout.RAW_PART.format(part=args.part)}
+    outputs = {"part": args.out or layout.CURATED_PART.format(part=args.part),
+               "stats": args.stats or layout.CURATED_PART_STATS.format(part=args.part)}
     t0 = time.monotonic()
-    table = pq.read_table(args.part)
-    missing = [c for c in curate.RAW_COLUMNS if c not in table.column_names]
-    if missing:
-        log.error("%s lacks raw columns %s", args.part, missing)
-        return 1
-    rows = table.to_pylist()
-    cap = params["curate"]["max_raw_per_part"]
-    capped = 0
-    if cap and len(rows) > cap:
-        # Deterministic subset independent of row order: the rows whose id hashes lowest.
-        from wikiref.files import stable_id
-
-        keep = sorted(rows, key=lambda r: stable_id(str(r.get("id"))))[:cap]
-        capped = len(rows) - len(keep)
-        rows = keep
-    annotated, dropped = curate.annotate_parallel(
-        rows, params["text"], params["curate"], threads=args.threads, shard_size=args.shard_size, label=args.part
-    )
-    write_parquet(args.out, curate.rows_to_table(annotated, table.schema))
-    stats = {
-        "part_file": str(args.part),
-        "rows_in": table.num_rows,
-        "annotated": len(annotated),
-        "dropped": {"capped_max_raw_per_part": capped, **{r: dropped.get(r, 0) for r in curate.INVALID_REASONS}},
-    }
-    assert stats["rows_in"] == stats["annotated"] + sum(stats["dropped"].values())
-    write_json(args.stats, stats)
+    stats = curate.run_part(params, inputs, outputs, threads=args.threads, shard_size=args.shard_size)
     dt = time.monotonic() - t0
-    print(f"{args.part}: {table.num_rows} raw rows -> {len(annotated)} annotated "
-          f"({sum(stats['dropped'].values())} skipped) in {dt:.1f}s ({table.num_rows / max(dt, 1e-9):.1f} rows/s) -> {args.out}")
+    print(f"{inputs['raw']}: {stats['rows_in']} raw rows -> {stats['annotated']} annotated "
+          f"({sum(stats['dropped'].values())} skipped) in {dt:.1f}s ({stats['rows_in'] / max(dt, 1e-9):.1f} rows/s) "
+          f"-> {outputs['part']}")
     return 0
 
 
-def _merge(args, params) -> int:
-    from collections import defaultdict
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def _merge(args: argparse.Namespace) -> int:
+    import glob
 
     from wikiref.stages import curate
-    from wikiref.files import read_json, write_json, write_parquet
 
-    log = logging.getLogger("wikiref.stages.curate")
-    if not args.thresholds:
-        raise SystemExit("--merge needs --thresholds")
-    # The filters only need a few small columns; the texts are read afterwards, only for kept rows,
-    # so the merge stays light at paper scale (millions of annotated rows).
-    light_cols = ["id", "lemma_recall", *curate.STATS, "curate_oracle_score"]
-    light: list[dict] = []
-    for pi, path in enumerate(args.merge):
-        for ri, row in enumerate(pq.read_table(path, columns=light_cols).to_pylist()):
-            row["_loc"] = (pi, ri)
-            light.append(row)
-    part_stats = []
-    for p in args.merge:
-        sp = p[: -len(".parquet")] + ".stats.json" if p.endswith(".parquet") else p + ".stats.json"
-        try:
-            part_stats.append(read_json(sp))
-        except FileNotFoundError:
-            part_stats.append({"part_file": p, "rows_in": None, "annotated": None, "dropped": {}})
-
-    cparams = params["curate"]
-    try:
-        # Compute the window on the survivors of (a), write it, then let (b) read exactly that file.
-        _, computed, _ = curate.curate(light, cparams)
-    except ValueError as exc:
-        log.error("%s", exc)
-        return 1
-    write_json(args.thresholds, computed)
-    thresholds = read_json(args.thresholds)
-    kept, _, stats = curate.curate(light, cparams, thresholds=thresholds)
-
-    by_part: dict[int, list[int]] = defaultdict(list)
-    for row in kept:
-        pi, ri = row["_loc"]
-        by_part[pi].append(ri)
-    tables = [pq.read_table(p).take(sorted(by_part.get(pi, []))) for pi, p in enumerate(args.merge)]
-    table = pa.concat_tables(tables, promote_options="permissive").sort_by("id")
-    write_parquet(args.out, table)
-
-    dropped = Counter()
-    rows_in = 0
-    for ps in part_stats:
-        rows_in += ps.get("rows_in") or 0
-        dropped.update(ps.get("dropped", {}))
-    dropped.update(stats["dropped"])
-    full = {
-        "parts": part_stats,
-        "rows_in": rows_in,
-        "kept": stats["kept"],
-        "dropped": dict(sorted(dropped.items())),
-        "survivors": stats["survivors"],
-        "b_outside_window_by_statistic": stats["b_outside_window_by_statistic"],
-        "b_first_failing_statistic": stats["b_first_failing_statistic"],
-        "thresholds": thresholds["window"],
-        "params": cparams,
-    }
-    if all(ps.get("rows_in") is not None for ps in part_stats):
-        accounted = full["kept"] + sum(full["dropped"].values())
-        if accounted != rows_in:
-            raise RuntimeError(f"curation lost rows: {rows_in} in, {accounted} kept or dropped")
-    write_json(args.stats, full)
-    if args.metrics:
-        import statistics
-
-        metrics = {
-            "rows_in": rows_in,
-            "kept": full["kept"],
-            "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
-            "dropped": full["dropped"],
-            "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6) if kept else 0.0,
-        }
-        write_json(args.metrics, metrics)
-    print(f"curate: {rows_in} raw rows -> {full['kept']} curated examples -> {args.out}; dropped: "
+    params = params_from_args(args, *job_keys("curate", "merge"))
+    parts = args.parts or sorted(glob.glob(layout.CURATED_PART.format(part="*")))
+    if not parts:
+        raise curate.CurateError(f"no annotated parts given and none found at {layout.CURATED_PART}")
+    outputs = {"examples": args.out, "thresholds": args.thresholds, "stats": args.stats, "metrics": args.metrics}
+    full = curate.merge(params, {"parts": parts}, outputs)
+    print(f"curate: {full['rows_in']} raw rows -> {full['kept']} curated examples -> {args.out}; dropped: "
           + ", ".join(f"{k}={v}" for k, v in full["dropped"].items() if v))
     return 0
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.part:
-        return _part(args, _annotate_params(args))
-    params = params_from_args(args, "curate")
-    return _merge(args, params)
+    from wikiref.schemas import SchemaError
+    from wikiref.stages.curate import CurateError
+
+    try:
+        return args._job(args)
+    except (CurateError, SchemaError, FileNotFoundError) as exc:
+        print(f"wikiref curate {args.job}: {exc}", file=sys.stderr)
+        return 1

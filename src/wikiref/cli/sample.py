@@ -1,16 +1,19 @@
-"""`wikiref sample`: materialise the offline sample (issue #2: dump fragment + stand-in WARC)."""
+"""`wikiref sample`: materialise the offline sample (dump fragment + stand-in WARC)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
+from wikiref import layout
 from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
 
 HELP = "materialise the offline sample (real Wikipedia fragment, stand-in WARC)"
-DESCRIPTION = """In: the installed gensim package (its test data holds a real English Wikipedia dump fragment).
+DESCRIPTION = f"""In: the installed gensim package (its test data holds a real English Wikipedia dump fragment).
 Out: <out>/dump/enwiki-sample.xml.bz2 (the fragment, copied), <out>/warc/standin.warc.gz (one
 clearly labelled STAND-IN page per URL that a kept statement cites, built from the citing article
-without the citing paragraphs; every record has WARC-Wikiref-Standin: true) and <out>/MANIFEST.json
+without the citing paragraphs; every record has WARC-Wikiref-Standin: true) and <out>/{layout.SAMPLE_MANIFEST}
 (files, sha256, counts, gensim version, stand-in note). Same params -> identical bytes.
 Reads the `sample` section and the `collect` section (citation types and aliases decide which URLs
 get a stand-in)."""
@@ -22,11 +25,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.stages.sample import build_sample
+    from wikiref.stages import sample
 
-    params = params_from_args(args, "sample", "collect")
-    out = args.out or params["sample"]["out_dir"]
-    m = build_sample(out, params["sample"], params["collect"])
+    params = params_from_args(args, *job_keys("sample", "run"))
+    out = args.out or layout.sample_dir(params)
+    try:
+        m = sample.run(params, {}, {"dir": out})
+    except sample.SampleError as exc:
+        print(f"wikiref sample: {exc}", file=sys.stderr)
+        return 1
     print(f"sample: {m['dump']['articles']} articles, {m['dump']['statements_kept']} kept statements, "
           f"{m['warc']['records']} STAND-IN pages (mean {m['warc']['mean_tokens']} tokens) -> {out}")
     return 0

@@ -12,7 +12,9 @@ global decisions need all parts at once:
    (a) (:func:`compute_thresholds`, written as ``thresholds.json``) and keep examples inside every
    window (inclusive); (c) keep ``curate_oracle_score > min_oracle_rouge2_recall``.
 
-Every row that goes in is either kept or counted under exactly one drop reason.
+Every row that goes in is either kept or counted under exactly one drop reason. The stage's jobs:
+:func:`run_part` (``wikiref curate part``, phase 1 over one raw part) and :func:`merge`
+(``wikiref curate merge``, phase 2 over all parts).
 
 Statistics (Table I/II rows): ``doc_tokens`` / ``summary_tokens`` are spaCy tokens (whitespace
 excluded, punctuation included), ``doc_sents`` / ``summary_sents`` spaCy sentences, ``query_depth``
@@ -23,46 +25,29 @@ stop word, not punctuation/symbol) whose lower-cased lemma occurs among the docu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from wikiref.rouge.oracle import greedy_oracle
+from wikiref.schemas import CURATE_ADDED, CURATE_STATISTICS, RAW_REQUIRED
 
 log = logging.getLogger(__name__)
 
-RAW_COLUMNS = ("id", "article", "query", "statement", "url", "citation_type", "doc_title", "doc_text")
-STATS = ("doc_tokens", "doc_sents", "summary_tokens", "summary_sents", "query_depth", "query_tokens")
-STAT_LABELS = {
-    "doc_tokens": "Document Tokens",
-    "doc_sents": "Document Sents",
-    "summary_tokens": "Summary Tokens",
-    "summary_sents": "Summary Sents",
-    "query_depth": "Query Depth",
-    "query_tokens": "Query Tokens",
-}
-# Columns annotate_rows adds to the raw ones.
-ADDED_COLUMNS = (
-    "doc_sentences",
-    "summary_sentences",
-    *STATS,
-    "lemma_recall",
-    "curate_oracle_indices",
-    "curate_oracle_score",
-    "doc_key",
-    "doc_hash",
-)
-# The curate parameters the per-part annotation job reads (the rest only matter to the merge, so
-# changing a filter threshold re-runs the cheap merge, not spaCy).
-ANNOTATE_KEYS = ("include_doc_title", "oracle_max_sentences", "max_raw_per_part")
 # Drop reasons, in the order they are applied.
 INVALID_REASONS = ("missing_field", "empty_statement", "empty_doc_text", "empty_query", "doc_too_long", "no_doc_sentences")
 FILTER_REASONS = ("duplicate_id", "a_no_content_words", "a_lemma_recall", "b_percentile_window", "c_oracle_rouge2_recall")
+
+
+class CurateError(ValueError):
+    """Bad input to a curate job (e.g. no example survives filter (a), so there is no percentile window)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -78,10 +63,8 @@ def url_key(url: str) -> str:
     url = (url or "").strip()
     if not url:
         return ""
-    try:
+    with contextlib.suppress(Exception):  # malformed URL: keep the raw text, still lower-cased below
         url = normalize_url(url)
-    except Exception:  # malformed URL: keep the raw text, still lower-cased below
-        pass
     parts = urlsplit(url if "//" in url else "//" + url)
     host = (parts.hostname or "").lower()
     if host.startswith("www."):
@@ -102,7 +85,7 @@ def body_hash(text: str) -> str:
 # --------------------------------------------------------------------------------------------
 def check_row(row: Mapping[str, Any], max_chars: int) -> str | None:
     """Reason a raw row cannot be curated, or None."""
-    for col in RAW_COLUMNS:
+    for col in RAW_REQUIRED:
         if col not in row or row[col] is None:
             return "missing_field"
     if not str(row["statement"]).strip():
@@ -145,7 +128,8 @@ def annotate_rows(
 ) -> tuple[list[dict], Counter]:
     """Phase 1 for a shard of raw rows: returns (annotated valid rows, Counter of invalid reasons).
 
-    Each returned row is the raw row plus :data:`ADDED_COLUMNS`. Pure apart from the spaCy call.
+    Each returned row is the raw row plus the columns of :data:`wikiref.schemas.CURATE_ADDED`. Pure apart
+    from the spaCy call.
     """
     from wikiref import text
 
@@ -202,12 +186,12 @@ def annotate_rows(
 def compute_thresholds(stats: Mapping[str, Sequence[float]], low: float, high: float) -> dict:
     """``{stat: {"low": p_low, "high": p_high}}`` with numpy's default (linear) percentiles."""
     if not 0 <= low <= high <= 100:
-        raise ValueError(f"need 0 <= percentile_low <= percentile_high <= 100, got {low}, {high}")
+        raise CurateError(f"need 0 <= percentile_low <= percentile_high <= 100, got {low}, {high}")
     window = {}
-    for name in STATS:
+    for name in CURATE_STATISTICS:
         values = np.asarray(stats[name], dtype=float)
         if values.size == 0:
-            raise ValueError("no example survived filter (a); cannot compute the percentile window")
+            raise CurateError("no example survived filter (a); cannot compute the percentile window")
         lo, hi = np.percentile(values, [low, high])
         window[name] = {"low": float(lo), "high": float(hi)}
     return window
@@ -220,14 +204,14 @@ def thresholds_artifact(window: Mapping, *, low: float, high: float, n: int) -> 
         "computed_on": "survivors of filter (a) (lemma recall)",
         "n_examples": n,
         "method": "numpy.percentile (linear interpolation); an example is kept when low <= value <= high for every statistic",
-        # rounded for readability; filter (b) applies exactly these numbers (the CLI reads this file back)
-        "window": {k: {b: round(v, 6) for b, v in window[k].items()} for k in STATS},
+        # rounded for readability; filter (b) applies exactly these numbers (the merge reads this file back)
+        "window": {k: {b: round(v, 6) for b, v in window[k].items()} for k in CURATE_STATISTICS},
     }
 
 
 def outside_window(row: Mapping[str, Any], window: Mapping[str, Mapping[str, float]]) -> list[str]:
     """Statistics of ``row`` outside their window (empty list = inside)."""
-    return [k for k in STATS if not (window[k]["low"] <= row[k] <= window[k]["high"])]
+    return [k for k in CURATE_STATISTICS if not (window[k]["low"] <= row[k] <= window[k]["high"])]
 
 
 def curate(
@@ -239,7 +223,7 @@ def curate(
     """Phase 2 over all annotated rows: returns (kept rows sorted by id, thresholds artifact, stats).
 
     ``thresholds`` (an artifact as written by a previous call) replaces the percentile computation;
-    the CLI writes the computed artifact and reads it back so filter (b) applies exactly the file.
+    :func:`merge` writes the computed artifact and reads it back so filter (b) applies exactly the file.
     """
     counts: Counter = Counter()
     seen: set[str] = set()
@@ -263,7 +247,7 @@ def curate(
 
     low, high = params["percentile_low"], params["percentile_high"]
     if thresholds is None:
-        window = compute_thresholds({k: [r[k] for r in survivors_a] for k in STATS}, low, high)
+        window = compute_thresholds({k: [r[k] for r in survivors_a] for k in CURATE_STATISTICS}, low, high)
         thresholds = thresholds_artifact(window, low=low, high=high, n=len(survivors_a))
     window = thresholds["window"]
 
@@ -296,8 +280,8 @@ def curate(
             "after_b_percentile_window": len(survivors_b),
             "after_c_oracle": len(kept),
         },
-        "b_outside_window_by_statistic": {k: outside.get(k, 0) for k in STATS},
-        "b_first_failing_statistic": {k: first_failing.get(k, 0) for k in STATS},
+        "b_outside_window_by_statistic": {k: outside.get(k, 0) for k in CURATE_STATISTICS},
+        "b_first_failing_statistic": {k: first_failing.get(k, 0) for k in CURATE_STATISTICS},
     }
     return kept, thresholds, stats
 
@@ -375,28 +359,142 @@ def annotate_parallel(
     return out, dropped
 
 
-def added_schema():
-    """Arrow types of :data:`ADDED_COLUMNS`."""
-    import pyarrow as pa
-
-    types = {
-        "doc_sentences": pa.list_(pa.string()),
-        "summary_sentences": pa.list_(pa.string()),
-        "lemma_recall": pa.float64(),
-        "curate_oracle_indices": pa.list_(pa.int32()),
-        "curate_oracle_score": pa.float64(),
-        "doc_key": pa.string(),
-        "doc_hash": pa.string(),
-        **{k: pa.int32() for k in STATS},
-    }
-    return [pa.field(c, types[c]) for c in ADDED_COLUMNS]
-
-
 def rows_to_table(rows: Sequence[Mapping[str, Any]], raw_schema):
-    """Rows (raw columns in ``raw_schema`` order + added columns) as an Arrow table, sorted by id."""
+    """Rows (raw columns in ``raw_schema`` order + :data:`wikiref.schemas.CURATE_ADDED`) as an Arrow table,
+    sorted by id."""
     import pyarrow as pa
 
-    fields = [f for f in raw_schema if f.name not in ADDED_COLUMNS] + added_schema()
+    fields = [f for f in raw_schema if f.name not in CURATE_ADDED.names] + list(CURATE_ADDED)
     schema = pa.schema(fields)
     rows = sorted(rows, key=lambda r: str(r["id"]))
     return pa.Table.from_pylist([{f.name: r.get(f.name) for f in fields} for r in rows], schema=schema)
+
+
+# --------------------------------------------------------------------------------------------
+# the two jobs: one per raw part, then one merge
+# --------------------------------------------------------------------------------------------
+def _part_stats_path(part_path: str) -> str:
+    """``<dir>/<part>.stats.json`` next to ``<dir>/<part>.parquet`` (what :func:`run_part` writes)."""
+    return part_path[: -len(".parquet")] + ".stats.json" if part_path.endswith(".parquet") else part_path + ".stats.json"
+
+
+def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1, shard_size: int = 64) -> dict:
+    """The part job: annotate one raw part (phase 1) on ``threads`` processes.
+
+    ``params``: the ``text`` section and the curate keys the annotation reads (``include_doc_title``,
+    ``oracle_max_sentences``, ``max_raw_per_part``); ``inputs["raw"]``: ``data/raw/<part>.parquet``;
+    ``outputs["part"]`` / ``outputs["stats"]``: the annotated rows and the counts of every row kept or
+    skipped. A raw table without the columns of :data:`wikiref.schemas.RAW_REQUIRED` raises
+    :class:`wikiref.schemas.SchemaError`. Returns the stats (also written)."""
+    import pyarrow.parquet as pq
+
+    from wikiref.files import stable_id, write_json, write_parquet
+    from wikiref.schemas import require_columns
+
+    raw_path = str(inputs["raw"])
+    table = pq.read_table(raw_path)
+    require_columns(table.column_names, RAW_REQUIRED, raw_path)
+    rows = table.to_pylist()
+    cap = params["curate"]["max_raw_per_part"]
+    capped = 0
+    if cap and len(rows) > cap:
+        # Deterministic subset independent of row order: the rows whose id hashes lowest.
+        keep = sorted(rows, key=lambda r: stable_id(str(r.get("id"))))[:cap]
+        capped = len(rows) - len(keep)
+        rows = keep
+    annotated, dropped = annotate_parallel(
+        rows, params["text"], params["curate"], threads=threads, shard_size=shard_size, label=raw_path
+    )
+    write_parquet(outputs["part"], rows_to_table(annotated, table.schema))
+    stats = {
+        "part_file": raw_path,
+        "rows_in": table.num_rows,
+        "annotated": len(annotated),
+        "dropped": {"capped_max_raw_per_part": capped, **{r: dropped.get(r, 0) for r in INVALID_REASONS}},
+    }
+    if stats["rows_in"] != stats["annotated"] + sum(stats["dropped"].values()):
+        raise RuntimeError(f"annotation lost rows: {stats}")
+    write_json(outputs["stats"], stats)
+    return stats
+
+
+def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The merge job: filters (a), (b), (c) over all annotated parts (phase 2).
+
+    ``params``: the ``curate`` section; ``inputs["parts"]``: the annotated part files (each part's
+    stats are read from ``<part>.stats.json`` next to it); ``outputs``: ``examples`` (the curated
+    rows of every part, sorted by id), ``thresholds`` (the percentile window of (b), written and then
+    read back by the filter), ``stats`` (every input row kept or counted under one drop reason) and,
+    optionally, ``metrics``. Raises :class:`CurateError` when no example survives filter (a).
+    Returns the stats (also written)."""
+    import statistics
+    from collections import defaultdict
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref.files import read_json, write_json, write_parquet
+
+    part_paths = [str(p) for p in inputs["parts"]]
+    # The filters only need a few small columns; the texts are read afterwards, only for kept rows,
+    # so the merge stays light at paper scale (millions of annotated rows).
+    light_cols = ["id", "lemma_recall", *CURATE_STATISTICS, "curate_oracle_score"]
+    light: list[dict] = []
+    for pi, path in enumerate(part_paths):
+        for ri, row in enumerate(pq.read_table(path, columns=light_cols).to_pylist()):
+            row["_loc"] = (pi, ri)
+            light.append(row)
+    part_stats = []
+    for path in part_paths:
+        try:
+            part_stats.append(read_json(_part_stats_path(path)))
+        except FileNotFoundError:
+            part_stats.append({"part_file": path, "rows_in": None, "annotated": None, "dropped": {}})
+
+    cparams = params["curate"]
+    # Compute the window on the survivors of (a), write it, then let (b) read exactly that file.
+    _, computed, _ = curate(light, cparams)
+    write_json(outputs["thresholds"], computed)
+    thresholds = read_json(outputs["thresholds"])
+    kept, _, stats = curate(light, cparams, thresholds=thresholds)
+
+    by_part: dict[int, list[int]] = defaultdict(list)
+    for row in kept:
+        pi, ri = row["_loc"]
+        by_part[pi].append(ri)
+    tables = [pq.read_table(p).take(sorted(by_part.get(pi, []))) for pi, p in enumerate(part_paths)]
+    table = pa.concat_tables(tables, promote_options="permissive").sort_by("id")
+    write_parquet(outputs["examples"], table)
+
+    dropped: Counter = Counter()
+    rows_in = 0
+    for ps in part_stats:
+        rows_in += ps.get("rows_in") or 0
+        dropped.update(ps.get("dropped", {}))
+    dropped.update(stats["dropped"])
+    full = {
+        "parts": part_stats,
+        "rows_in": rows_in,
+        "kept": stats["kept"],
+        "dropped": dict(sorted(dropped.items())),
+        "survivors": stats["survivors"],
+        "b_outside_window_by_statistic": stats["b_outside_window_by_statistic"],
+        "b_first_failing_statistic": stats["b_first_failing_statistic"],
+        "thresholds": thresholds["window"],
+        "params": cparams,
+    }
+    if all(ps.get("rows_in") is not None for ps in part_stats):
+        accounted = full["kept"] + sum(full["dropped"].values())
+        if accounted != rows_in:
+            raise RuntimeError(f"curation lost rows: {rows_in} in, {accounted} kept or dropped")
+    write_json(outputs["stats"], full)
+    if outputs.get("metrics"):
+        write_json(outputs["metrics"], {
+            "rows_in": rows_in,
+            "kept": full["kept"],
+            "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
+            "dropped": full["dropped"],
+            "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6)
+            if kept else 0.0,
+        })
+    return full

@@ -1,4 +1,4 @@
-"""The offline sample (DESIGN §4): a real Wikipedia dump fragment + a WARC of STAND-IN cited pages.
+"""The offline sample: a real Wikipedia dump fragment + a WARC of STAND-IN cited pages.
 
 * ``dump/enwiki-sample.xml.bz2``: the real English Wikipedia fragment that the ``gensim`` wheel
   ships as test data (CC BY-SA), copied byte for byte from the installed package.
@@ -25,13 +25,14 @@ import logging
 import shutil
 import uuid
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
+from wikiref import layout
+from wikiref.files import atomic_path, sha256_file, stable_id, write_json
 from wikiref.stages.collect.dump import iter_pages
 from wikiref.stages.collect.statements import Article, Statement, StatementConfig, kept_statements, parse_article
-from wikiref.files import atomic_path, sha256_file, stable_id, write_json
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,10 @@ STANDIN_NOTE = (
     "and never contains a paragraph that cites the URL. Results computed on it are NOT comparable to "
     "the paper's."
 )
+
+
+class SampleError(FileNotFoundError):
+    """The sample cannot be built here (the gensim package or its dump fragment is missing)."""
 
 
 @dataclass
@@ -64,10 +69,10 @@ def locate_gensim_dump() -> Path:
     """The dump fragment inside the installed gensim package (found without importing gensim)."""
     spec = importlib.util.find_spec("gensim")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("gensim is not installed; `pip install gensim` (it ships the sample dump)")
+        raise SampleError("gensim is not installed; `pip install gensim` (it ships the sample dump)")
     path = Path(list(spec.submodule_search_locations)[0]).joinpath(*GENSIM_DUMP)
     if not path.is_file():
-        raise FileNotFoundError(f"the gensim package has no {'/'.join(GENSIM_DUMP)} (looked at {path})")
+        raise SampleError(f"the gensim package has no {'/'.join(GENSIM_DUMP)} (looked at {path})")
     return path
 
 
@@ -183,7 +188,7 @@ def write_standin_warc(pages: Iterable[Standin], path: str | Path, source_note: 
     buf = io.BytesIO()
     writer = WARCWriter(buf, gzip=True, warc_version="1.0")
     info = (f"software: wikiref sample\r\nformat: WARC File Format 1.0\r\n"
-            f"description: {STANDIN_NOTE}\r\nsource: {source_note}\r\n").encode("utf-8")
+            f"description: {STANDIN_NOTE}\r\nsource: {source_note}\r\n").encode()
     writer.write_record(writer.create_warc_record(
         "", "warcinfo", payload=io.BytesIO(info), length=len(info), warc_content_type="application/warc-fields",
         warc_headers_dict={
@@ -269,8 +274,16 @@ def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping,
         },
         "files": {},
     }
-    for f in sorted(p for p in out.rglob("*") if p.is_file() and p.name != "MANIFEST.json"
+    for f in sorted(p for p in out.rglob("*") if p.is_file() and p.name != layout.SAMPLE_MANIFEST
                     and not p.name.startswith(".") and p.parent.name in ("dump", "warc")):
         manifest["files"][f.relative_to(out).as_posix()] = {"bytes": f.stat().st_size, "sha256": sha256_file(f)}
-    write_json(out / "MANIFEST.json", manifest)
+    write_json(out / layout.SAMPLE_MANIFEST, manifest)
     return manifest
+
+
+def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, articles_out: list | None = None) -> dict:
+    """The sample job: ``params`` holds the ``sample`` and ``collect`` sections; ``inputs`` is empty (the
+    dump fragment comes from the installed gensim package); ``outputs["dir"]`` is the sample folder
+    (``sample.out_dir``). Writes ``dump/``, ``warc/`` and the manifest there and returns the manifest.
+    ``articles_out``, when given, receives the parsed (page_id, Article) pairs."""
+    return build_sample(outputs["dir"], params["sample"], params["collect"], articles_out=articles_out)

@@ -15,9 +15,10 @@ import io
 import logging
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 from xml.etree.ElementTree import ParseError
 
 log = logging.getLogger(__name__)

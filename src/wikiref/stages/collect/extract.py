@@ -9,9 +9,9 @@ package, says another language with probability >= ``language_min_prob``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
 
 WS = re.compile(r"[ \t\r\f\v]+")
 BLANKS = re.compile(r"\n\s*\n+")
@@ -27,7 +27,7 @@ class ExtractConfig:
     favor_precision: bool = True  # trafilatura: rather lose a paragraph than keep menus and link lists
 
     @classmethod
-    def from_params(cls, extract: Mapping) -> "ExtractConfig":
+    def from_params(cls, extract: Mapping) -> ExtractConfig:
         return cls(**{k: extract[k] for k in cls.__dataclass_fields__ if k in extract})
 
 

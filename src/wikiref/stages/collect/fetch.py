@@ -37,9 +37,9 @@ import socket
 import threading
 import time
 import urllib.robotparser
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from wikiref.files import write_bytes, write_json
@@ -93,7 +93,7 @@ class FetchConfig:
     retry_cached_errors: bool = False
 
     @classmethod
-    def from_params(cls, fetch: Mapping) -> "FetchConfig":
+    def from_params(cls, fetch: Mapping) -> FetchConfig:
         kwargs = {}
         for name in cls.__dataclass_fields__:
             if name in fetch:
@@ -106,7 +106,7 @@ class FetchConfig:
 # the persistent cache
 
 
-def _h(text: str) -> str:
+def _sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -118,8 +118,8 @@ class FetchCache:
         self.backend = backend
 
     def _meta_path(self, url: str) -> Path:
-        h = _h(f"{self.backend}\x1f{url}")
-        return self.root / "urls" / h[:2] / f"{h}.json"
+        key = _sha256_hex(f"{self.backend}\x1f{url}")
+        return self.root / "urls" / key[:2] / f"{key}.json"
 
     def _blob_path(self, digest: str) -> Path:
         return self.root / "blobs" / digest[:2] / f"{digest}.gz"

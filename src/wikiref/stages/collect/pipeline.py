@@ -1,4 +1,5 @@
-"""One dump part -> raw examples, resumably (the body of ``wikiref collect``).
+"""The collect stage: one dump part -> raw examples, resumably (:func:`run_part`, ``wikiref collect part``),
+and the per-part stats summed into the stage metrics (:func:`merge`, ``wikiref collect merge``).
 
 Three phases, each checkpointed in a work folder next to the output (``.<part>.work/``):
 
@@ -30,19 +31,20 @@ import shutil
 import signal
 import time
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wikiref.files import read_json, stable_id, write_json, write_parquet
+from wikiref.schemas import RAW
 from wikiref.stages.collect.dump import iter_pages, resolve_part
 from wikiref.stages.collect.extract import ExtractConfig, extract_document
 from wikiref.stages.collect.fetch import FetchConfig, make_fetcher
 from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
-from wikiref.files import read_json, stable_id, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -68,25 +70,10 @@ DOC_SCHEMA = pa.schema([
     ("fetch_source", pa.string()),
     ("doc_standin", pa.bool_()),
 ])
-RAW_SCHEMA = pa.schema([
-    ("id", pa.string()),
-    ("article", pa.string()),
-    ("query", pa.list_(pa.string())),
-    ("statement", pa.string()),
-    ("url", pa.string()),
-    ("citation_type", pa.string()),
-    ("doc_title", pa.string()),
-    ("doc_text", pa.string()),
-    # provenance
-    ("page_id", pa.int64()),
-    ("part", pa.string()),
-    ("statement_index", pa.int32()),
-    ("citation_title", pa.string()),
-    ("access_date", pa.string()),
-    ("final_url", pa.string()),
-    ("fetch_source", pa.string()),
-    ("doc_standin", pa.bool_()),
-])
+
+
+class CollectError(ValueError):
+    """Bad input to a collect job (e.g. per-part stats that do not match collect.dump.parts)."""
 
 
 class _Killer:
@@ -114,7 +101,7 @@ class CollectSettings:
     urls_per_batch: int = 200
 
     @classmethod
-    def from_params(cls, collect: Mapping) -> "CollectSettings":
+    def from_params(cls, collect: Mapping) -> CollectSettings:
         resume = collect.get("resume", {})
         return cls(
             statements=StatementConfig.from_params(collect),
@@ -306,10 +293,9 @@ def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer
                 fetcher = make_fetcher(s.fetch)
             workers = 1 if s.fetch.backend == "warc" else max(1, s.fetch.workers)
 
-            def job(u: str) -> dict:
+            def job(u: str, fetcher=fetcher) -> dict:
                 acc, arch, title = urls[u]
-                out = _fetch_one(fetcher, s, u, acc, arch, title)
-                return out
+                return _fetch_one(fetcher, s, u, acc, arch, title)
 
             rows = []
             if workers == 1:
@@ -337,12 +323,19 @@ def _reasons(counter: Mapping[str, int], prefix: str) -> dict:
     return {k[len(prefix):]: v for k, v in sorted(counter.items()) if k.startswith(prefix)}
 
 
-def run_part(collect: Mapping, part: str, out_path: str | os.PathLike, stats_path: str | os.PathLike,
+def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part: str,
              work_dir: str | os.PathLike | None = None, keep_work: bool = False) -> dict:
-    """Collect one dump part; returns the stats that are also written to ``stats_path``."""
+    """The part job: collect dump part ``part``.
+
+    ``params`` holds the ``collect`` section; ``inputs["dump"]`` (optional) is the part's dump file,
+    by default found in ``collect.dump.dir`` (``<part>``, ``<part>.bz2``, ``<part>.xml.bz2``...);
+    ``outputs["raw"]`` / ``outputs["stats"]`` are ``data/raw/<part>.parquet`` / ``.stats.json``.
+    Checkpoints go to ``work_dir`` (default ``.<part>.work`` next to the output), removed on success
+    unless ``keep_work``. Returns the stats (also written)."""
+    collect = params["collect"]
     s = CollectSettings.from_params(collect)
-    out_path, stats_path = Path(out_path), Path(stats_path)
-    dump_path = resolve_part(collect["dump"]["dir"], part)
+    out_path, stats_path = Path(outputs["raw"]), Path(outputs["stats"])
+    dump_path = Path(inputs["dump"]) if inputs.get("dump") else resolve_part(collect["dump"]["dir"], part)
     work = Path(work_dir) if work_dir else out_path.parent / f".{part}.work"
     killer = _Killer()
     _prepare_work_dir(work, _fingerprint(collect, dump_path))
@@ -429,7 +422,7 @@ def run_part(collect: Mapping, part: str, out_path: str | os.PathLike, stats_pat
         },
     }
     check_accounting(stats)
-    write_parquet(out_path, pa.Table.from_pylist(rows, schema=RAW_SCHEMA))
+    write_parquet(out_path, pa.Table.from_pylist(rows, schema=RAW))
     killer.tick()
     write_json(stats_path, stats)
     killer.tick()
@@ -481,3 +474,18 @@ def merge_stats(parts: Iterable[Mapping]) -> dict:
     return {"parts": [p["part"] for p in parts], "total": total,
             "per_part": {p["part"]: {"articles": p["dump"]["articles"], "statements_kept": p["statements"]["kept"],
                                      "examples": p["examples"]["written"]} for p in parts}}
+
+
+def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The merge job: ``inputs["stats"]`` (the per-part stats files, one per part of
+    ``collect.dump.parts``) summed into ``outputs["metrics"]`` (results/metrics/collect.json), after
+    checking that the summed books balance. Returns the merged stats."""
+    parts = [read_json(p) for p in inputs["stats"]]
+    names = [p["part"] for p in parts]
+    expected = list(params["collect"]["dump"]["parts"])
+    if sorted(names) != sorted(expected):
+        raise CollectError(f"the stats files cover parts {names}, collect.dump.parts lists {expected}")
+    merged = merge_stats(parts)
+    check_accounting(merged["total"])
+    write_json(outputs["metrics"], merged)
+    return merged

@@ -25,8 +25,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import mwparserfromhell
@@ -113,7 +113,7 @@ class StatementConfig:
     min_statement_chars: int = 10
 
     @classmethod
-    def from_params(cls, collect: Mapping) -> "StatementConfig":
+    def from_params(cls, collect: Mapping) -> StatementConfig:
         st = collect.get("statements", {})
         return cls(
             citation_types=tuple(normalise_template_name(t) for t in collect["citation_types"]),

@@ -1,3 +1,3 @@
-"""Evaluation benchmarks: the NIST DUC 2005-2007 reader (:mod:`.duc`), its offline STAND-IN
-(:mod:`.duc_standin`), the DUC summary assembly rule (:mod:`.duc_select`) and the DUC baselines
-(:mod:`.duc_baselines`)."""
+"""The DUC stage: the NIST DUC 2005-2007 reader (:mod:`.reader`), its offline STAND-IN (:mod:`.standin`),
+the DUC summary assembly rule (:mod:`.selection`), the DUC baselines (:mod:`.baselines`) and the
+stage's jobs ``standin``, ``prepare`` and ``baselines`` (:mod:`.stage`)."""

@@ -17,7 +17,7 @@ All summaries are evaluated with :mod:`wikiref.rouge.official` and the DUC flags
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from wikiref.stages.duc.selection import flatten, select, words
 

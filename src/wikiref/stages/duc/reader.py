@@ -29,9 +29,9 @@ from __future__ import annotations
 import html
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
 
 NIST_LAYOUT_HELP = """Expected the NIST layout, one folder per year under duc.root:
   <root>/<year>/duc<year>_topics.sgml      <topic><num> D0601A </num><title> .. </title><narr> .. </narr></topic>

@@ -20,7 +20,7 @@ bigrams already appear in the summary."
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 FILL_MODES = ("skip", "stop")

@@ -29,9 +29,9 @@ import html
 import random
 import re
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from wikiref.files import sha256_file, stable_id, write_json, write_text
 
@@ -66,12 +66,12 @@ def _section(query) -> str | None:
 
 def clusters_from_examples(rows: Sequence[Mapping], *, docs_per_cluster: int, min_docs: int = 2) -> list[Cluster]:
     """Group raw examples by article; keep articles with >= ``min_docs`` distinct cited documents."""
-    by_article: "OrderedDict[str, list[Mapping]]" = OrderedDict()
+    by_article: OrderedDict[str, list[Mapping]] = OrderedDict()
     for r in sorted(rows, key=lambda r: str(r["id"])):
         by_article.setdefault(str(r["article"]), []).append(r)
     out = []
     for article, items in by_article.items():
-        docs: "OrderedDict[str, dict]" = OrderedDict()
+        docs: OrderedDict[str, dict] = OrderedDict()
         for r in items:
             url = str(r["url"])
             text = str(r.get("doc_text") or "")

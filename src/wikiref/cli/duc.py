@@ -1,0 +1,123 @@
+"""`wikiref duc standin|prepare|baselines`: the DUC 2005-2007 benchmarks and their baselines (journal §V)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from wikiref import layout
+from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
+
+HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE baselines (Table VI)"
+DESCRIPTION = f"""Three jobs (standin only when duc.standin):
+
+standin: {layout.RAW_PART} files (collect) -> the STAND-IN DUC-format benchmark in the NIST layout
+    under duc.root: per pseudo-year (sample.duc.years) <year>/duc<year>_topics.sgml,
+    <year>/duc<year>_docs/<topic>/<DOCNO> (TREC SGML) and <year>/models/<topic>.M.250.A.<X>, plus
+    NOTICE.txt and MANIFEST.json. A cluster is a Wikipedia article with >= 2 distinct cited documents
+    (the most-citing articles first); its documents are up to sample.duc.docs_per_cluster of them, its
+    references the article's statements citing them (real Wikipedia text), dealt into up to
+    sample.duc.models_per_cluster references of at most duc.summary_words words;
+    sample.duc.clusters_per_year clusters per pseudo-year, assigned by a shuffle seeded with `seed`.
+    Everything is labelled STAND-IN: it is NOT NIST DUC data.
+
+prepare: duc.root (NIST DUC 2005-2007, or the STAND-IN) -> {layout.DUC_YEAR}, one row per (topic,
+    document), documents oldest first: id, year, topic, query (title + narrative sentences = the query
+    levels), title, narrative, doc_id, doc_date, doc_position, doc_headline, doc_sentences (spaCy, the
+    `text` pipeline; sentences never cross a paragraph), sentence_targets (each sentence's ROUGE-2
+    recall against the topic's references pooled: the fine-tuning regression targets), references,
+    reference_ids; rows sorted by id. Plus {layout.DUC_YEAR_STATS} (counts). Files are found through
+    duc.layout (candidate paths per year); a missing file or folder is an error that shows the
+    expected NIST layout. All years are read in one run (the spaCy pipeline is loaded once).
+
+baselines: {layout.DUC_YEAR} for each of duc.years -> {layout.DUC_BASELINES_METRICS} (per system and
+    year: ROUGE-1/2/SU4 R/P/F averages with bootstrap confidence intervals and per-topic recall, the
+    flags, the prepare counts) and {layout.TABLE6_BASELINES}.{{csv,md,tex}} (recall x 100 per year,
+    captioned with the profile, STAND-IN when duc.standin). Systems (duc.baselines): lead = leading
+    sentences of the most recent document up to duc.summary_words words (NIST's baseline); query_sim =
+    TF-IDF cosine to the query + the DUC selection rule (duc.select); oracle = greedy ROUGE-2 recall
+    against the pooled references within the word budget. Scores: wikiref.rouge.official with
+    duc.rouge_flags (the paper's -n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250):
+    identical to ROUGE-1.5.5.pl."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
+    standin = jobs.add_parser("standin", help="build the STAND-IN DUC-format benchmark from data/raw",
+                              description="Build the STAND-IN DUC tree (see `wikiref duc --help`).")
+    add_params_arguments(standin)
+    standin.add_argument("--raw", nargs="+", required=True, metavar="PARQUET",
+                         help=f"raw example files ({layout.RAW_PART}, collect)")
+    standin.add_argument("--out", default=None, help="output folder, replaced as a whole (default: duc.root)")
+    standin.set_defaults(_job=_standin)
+
+    prepare = jobs.add_parser("prepare", help="read the DUC years (NIST layout) into data/duc/<year>.parquet",
+                              description="Read the DUC years (see `wikiref duc --help`).")
+    add_params_arguments(prepare)
+    prepare.add_argument("--root", default=None, help="the DUC tree (default: duc.root)")
+    prepare.add_argument("--years", type=int, nargs="+", help="years to read (default: duc.years)")
+    prepare.add_argument("--out-dir", default=layout.DUC_DIR, help="output folder (default: %(default)s)")
+    prepare.set_defaults(_job=_prepare)
+
+    baselines = jobs.add_parser("baselines", help="LEAD / QUERY-SIM / ORACLE with official ROUGE (Table VI)",
+                                description="Score the DUC baselines (see `wikiref duc --help`).")
+    add_params_arguments(baselines)
+    baselines.add_argument("--inputs", nargs="+", default=None, metavar="PARQUET",
+                           help=f"prepared years (default: {layout.DUC_YEAR} for each of duc.years)")
+    baselines.add_argument("--metrics", default=layout.DUC_BASELINES_METRICS, help="metrics JSON (default: %(default)s)")
+    baselines.add_argument("--table", default=layout.TABLE6_BASELINES, help="table stem (default: %(default)s)")
+    baselines.add_argument("--rouge-dir", help="also write SPL files + ROUGE XML configs here (for ROUGE-1.5.5.pl)")
+    baselines.set_defaults(_job=_baselines)
+
+
+def _standin(args: argparse.Namespace) -> int:
+    from wikiref.stages.duc import stage
+
+    params = params_from_args(args, *job_keys("duc", "standin"))
+    out = args.out or layout.duc_root(params)
+    manifest = stage.standin(params, {"raw": args.raw}, {"root": out})
+    counts = {y: len(v["topics"]) for y, v in manifest["years"].items()}
+    print(f"duc standin: STAND-IN topics per pseudo-year {counts} -> {out}")
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from wikiref.stages.duc import stage
+
+    params = params_from_args(args, *job_keys("duc", "prepare"))
+    inputs = {"root": args.root} if args.root else {}
+    per_year = stage.prepare(params, inputs, {"dir": args.out_dir}, years=args.years)
+    standin = " (STAND-IN)" if params["duc"]["standin"] else ""
+    print("duc prepare: " + ", ".join(f"{y}: {s['topics']} topics, {s['documents']} documents, "
+                                      f"{s['sentences']} sentences" for y, s in per_year.items())
+          + f"{standin} -> {args.out_dir}")
+    return 0
+
+
+def _baselines(args: argparse.Namespace) -> int:
+    from wikiref.stages.duc import stage
+
+    params = params_from_args(args, *job_keys("duc", "baselines"))
+    inputs = args.inputs or [layout.DUC_YEAR.format(year=y) for y in params["duc"]["years"]]
+    outputs = {"metrics": args.metrics, "table": args.table, "rouge_dir": args.rouge_dir}
+    metrics = stage.baselines(params, {"years": inputs}, outputs)
+    oracle_r2 = {y: round(100 * s["ROUGE-2"]["R"], 2) for y, s in metrics["systems"].get("oracle", {}).items()
+                 if "ROUGE-2" in s}
+    print(f"duc baselines: {', '.join(metrics['systems'])} on {len(inputs)} year(s)"
+          + (f" (ORACLE R-2 {oracle_r2})" if oracle_r2 else "") + f" -> {args.table}.md, {args.metrics}")
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    from wikiref.schemas import SchemaError
+    from wikiref.stages.duc.stage import DucError, DucLayoutError
+
+    try:
+        return args._job(args)
+    except DucLayoutError as exc:
+        print(f"wikiref duc {args.job}: {exc}", file=sys.stderr)
+        return 2
+    except (DucError, SchemaError, FileNotFoundError) as exc:
+        print(f"wikiref duc {args.job}: {exc}", file=sys.stderr)
+        return 1
