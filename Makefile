@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env sample tiny test bench dvc-check clean-results
+.PHONY: env sample tiny lint test bench dvc-check clean-results
 
 env: $(STAMP)
 
@@ -33,8 +33,15 @@ sample: env
 tiny: env
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES) --configfile config/tiny.yaml --directory .tiny-run
 
-## (b) the tests
-test: env
+## lint: Python (ruff lint + format check), Snakemake files (snakefmt), the workflow (snakemake --lint)
+lint: env
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint --directory $$(mktemp -d)
+
+## (b) the tests (after the linters)
+test: lint
 	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile
 
 bench: env

@@ -115,7 +115,7 @@ def module_closure(roots: set[str]) -> set[str]:
 @lru_cache(maxsize=None)
 def code_deps(name: str) -> tuple[str, ...]:
     """Source files stage ``name`` runs: the closure of its CLI module's and its rules file's imports."""
-    roots = {f"wikiref.cli.{name}"} | _smk_imports(REPO_ROOT / RULES_DIR / f"{name}.smk")
+    roots = _imported_modules(f"import wikiref.cli.{name}") | _smk_imports(REPO_ROOT / RULES_DIR / f"{name}.smk")
     files = {_module_file(m) for m in module_closure(roots)}
     return tuple(sorted(str(f.relative_to(REPO_ROOT)) for f in files if f is not None))
 

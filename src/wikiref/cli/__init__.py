@@ -90,9 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     except ParamsError as exc:
         print(f"wikiref {args.command}: {exc}", file=sys.stderr)
         return 2
-    except NotImplementedError as exc:
-        print(f"wikiref {args.command}: NOT IMPLEMENTED: {exc}", file=sys.stderr)
-        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover
