@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from wikiref import config, layout
+from wikiref.registry import job_keys
 from wikiref.stages import ablations as ab
-from wikiref import config
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +128,15 @@ def test_cell_params_ignore_the_grid_lists(profiles):
     p = copy.deepcopy(profiles["params.yaml"])
     before = ab.cell_params_json(p)
     config.validate_sections(json.loads(before))  # what the CLI validates
+    # The registry's keys of a cell, the grid lists emptied, placeholders for the variants / settings.
+    want = {k: copy.deepcopy(p[k]) for k in job_keys("ablations", "cell")}
+    want["ablations"].update(data_fractions=[], poolings=[], subnetworks=[], duc_percents=[], duc_single_years=False)
+    want["ablations"]["quality"].update(starts=[], names=[])
+    want["pretrain"]["variants"] = [{"name": "ablation", "label": "ablation", "head": "regression", "pooling": "query",
+                                     "query": True, "init": "pretrained"}]
+    want["finetune"]["settings"] = [{"name": "ablation", "label": "ablation", "init": "encoder", "pooling": "query",
+                                     "method": "full"}]
+    assert json.loads(before) == want
     p["ablations"]["poolings"] = ["cls"]
     p["ablations"]["quality"]["starts"] = [0.0]
     p["pretrain"]["variants"] = p["pretrain"]["variants"][:1]
@@ -142,6 +152,9 @@ def test_rule_inputs():
     params = {"duc": {"years": [2006, 2005, 2007]}}
     assert ab.pretrain_inputs(params, base.id) == {s: f"data/oracle/{s}.parquet" for s in ("train", "dev", "test")}
     assert ab.pretrain_inputs(params, it.id)["start"] == f"{ab.aug_path(base)}/model.safetensors"
+    assert ab.aug_path(base) == f"models/ablations/pretrain/{base.id}"
+    assert ab.duc_metrics_path(base, ab.DucCell("all", 50, "full")) == \
+        f"results/ablations/duc/{base.id}/train~all_percent~50_method~full.json"
     got = ab.finetune_inputs(params, base.id, "train~all_percent~100_method~full")
     assert got == {"duc": ["data/duc/2005.parquet", "data/duc/2006.parquet", "data/duc/2007.parquet"],
                    "model": f"{ab.aug_path(base)}/model.safetensors"}
@@ -226,14 +239,15 @@ def _duc_rows(year: int, n_topics: int, n_docs: int, seed: int) -> pd.DataFrame:
         topic = f"D{year % 100:02d}{t:02d}"
         focus = str(rng.choice(words))
         docs = []
-        for d in range(n_docs):
+        for _ in range(n_docs):
             sents = [" ".join(rng.choice(words, size=int(rng.integers(6, 12)))) + " ." for _ in range(6)]
             sents[int(rng.integers(0, 6))] = f"the {focus} grew by {rng.integers(10, 99)} percent in {year} ."
             docs.append(sents)
         refs = [f"the {focus} grew in {year} .\nofficials said the {focus} report was late .",
                 f"the {focus} grew by many percent ."]
         for d, sents in enumerate(docs):
-            rows.append({"id": f"{year}/{topic}/DOC{d}", "year": year, "topic": topic, "query": [focus, f"Describe the {focus}."],
+            rows.append({"id": f"{year}/{topic}/DOC{d}", "year": year, "topic": topic,
+                         "query": [focus, f"Describe the {focus}."],
                          "title": focus, "narrative": f"Describe the {focus}.", "doc_id": f"DOC{d}",
                          "doc_date": f"{year}0101", "doc_position": d, "doc_headline": "", "doc_sentences": sents,
                          "sentence_targets": sentence_scores(sents, refs, metric="rouge2_recall"),
@@ -243,8 +257,8 @@ def _duc_rows(year: int, n_topics: int, n_docs: int, seed: int) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def small_world(tmp_path_factory, profiles):
-    from wikiref.stages import pretrain as pt
     from wikiref.files import write_parquet
+    from wikiref.stages import pretrain as pt
 
     root = tmp_path_factory.mktemp("abl")
     frames = {"train": pt.synthetic_oracle_frame(24, seed=1, prefix="tr"),
@@ -254,8 +268,6 @@ def small_world(tmp_path_factory, profiles):
     for y in (2005, 2006, 2007):
         write_parquet(root / "duc" / f"{y}.parquet", _duc_rows(y, 3, 2, 7))
     params = copy.deepcopy(profiles["config/tiny.yaml"])
-    if "settings" not in params["finetune"]:
-        pytest.skip("the finetune section of the profiles is not there yet (#6)")
     params["model"].update(device="cpu", amp=False)
     params["ablations"].update(data_fractions=[1.0], quality={"window": 0.5, "starts": [0.5], "names": ["Excellent"]},
                                poolings=["query"], subnetworks=["none", "iterative_da", "one_step_da"],
@@ -267,18 +279,23 @@ def small_world(tmp_path_factory, profiles):
 
 
 def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
+    import json
+
     import torch
 
-    from wikiref.files import read_json, write_json
+    from wikiref.files import read_json
 
     torch.set_num_threads(1)
     root, params = small_world
     monkeypatch.chdir(root)
     pl = ab.plan(params)
     assert len(pl.aug_cells) == 3 and len(pl.pairs()) == 10
+    splits = {s: root / "oracle" / f"{s}.parquet" for s in layout.SPLITS}
+    years = {y: root / "duc" / f"{y}.parquet" for y in (2005, 2006, 2007)}
     for cell in sorted(pl.aug_cells, key=lambda c: c.start == "da"):  # pruning from DA needs the base model
-        res = ab.run_pretrain_cell(params, cell, root / "oracle", ab.aug_path(cell))
-        write_json(ab.wikiref_metrics_path(cell), res)
+        outputs = {"model_dir": ab.aug_path(cell), "result": ab.wikiref_metrics_path(cell)}
+        res = ab.pretrain_cell(params, {**splits, "pretrain_root": layout.ABLATIONS_PRETRAIN_DIR}, outputs, aug=cell.id)
+        assert read_json(ab.wikiref_metrics_path(cell)) == json.loads(json.dumps(res))
         assert (Path(ab.aug_path(cell)) / "model.safetensors").exists()
         if cell.prune == "none":
             w = res["wikiref"]["test"]
@@ -286,8 +303,9 @@ def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
         else:
             assert res["pruning"]["masks"]["masked_trainable_fraction"] == pytest.approx(0.1, abs=0.02)
     for a, d in pl.pairs():
-        res = ab.run_duc_cell(params, a, d, root / "duc", root / "work" / a.id / d.id)
-        write_json(ab.duc_metrics_path(a, d), res)
+        outputs = {"work_dir": root / "work" / a.id / d.id, "result": ab.duc_metrics_path(a, d)}
+        res = ab.finetune_cell(params, {"years": years}, outputs, aug=a, duc=d)
+        assert read_json(ab.duc_metrics_path(a, d)) == json.loads(json.dumps(res))
         assert set(res["duc"]) == set(ab.MEASURES) and res["test_year"] == 2007
         if d.method == "none":
             assert res["train_years"] == [] and res["train_clusters"] == 0
@@ -300,9 +318,39 @@ def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
         if d.method == "subnet":
             assert res["subnet"]["masked_trainable_fraction"] == pytest.approx(0.1, abs=0.02)
         assert not list((root / "work" / a.id / d.id).glob("*.safetensors"))  # weights not kept
-    out = ab.collect(params, lambda p: read_json(root / p))
+    out = ab.collect(params, {"results_root": root}, {"metrics": root / "ablations.json"})
+    assert read_json(root / "ablations.json") == json.loads(json.dumps(out))
     assert [r["key"] for r in out["subnetwork"]["rows"]] == ["none", "iterative_da", "one_step_da"]
     assert [p["percent"] for p in out["duc_size"]["curves"]["da"]] == [50, 100]
     assert set(out["duc_size"]["lines"]) == {"2005 only", "2006 only", "DA pre-trained"}
     assert out["quality"]["full"]["wikiref"]["train_examples"] == 16
     assert out["encoder"] == "tiny-random" and out["profile"] == "tiny"
+
+
+def test_plan_lines(profiles):
+    params = profiles["config/tiny.yaml"]
+    pl = ab.plan(params)
+    lines = ab.plan_lines(params)
+    assert lines == [f"pretrain {c.id}" for c in pl.aug_cells] + [f"finetune {a.id}/{d.id}" for a, d in pl.pairs()]
+    assert len(lines) == 15
+
+
+def test_jobs_reject_bad_input(small_world, tmp_path):
+    from wikiref.cli import main
+
+    root, params = small_world
+    base = ab.AugCell("query", "size", 1.0)
+    outputs = {"work_dir": tmp_path / "work", "result": tmp_path / "result.json"}
+    with pytest.raises(ab.AblationError, match="missing DUC files"):
+        ab.finetune_cell(params, {"years": {2007: root / "duc" / "2007.parquet"}}, outputs, aug=base,
+                         duc="train~all_percent~100_method~full")
+    with pytest.raises(ab.AblationError, match="no augmentation, nothing to train"):
+        ab.pretrain_cell(params, {}, {"model_dir": tmp_path / "m", "result": tmp_path / "r.json"},
+                         aug=ab.AugCell("query", "none", 0.0))
+    with pytest.raises(ab.AblationError, match="missing cell result"):
+        ab.collect(params, {"results_root": tmp_path}, {"metrics": tmp_path / "ablations.json"})
+    assert not (tmp_path / "result.json").exists() and not (tmp_path / "ablations.json").exists()
+    pj = ab.cell_params_json(params)
+    with pytest.raises(SystemExit, match="wikiref ablations pretrain: .*pooling 'avg'"):
+        main(["ablations", "pretrain", "--aug", "pooling~avg_data~size_amount~1.0_prune~none_start~encoder",
+              "--params-json", pj])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
 from wikiref.model.selection import evaluate
+from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
 
 DOCS = [["a b c", "d e f", "g h i"], ["only one"], []]
 

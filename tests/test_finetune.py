@@ -15,9 +15,12 @@ import pytest
 import torch
 import yaml
 
-from wikiref.stages import finetune as ft
-from wikiref.model import subnetworks as subnet
+from wikiref import config
 from wikiref.files import write_json, write_parquet
+from wikiref.model import subnetworks as subnet
+from wikiref.registry import job_keys
+from wikiref.schemas import SchemaError
+from wikiref.stages import finetune as ft
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_duc_reader import make_nist_tree  # noqa: E402  (the DUC helper's NIST fixture)
@@ -40,7 +43,8 @@ def _params(**finetune_over) -> dict:
             {"name": "qbert_da_iter", "label": "Q-BERT + DA + ITER", "init": "pretrained", "variant": "clf_qbert",
              "method": "iterative"},
         ],
-        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
+        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8,
+        weight_decay=0.01,
         warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, target_scale=100.0,
         dev_fraction=0.3, max_train_clusters=None, max_doc_sentences=None, keep_models=False,
         subnet={"fraction": 0.1, "vectors": "topk"},
@@ -48,7 +52,8 @@ def _params(**finetune_over) -> dict:
     )
     finetune.update(finetune_over)
     pretrain = dict(
-        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01,
+        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8,
+        weight_decay=0.01,
         warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, max_train_examples=12,
         max_eval_examples=6, min_sentences=1, lead_sentences=2, block_trigrams=True, nproc_per_node=1,
         variants=[{"name": "reg_bert", "label": "BERT", "head": "regression", "pooling": "cls", "query": True,
@@ -73,7 +78,8 @@ def _rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
         sents[int(rng.integers(len(sents)))] = f"the {topic} river bridge opened in {1990 + pos} ."
         from wikiref.rouge.oracle import sentence_scores
 
-        rows.append({"id": f"{year}/{topic}/d{pos}", "year": year, "topic": topic, "query": [topic, f"Describe {topic}."],
+        rows.append({"id": f"{year}/{topic}/d{pos}", "year": year, "topic": topic,
+                     "query": [topic, f"Describe {topic}."],
                      "doc_position": pos, "doc_id": f"d{pos}", "doc_date": f"2000010{pos}",
                      "doc_sentences": sents, "sentence_targets": sentence_scores(sents, [ref], metric="rouge2_recall"),
                      "references": [ref], "reference_ids": [f"{topic}.M.250.A.A"]})
@@ -139,8 +145,10 @@ def test_best_variant_candidates_and_choice(pretrained):
     assert ft.candidate_variants(s["bert"], p["pretrain"]) == []
     assert ft.resolve_variant(s["da_pre"], p["pretrain"], metrics)[0] == "reg_bert"  # dev R-2 4.0 > 3.0
     assert ft.resolve_variant(s["qbert_da"], p["pretrain"], metrics)[0] == "clf_qbert"
-    with pytest.raises(ValueError, match="not in pretrain.variants"):
+    with pytest.raises(ft.FinetuneError, match="not in pretrain.variants"):
         ft.candidate_variants({**s["qbert_da"], "variant": "nope"}, p["pretrain"])
+    with pytest.raises(ft.FinetuneError, match="pretrain_reg_bert.json missing"):
+        ft.resolve_variant(s["da_pre"], p["pretrain"], metrics.parent / "nowhere")
 
 
 def test_held_out_split_and_caps(years):
@@ -192,7 +200,7 @@ def test_cluster_summaries_rank_across_documents():
 
 def test_encoder_job_and_subnet_job(tmp_path, years):
     p = _params()
-    m, preds, summaries = ft.run_job(p, "bert", 2006, years, tmp_path / "bert", progress=False)
+    m, preds, summaries = ft.train_and_test(p, "bert", 2006, years, tmp_path / "bert", progress=False)
     assert m["train_years"] == [2005, 2007] and m["year"] == 2006 and m["method"] == "full"
     assert len(m["dev_clusters"]) == 2 and not set(m["dev_clusters"]) & set(m["train_clusters"])
     assert all(c.split("/")[0] in ("2005", "2007") for c in m["dev_clusters"] + m["train_clusters"])
@@ -207,11 +215,11 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
     # keep_models: false leaves the small records only
     assert sorted(f.name for f in (tmp_path / "bert").iterdir()) == ["training.json"]
     # Same params and seed -> same predictions.
-    m2, preds2, _ = ft.run_job(p, "bert", 2006, years, tmp_path / "bert2", progress=False)
+    m2, preds2, _ = ft.train_and_test(p, "bert", 2006, years, tmp_path / "bert2", progress=False)
     assert preds2["sentence_scores"].tolist() == preds["sentence_scores"].tolist()
     assert m2["test"]["ROUGE-2"]["R"] == m["test"]["ROUGE-2"]["R"]
 
-    ms, _, _ = ft.run_job(_params(keep_models=True), "qbert_st", 2005, years, tmp_path / "st", progress=False)
+    ms, _, _ = ft.train_and_test(_params(keep_models=True), "qbert_st", 2005, years, tmp_path / "st", progress=False)
     st = ms["subnet"]
     assert st["masked_trainable"] == sum(subnet.keep_count(n, 0.1) for n in _maskable_sizes())
     assert (tmp_path / "st" / "model.safetensors").exists() and (tmp_path / "st" / "subnet.json").exists()
@@ -233,8 +241,8 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
     p = _params(keep_models=True)
     p["finetune"]["settings"].append({"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained",
                                       "variant": "best", "pooling": "query", "method": "subnet"})
-    m, _, _ = ft.run_job(p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models, metrics_dir=metrics,
-                         progress=False)
+    m, _, _ = ft.train_and_test(p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models,
+                                metrics_dir=metrics, progress=False)
     assert m["start"]["variant"] == "clf_qbert" and m["start"]["head_switched_to_regression"]
     before = load_file(str(models / "clf_qbert" / "model.safetensors"))
     after = load_file(str(tmp_path / "st" / "model.safetensors"))
@@ -252,7 +260,7 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
 def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained):
     models, metrics = pretrained
     p = _params()
-    m, _, _ = ft.run_job(p, "da_pre", 2005, years, tmp_path / "none", pretrain_dir=models, metrics_dir=metrics,
+    m, _, _ = ft.train_and_test(p, "da_pre", 2005, years, tmp_path / "none", pretrain_dir=models, metrics_dir=metrics,
                          progress=False)
     assert m["method"] == "none" and m["train_years"] == [] and "training" not in m
     assert m["start"]["variant"] == "reg_bert" and "head_switched_to_regression" not in m["start"]
@@ -264,8 +272,9 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     oracle = tmp_path / "oracle"
     pt.write_oracle_splits({"train": pt.synthetic_oracle_frame(12, seed=1, prefix="tr"),
                             "dev": pt.synthetic_oracle_frame(6, seed=2, prefix="dv")}, oracle)
-    info = ft.prune_on_wikiref(p, "qbert_da_iter", oracle, tmp_path / "pruned", pretrain_dir=models,
-                               metrics_dir=metrics, progress=False)
+    inputs = {"train": oracle / "train.parquet", "dev": oracle / "dev.parquet", "pretrain_dir": models,
+              "pretrain_metrics_dir": metrics}
+    info = ft.prune(p, inputs, {"dir": tmp_path / "pruned"}, setting="qbert_da_iter", progress=False)
     assert info["schedule"]["final_sparsity"] == pytest.approx(0.9)
     # The WikiRef pruning run continues the checkpoint's own (classification) objective.
     assert info["start"]["checkpoint_head"] == "classification" and "head_switched_to_regression" not in info["start"]
@@ -273,7 +282,7 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     assert info["pruning_steps"][-1]["step"] < info["schedule"]["total_steps"]
     masks = subnet.load_masks(tmp_path / "pruned" / subnet.MASKS_FILE)
     assert subnet.check_fractions(masks, 0.1) == []
-    m, _, _ = ft.run_job(_params(keep_models=True), "qbert_da_iter", 2006, years, tmp_path / "iter",
+    m, _, _ = ft.train_and_test(_params(keep_models=True), "qbert_da_iter", 2006, years, tmp_path / "iter",
                          prune_dir=tmp_path / "pruned", progress=False)
     assert m["start"]["variant"] == "clf_qbert" and m["subnet"]["masked_trainable_fraction"] < 0.11
     assert m["start"]["head_switched_to_regression"]  # DUC fine-tuning regresses ROUGE-2 recall
@@ -281,6 +290,60 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
 
     after = load_file(str(tmp_path / "iter" / "model.safetensors"))
     assert all(int(torch.count_nonzero(after[n][~mk])) == 0 for n, mk in masks.items())  # pruned stay zero
+
+
+def test_run_job_writes_its_files(tmp_path, years, pretrained):
+    """The job entry point: metrics, predictions and summaries written where ``outputs`` says."""
+    import pyarrow.parquet as pq
+
+    models, metrics = pretrained
+    out = tmp_path / "da_pre" / "2006"
+    outputs = {"model_dir": out, "predictions": out / "predictions.parquet", "summaries": out / "summaries.json",
+               "metrics": tmp_path / "metrics" / "duc_da_pre_2006.json"}
+    inputs = {"years": dict(years), "pretrain_dir": models, "pretrain_metrics_dir": metrics}
+    m = ft.run_job(_params(), inputs, outputs, setting="da_pre", year=2006, progress=False)
+    assert json.loads(outputs["metrics"].read_text()) == json.loads(json.dumps(m))
+    assert m["start"]["checkpoint"] == str(models / "reg_bert")
+    preds = pq.read_table(outputs["predictions"]).to_pandas()
+    assert list(preds.columns) == ["id", "topic", "doc_position", "sentence_scores"]
+    assert list(preds["id"]) == list(ft.load_year(years[2006])["id"])
+    summaries = json.loads(outputs["summaries"].read_text())
+    assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"} and m["test_topics"] == 3
+
+
+def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
+    models, metrics = pretrained
+    outputs = {k: tmp_path / k for k in ("model_dir", "predictions", "summaries", "metrics")}
+    inputs = {"years": dict(years), "pretrain_dir": models, "pretrain_metrics_dir": metrics}
+    with pytest.raises(ft.FinetuneError, match="unknown setting 'nope'"):
+        ft.run_job(_params(), inputs, outputs, setting="nope", year=2006)
+    with pytest.raises(ft.FinetuneError, match="year 2004 is not in duc.years"):
+        ft.run_job(_params(), inputs, outputs, setting="bert", year=2004)
+    with pytest.raises(ft.FinetuneError, match="missing .*nowhere.parquet.*duc prepare"):
+        ft.run_job(_params(), {**inputs, "years": {**years, 2005: tmp_path / "nowhere.parquet"}}, outputs,
+                   setting="bert", year=2006)
+    with pytest.raises(ft.FinetuneError, match="no model in"):
+        ft.run_job(_params(), {**inputs, "pretrain_dir": tmp_path / "empty"}, outputs, setting="da_pre", year=2006)
+    bad = tmp_path / "bad.parquet"
+    write_parquet(bad, pa.table({"id": ["x"], "year": [2005]}))
+    with pytest.raises(SchemaError, match="missing columns"):
+        ft.load_year(bad)
+    assert not any(outputs[k].exists() for k in ("predictions", "summaries", "metrics"))
+
+
+def test_setting_params_are_the_setting_alone(repo):
+    """What a rule passes a (setting, year) job: the registry's keys of its job, finetune.settings cut to that
+    setting, everything else as configured (the pretrain section only for a pretrained start)."""
+    params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
+    for s in params["finetune"]["settings"]:
+        job = ft.run_job_name(s)
+        assert job == ("run_pretrained" if s["init"] == "pretrained" else "run")
+        got = json.loads(config.job_params(params, *job_keys("finetune", job), replace={"finetune.settings": [s]}))
+        sections = ("seed", "model", "finetune", "duc") + (("pretrain",) if s["init"] == "pretrained" else ())
+        want = {k: params[k] for k in sections}
+        want["finetune"] = dict(params["finetune"], settings=[s])
+        assert got == want
+        config.validate_sections(got)
 
 
 # --------------------------------------------------------------------------- table
@@ -322,6 +385,62 @@ def test_table6_and_comparisons():
     assert set(cmp) == {("qbert_da", "qbert"), ("qbert_da_st", "qbert_da"), ("qbert_da", "da_pre")}
     assert cmp[("qbert_da", "qbert")]["mean_delta_ROUGE-2"] == 0.5 and cmp[("qbert_da", "qbert")]["years_better"] == 1
     assert cmp[("qbert_da_st", "qbert_da")]["helps"] and cmp[("qbert_da", "da_pre")]["mean_delta_ROUGE-2"] == 2.0
+
+
+def _table_world(tmp_path, standin=True):
+    p = _params()
+    p["finetune"]["settings"] = [
+        {"name": "qbert", "label": "Q-BERT", "init": "encoder", "pooling": "query", "method": "full"},
+        {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "best", "pooling": "query",
+         "method": "full"},
+    ]
+    p["duc"].update(years=[2005, 2006], standin=standin)
+    p["profile"] = {"name": "tiny", "standin": standin}
+    metrics = tmp_path / "metrics"
+    for i, (s, init) in enumerate((("qbert", "encoder"), ("qbert_da", "pretrained"))):
+        for y in (2005, 2006):
+            write_json(ft.job_metrics_file(metrics, s, y), _job(s, y, 5 + i + (y - 2005), init=init,
+                                                                  variant=None if init == "encoder" else "reg_qbert"))
+    write_json(metrics / "duc_baselines.json", {"systems": {"lead": {str(y): {m: {"R": 0.05} for m in ft.MEASURES}
+                                                                     for y in (2005, 2006)}}})
+    inputs = {"job_metrics": {s: {y: ft.job_metrics_file(metrics, s, y) for y in (2005, 2006)}
+                              for s in ("qbert", "qbert_da")}, "baselines": metrics / "duc_baselines.json"}
+    return p, inputs
+
+
+def test_table_job_writes_table6_and_summary(tmp_path):
+    p, inputs = _table_world(tmp_path)
+    outputs = {"table": tmp_path / "tables" / "table6_duc", "summary": tmp_path / "finetune.json"}
+    summary = ft.table(p, inputs, outputs)
+    assert json.loads(outputs["summary"].read_text()) == summary
+    assert summary["profile"] == "tiny" and summary["standin"] is True and summary["encoder"] == "tiny-random"
+    df = pd.read_csv(tmp_path / "tables" / "table6_duc.csv")
+    assert list(df["System"]) == ["LEAD", "Q-BERT", "Q-BERT + DA"]
+    md = (tmp_path / "tables" / "table6_duc.md").read_text()
+    assert "STAND-IN pseudo-years 2005, 2006" in md
+    assert "data augmentation (+DA): qbert_da vs qbert mean R-2 +1.00" in md
+    assert (tmp_path / "tables" / "table6_duc.tex").exists()
+    (tmp_path / "metrics" / "duc_qbert_2006.json").unlink()
+    with pytest.raises(ft.FinetuneError, match="duc_qbert_2006.json of setting qbert, year 2006"):
+        ft.table(p, inputs, outputs)
+
+
+def test_cli_table_and_its_errors(tmp_path):
+    from wikiref.cli import main
+
+    p, inputs = _table_world(tmp_path)
+    pj = config.job_params(p, "profile", "model", "finetune", "duc")
+    args = ["finetune", "table", "--params-json", pj, "--metrics-dir", str(tmp_path / "metrics"),
+            "--baselines", str(inputs["baselines"]), "--table", str(tmp_path / "t6"),
+            "--summary", str(tmp_path / "s.json")]
+    assert main(args) == 0
+    assert json.loads((tmp_path / "s.json").read_text())["settings"]["qbert_da"]["mean_ROUGE-2"] == 6.5
+    inputs["baselines"].unlink()
+    with pytest.raises(SystemExit, match="wikiref finetune table: missing .*duc_baselines.json"):
+        main(args)
+    with pytest.raises(SystemExit, match="unknown setting 'nope'"):
+        main(["finetune", "run", "--setting", "nope", "--year", "2005", "--params-json",
+              config.job_params(p, "seed", "model", "finetune", "duc")])
 
 
 # --------------------------------------------------------------------------- the whole target on a NIST copy

@@ -16,8 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wikiref.stages import ablations as ab
 from wikiref import config
+from wikiref.stages import ablations as ab
+from wikiref.stages import report
 from wikiref.stages.report import analyses, compare
 from wikiref.stages.report.build import CLAIMS_STEM, COMPARISON_STEM, Outputs, build
 from wikiref.tables import STANDIN_NOTE, write_table
@@ -57,7 +58,7 @@ def sample_params(repo):
 @pytest.fixture(scope="module")
 def ablation_results(sample_params):
     cells = fake_cells(sample_params)
-    return ab.collect(sample_params, lambda p: cells[p])
+    return ab.assemble(sample_params, lambda p: cells[p])
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +76,9 @@ def built(tmp_path_factory, sample_params, ablation_results, repo):
     metrics = root / "results" / "metrics" / "split.json"
     metrics.parent.mkdir(parents=True)
     metrics.write_text("{}")
-    out = Outputs(tables_dir=tables, figures_dir=root / "results" / "figures", index=root / "results" / "README.md",
-                  html=root / "results" / "report" / "tables.html", summary=root / "results" / "metrics" / "report.json")
+    results = root / "results"
+    out = Outputs(tables_dir=tables, figures_dir=results / "figures", index=results / "README.md",
+                  html=results / "report" / "tables.html", summary=results / "metrics" / "report.json")
     params = {"profile": profile, "report": sample_params["report"]}
     summary = build(params, out, ablations=ablation_results, table_stems=["table1_wikiref_splits", "table4_wikiref"],
                     metrics_files=[str(metrics)])
@@ -273,8 +275,32 @@ def test_cli_report(tmp_path, sample_params, ablation_results, repo):
     assert main(args) == 0
     assert (tmp_path / "f" / "fig4_duc_train_size.png").exists()
     assert json.loads((tmp_path / "s.json").read_text())["figures"] == 3
-    with pytest.raises(SystemExit, match="not found"):
+    with pytest.raises(SystemExit, match="wikiref report: table table1_wikiref_splits not found"):
         main(args + ["--tables", "table1_wikiref_splits"])
+
+
+def test_run_reads_its_inputs_and_writes_every_output(tmp_path, sample_params, ablation_results):
+    """The job entry point: the ablations file read, table stems resolved (file names allowed), outputs written."""
+    tables = tmp_path / "tables"
+    write_table(pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
+                tables / "table1_wikiref_splits", title="Table I", profile=sample_params["profile"])
+    abl = tmp_path / "ablations.json"
+    abl.write_text(json.dumps(ablation_results))
+    params = {"profile": sample_params["profile"], "report": sample_params["report"]}
+    outputs = {"tables_dir": tables, "figures_dir": tmp_path / "figures", "index": tmp_path / "README.md",
+               "html": tmp_path / "report" / "tables.html", "summary": tmp_path / "report.json"}
+    inputs = {"ablations": abl, "tables": ["results/tables/table1_wikiref_splits.md", "table1_wikiref_splits"],
+              "metrics": [str(abl), str(abl)]}
+    summary = report.run(params, inputs, outputs)
+    assert json.loads((tmp_path / "report.json").read_text()) == summary and summary["figures"] == 3
+    index = (tmp_path / "README.md").read_text()
+    assert index.count("table1_wikiref_splits.md") == 1 and index.count("[ablations.json]") == 1
+    assert (tmp_path / "figures" / "fig5_wikiref_size.png").exists() and outputs["html"].exists()
+    assert report.build.table_stems(["a/b/table1_wikiref_splits.csv"], tables) == ["table1_wikiref_splits"]
+    with pytest.raises(report.ReportError, match="missing: run `wikiref ablations collect` first"):
+        report.run(params, {**inputs, "ablations": tmp_path / "nowhere.json"}, outputs)
+    with pytest.raises(report.ReportError, match="table table9 not found"):
+        report.run(params, {**inputs, "tables": ["table9"]}, outputs)
 
 
 def _dvc():
@@ -286,21 +312,23 @@ def _dvc():
 
 
 @pytest.mark.skipif(_dvc() is None, reason="dvc not installed")
-def test_dvc_metrics_and_plots_show(built, sample_params, monkeypatch):
+def test_dvc_metrics_and_plots_show(built, sample_params):
     """The report stage's metrics and image plots, as DVC sees them (`dvc metrics show`, `dvc plots show`)."""
     import os
     import subprocess
 
     import yaml as _yaml
 
-    from wikiref import registry as stages
+    from wikiref import registry
 
     root, out, summary = built
-    monkeypatch.setattr(stages, "ABLATIONS_IMPLEMENTED", True)
-    doc = stages.dvc_yaml_dict(sample_params)
+    doc = registry.dvc_yaml_dict(sample_params)
     (root / "dvc.yaml").write_text(_yaml.safe_dump({"stages": {"report": doc["stages"]["report"]}}))
     env = dict(os.environ, PATH=os.path.dirname(_dvc()) + os.pathsep + os.environ.get("PATH", ""))
-    run = lambda *cmd: subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=300)
+
+    def run(*cmd):
+        return subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=300)
+
     assert run("git", "init", "-q").returncode == 0
     assert run(_dvc(), "init", "-q").returncode == 0
     res = run(_dvc(), "metrics", "show", "--json")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from wikiref.stages import pretrain as pt
-from wikiref.model import subnetworks as subnet
 from wikiref.model import ScorerConfig, build_scorer
+from wikiref.model import subnetworks as subnet
 from wikiref.model.training import TrainSettings, train
+from wikiref.stages import pretrain as pt
 
 torch.set_num_threads(1)
 

@@ -1,92 +1,98 @@
-# Step 8 (journal §VI, issue #7): the analyses as two grids of cells (src/wikiref/ablations.py).
-#   ablation_pretrain   one augmentation model per {aug} cell: WikiRef subset (size / quality) x pooling,
-#                       or gradual magnitude pruning on WikiRef (Table IX ITERATIVE) -> WikiRef dev/test ROUGE
-#   ablation_finetune   one DUC run per ({aug}, {duc}) pair: fine-tune on the training years (a percentage of
-#                       their clusters, one year, or none) with full / subnet / iterative / none, test on
-#                       ablations.test_year with the official ROUGE
-#   ablations_collect   every cell -> results/metrics/ablations.json (Figs. 4-6, Tables VIII-IX in `report`)
+# Journal §VI: the analyses as two grids of cells (src/wikiref/stages/ablations.py).
+#   ablations_pretrain   one augmentation model per {aug} cell: WikiRef subset (size / quality) x pooling,
+#                        or gradual magnitude pruning on WikiRef (Table IX ITERATIVE) -> WikiRef dev/test ROUGE
+#   ablations_finetune   one DUC run per ({aug}, {duc}) pair: fine-tune on the training years (a percentage of
+#                        their clusters, one year, or none) with full / subnet / iterative / none, test on
+#                        ablations.test_year with the official ROUGE
+#   ablations_collect    every cell -> results/metrics/ablations.json (Figs. 4-6, Tables VIII-IX in `report`)
 # The grids come from params (`ablations`) as Snakemake Paramspaces: a job's wildcard is its parameter row,
 # e.g. pooling~query_data~quality_amount~0.2_prune~none_start~encoder / train~all_percent~50_method~full.
 # Cells shared by several analyses (the full-data Q-BERT model, ...) run once.
+# Cells are small: one thread each, and the gpu resource only when a GPU will be used, so on a CPU-only
+# machine two cells run side by side on 2 cores.
 
 from snakemake.utils import Paramspace
 
-import wikiref.stages.ablations as AB
+from wikiref.stages import ablations
 
-_AB_AUG_GRID, _AB_DUC_GRID = AB.grids(config)
-AB_AUG = Paramspace(_AB_AUG_GRID, filename_params="*", single_wildcard="aug")
-AB_DUC = Paramspace(_AB_DUC_GRID[list(AB.DUC_COLUMNS)], filename_params="*", single_wildcard="duc")
-AB_PARAMS = ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations")
-AB_CELL_PARAMS = AB.cell_params_json(config)  # without the grid lists: a new grid point reruns only new cells
-# Cells are small: one thread each, and the gpu resource only when a GPU will be used (AB.cell_gpus), so
-# on a CPU-only machine two cells run side by side on 2 cores.
-AB_GPUS = gpu_resource(config)
-AB_RESULTS = expand("results/ablations/wikiref/{aug}.json", aug=AB_AUG.instance_patterns) + [
-    f"results/ablations/duc/{a}/{d}.json" for a, d in zip(_AB_DUC_GRID["aug"], AB_DUC.instance_patterns)
+ABLATIONS_AUG_GRID, ABLATIONS_DUC_GRID = ablations.grids(config)
+ABLATIONS_AUG_SPACE = Paramspace(ABLATIONS_AUG_GRID, filename_params="*", single_wildcard="aug")
+ABLATIONS_DUC_SPACE = Paramspace(
+    ABLATIONS_DUC_GRID[list(ablations.DUC_COLUMNS)], filename_params="*", single_wildcard="duc"
+)
+# Every cell's result: the inputs of ablations_collect.
+ABLATIONS_CELL_RESULTS = expand(layout.ABLATIONS_WIKIREF_RESULT, aug=ABLATIONS_AUG_SPACE.instance_patterns) + [
+    layout.ABLATIONS_DUC_RESULT.format(aug=a, duc=d)
+    for a, d in zip(ABLATIONS_DUC_GRID["aug"], ABLATIONS_DUC_SPACE.instance_patterns)
 ]
+# A cell reads its parameters without the grid lists: a new grid point reruns only the new cells.
+ABLATIONS_CELL_PARAMS = stage_params("ablations", "cell", **ablations.cell_param_replacements())
 
 
-rule ablation_pretrain:
+rule ablations_pretrain:
     input:
-        unpack(lambda wc: AB.pretrain_inputs(config, wc.aug)),
+        unpack(lambda wc: ablations.pretrain_inputs(config, wc.aug)),
     output:
-        model="models/ablations/pretrain/{aug}/model.safetensors",
-        metrics="results/ablations/wikiref/{aug}.json",
+        model=layout.ABLATIONS_MODEL,
+        metrics=layout.ABLATIONS_WIKIREF_RESULT,
     params:
-        p=AB_CELL_PARAMS,
+        p=ABLATIONS_CELL_PARAMS,
         model_dir=lambda wc, output: os.path.dirname(output.model),
         oracle_dir=lambda wc, input: os.path.dirname(input.train),
+        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
     wildcard_constraints:
-        aug=AB.AUG_REGEX,
+        aug=ablations.AUG_REGEX,
     threads: 1
     resources:
-        gpu=AB_GPUS,
+        gpu=gpu_resource(config),
     log:
-        "logs/ablations/pretrain/{aug}.log",
+        layout.log_file("ablations/pretrain/{aug}"),
     benchmark:
-        "logs/benchmarks/ablations/pretrain_{aug}.tsv"
+        layout.benchmark_file("ablations/pretrain_{aug}")
     shell:
         "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --oracle-dir {params.oracle_dir:q}"
-        " --model-dir {params.model_dir:q} --out {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
+        " --pretrain-root {params.pretrain_root:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"
+        " --threads {threads} --no-progress > {log} 2>&1"
 
 
-rule ablation_finetune:
+rule ablations_finetune:
     input:
-        unpack(lambda wc: AB.finetune_inputs(config, wc.aug, wc.duc)),
+        unpack(lambda wc: ablations.finetune_inputs(config, wc.aug, wc.duc)),
     output:
-        metrics="results/ablations/duc/{aug}/{duc}.json",
+        metrics=layout.ABLATIONS_DUC_RESULT,
     params:
-        p=AB_CELL_PARAMS,
+        p=ABLATIONS_CELL_PARAMS,
         duc_dir=lambda wc, input: os.path.dirname(input.duc[0]),
-        work="models/ablations/finetune/{aug}/{duc}",
+        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
+        work=layout.ABLATIONS_FINETUNE_WORK,
     wildcard_constraints:
-        aug=AB.AUG_REGEX,
-        duc=AB.DUC_REGEX,
+        aug=ablations.AUG_REGEX,
+        duc=ablations.DUC_REGEX,
     threads: 1
     resources:
-        gpu=AB_GPUS,
+        gpu=gpu_resource(config),
     log:
-        "logs/ablations/duc/{aug}/{duc}.log",
+        layout.log_file("ablations/duc/{aug}/{duc}"),
     benchmark:
-        "logs/benchmarks/ablations/duc_{aug}_{duc}.tsv"
+        layout.benchmark_file("ablations/duc_{aug}_{duc}")
     shell:
         "wikiref ablations finetune --aug {wildcards.aug} --duc {wildcards.duc} --params-json {params.p:q}"
-        " --duc-dir {params.duc_dir:q} --work-dir {params.work:q} --out {output.metrics:q} --threads {threads}"
-        " --no-progress > {log} 2>&1"
+        " --duc-dir {params.duc_dir:q} --pretrain-root {params.pretrain_root:q} --work-dir {params.work:q}"
+        " --out {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
 
 
 rule ablations_collect:
     input:
-        AB_RESULTS,
+        ABLATIONS_CELL_RESULTS,
     output:
-        "results/metrics/ablations.json",
+        layout.ABLATIONS_METRICS,
     params:
-        p=P(*AB_PARAMS),
+        p=stage_params("ablations", "collect"),
     threads: 1
     log:
-        "logs/ablations/collect.log",
+        layout.log_file("ablations/collect"),
     benchmark:
-        "logs/benchmarks/ablations/collect.tsv"
+        layout.benchmark_file("ablations/collect")
     shell:
         "wikiref ablations collect --params-json {params.p:q} --out {output:q} > {log} 2>&1"
 

@@ -4,134 +4,121 @@
 #                   -> models/finetune/<setting>/pruned/ (weights + subnet_masks.safetensors + pruning.json)
 #   finetune_job    train on the other years (a seeded held-out slice of their clusters picks the epoch),
 #                   test on {year}: results/metrics/duc_<setting>_<year>.json, models/finetune/<setting>/<year>/
-#   finetune_table  Table VI (duc-baselines rows + the settings) and results/metrics/finetune.json
+#   finetune_table  Table VI (the duc stage's baseline rows + the settings) and results/metrics/finetune.json
 # Each job receives only its own entry of finetune.settings, so adding a setting reruns nothing else.
+# The jobs are small: one thread each, and the gpu resource only when a GPU will be used, so on a
+# CPU-only machine two jobs share 2 cores instead of queueing for a GPU that does not exist.
 
-import json as _json
+from wikiref.stages.finetune import candidate_variants, run_job_name
 
-from wikiref.stages.finetune import candidate_variants as _ft_candidates
-
-DUC = config["duc"]
-FT = config["finetune"]
-FT_SETTINGS = {s["name"]: s for s in FT["settings"]}
-FT_ITERATIVE = [n for n, s in FT_SETTINGS.items() if s["method"] == "iterative"]
-FT_TABLE = "results/tables/table6_duc"
-# The jobs are small: one thread each, and the gpu resource only when a GPU will be used (as for the
-# ablation cells), so on a CPU-only machine two jobs share 2 cores instead of queueing for a GPU
-# that does not exist under `--resources gpu=1`.
-FT_GPUS = gpu_resource(config)
+FINETUNE_SETTINGS = {s["name"]: s for s in config["finetune"]["settings"]}
+FINETUNE_ITERATIVE = [n for n, s in FINETUNE_SETTINGS.items() if s["method"] == "iterative"]
+FINETUNE_YEARS = config["duc"]["years"]
 
 
-def ft_params(setting, *sections):
-    """--params-json for one setting's jobs: the sections, with finetune.settings cut to this setting."""
-    out = {k: config[k] for k in sections}
-    if "finetune" in out:
-        out["finetune"] = dict(out["finetune"], settings=[FT_SETTINGS[setting]])
-    return _json.dumps(out, sort_keys=True, separators=(",", ":"))
+def finetune_setting_params(job, setting):
+    """--params-json of one setting's job: the keys the job reads, finetune.settings cut to this setting."""
+    return stage_params("finetune", job, **{"finetune.settings": [FINETUNE_SETTINGS[setting]]})
 
 
-def ft_needs_pretrain(setting):
-    s = FT_SETTINGS[setting]
-    return s["init"] == "pretrained"
-
-
-def ft_pretrained_inputs(setting):
+def finetune_pretrained_inputs(setting):
     """Checkpoints (and, for variant best, every candidate's metrics) a setting may start from."""
     files = []
-    for v in _ft_candidates(FT_SETTINGS[setting], config["pretrain"]):
-        files += [f"models/pretrain/{v}/model.safetensors", f"models/pretrain/{v}/config.json",
-                  f"results/metrics/pretrain_{v}.json"]
+    for variant in candidate_variants(FINETUNE_SETTINGS[setting], config["pretrain"]):
+        files += [layout.PRETRAIN_MODEL.format(variant=variant), layout.PRETRAIN_CONFIG.format(variant=variant),
+                  layout.PRETRAIN_VARIANT_METRICS.format(variant=variant)]
     return files
 
 
-def ft_start_inputs(wc):
-    if FT_SETTINGS[wc.setting]["method"] == "iterative":
-        return [f"models/finetune/{wc.setting}/pruned/{f}"
-                for f in ("model.safetensors", "subnet_masks.safetensors", "pruning.json")]
-    return ft_pretrained_inputs(wc.setting)
+def finetune_pruned_files(setting):
+    return [f"{layout.FINETUNE_PRUNED_DIR.format(setting=setting)}/{name}" for name in layout.FINETUNE_PRUNED_FILES]
 
 
-def ft_job_params(wc):
-    s = FT_SETTINGS[wc.setting]
-    sections = ("seed", "model", "finetune", "duc") + (("pretrain",) if ft_needs_pretrain(wc.setting) else ())
-    return ft_params(wc.setting, *sections)
+def finetune_start_inputs(wc):
+    if FINETUNE_SETTINGS[wc.setting]["method"] == "iterative":
+        return finetune_pruned_files(wc.setting)
+    return finetune_pretrained_inputs(wc.setting)
 
 
-if FT_ITERATIVE:
+if FINETUNE_ITERATIVE:
 
     rule finetune_prune:
         input:
-            train="data/oracle/train.parquet",
-            dev="data/oracle/dev.parquet",
-            start=lambda wc: ft_pretrained_inputs(wc.setting),
+            train=layout.ORACLE_FILE.format(split="train"),
+            dev=layout.ORACLE_FILE.format(split="dev"),
+            start=lambda wc: finetune_pretrained_inputs(wc.setting),
         output:
-            model="models/finetune/{setting}/pruned/model.safetensors",
-            masks="models/finetune/{setting}/pruned/subnet_masks.safetensors",
-            info="models/finetune/{setting}/pruned/pruning.json",
+            [f"{layout.FINETUNE_PRUNED_DIR}/{name}" for name in layout.FINETUNE_PRUNED_FILES],
         params:
-            p=lambda wc: ft_params(wc.setting, "seed", "model", "pretrain", "finetune"),
-            oracle=lambda wc, input: os.path.dirname(input.train),
-            out_dir=lambda wc, output: os.path.dirname(output.model),
+            p=lambda wc: finetune_setting_params("prune", wc.setting),
+            oracle_dir=lambda wc, input: os.path.dirname(input.train),
+            pretrain_dir=layout.PRETRAIN_DIR,
+            metrics_dir=layout.METRICS,
+            out_dir=layout.FINETUNE_PRUNED_DIR,
         wildcard_constraints:
-            setting="|".join(FT_ITERATIVE),
+            setting="|".join(FINETUNE_ITERATIVE),
         threads: 2
         resources:
-            gpu=FT_GPUS,
+            gpu=gpu_resource(config),
         log:
-            "logs/finetune/{setting}_prune.log",
+            layout.log_file("finetune/{setting}_prune"),
         benchmark:
-            "logs/benchmarks/finetune_prune_{setting}.tsv"
+            layout.benchmark_file("finetune_prune_{setting}")
         shell:
             "wikiref finetune prune --setting {wildcards.setting} --params-json {params.p:q}"
-            " --oracle-dir {params.oracle:q} --pretrain-dir models/pretrain --metrics-dir results/metrics"
-            " --out-dir {params.out_dir:q} --threads {threads} --no-progress > {log} 2>&1"
+            " --oracle-dir {params.oracle_dir:q} --pretrain-dir {params.pretrain_dir:q}"
+            " --metrics-dir {params.metrics_dir:q} --out-dir {params.out_dir:q} --threads {threads} --no-progress"
+            " > {log} 2>&1"
 
 
 rule finetune_job:
     input:
-        years=expand("data/duc/{year}.parquet", year=DUC["years"]),
-        start=ft_start_inputs,
+        years=expand(layout.DUC_YEAR, year=FINETUNE_YEARS),
+        start=finetune_start_inputs,
     output:
-        metrics="results/metrics/duc_{setting}_{year}.json",
-        predictions="models/finetune/{setting}/{year}/predictions.parquet",
-        summaries="models/finetune/{setting}/{year}/summaries.json",
+        metrics=layout.FINETUNE_JOB_METRICS,
+        predictions=layout.FINETUNE_PREDICTIONS,
+        summaries=layout.FINETUNE_SUMMARIES,
     params:
-        p=ft_job_params,
-        data=lambda wc, input: os.path.dirname(input.years[0]),
-        out_dir=lambda wc, output: os.path.dirname(output.predictions),
+        p=lambda wc: finetune_setting_params(run_job_name(FINETUNE_SETTINGS[wc.setting]), wc.setting),
+        data_dir=lambda wc, input: os.path.dirname(input.years[0]),
+        pretrain_dir=layout.PRETRAIN_DIR,
+        metrics_dir=layout.METRICS,
+        prune_dir=layout.FINETUNE_PRUNED_DIR,
+        out_dir=layout.FINETUNE_JOB_DIR,
     wildcard_constraints:
-        setting="|".join(FT_SETTINGS),
-        year="|".join(str(y) for y in DUC["years"]),
+        setting="|".join(FINETUNE_SETTINGS),
+        year="|".join(str(y) for y in FINETUNE_YEARS),
     threads: 1
     resources:
-        gpu=FT_GPUS,
+        gpu=gpu_resource(config),
     log:
-        "logs/finetune/{setting}_{year}.log",
+        layout.log_file("finetune/{setting}_{year}"),
     benchmark:
-        "logs/benchmarks/finetune_{setting}_{year}.tsv"
+        layout.benchmark_file("finetune_{setting}_{year}")
     shell:
         "wikiref finetune run --setting {wildcards.setting} --year {wildcards.year} --params-json {params.p:q}"
-        " --data-dir {params.data:q} --pretrain-dir models/pretrain --metrics-dir results/metrics"
-        " --prune-dir models/finetune/{wildcards.setting}/pruned --out-dir {params.out_dir:q}"
-        " --metrics {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
+        " --data-dir {params.data_dir:q} --pretrain-dir {params.pretrain_dir:q} --metrics-dir {params.metrics_dir:q}"
+        " --prune-dir {params.prune_dir:q} --out-dir {params.out_dir:q} --metrics {output.metrics:q}"
+        " --threads {threads} --no-progress > {log} 2>&1"
 
 
 rule finetune_table:
     input:
-        metrics=expand("results/metrics/duc_{setting}_{year}.json", setting=list(FT_SETTINGS), year=DUC["years"]),
-        baselines="results/metrics/duc_baselines.json",
+        metrics=expand(layout.FINETUNE_JOB_METRICS, setting=list(FINETUNE_SETTINGS), year=FINETUNE_YEARS),
+        baselines=layout.DUC_BASELINES_METRICS,
     output:
-        tables=multiext(FT_TABLE, ".csv", ".md", ".tex"),
-        summary="results/metrics/finetune.json",
+        tables=multiext(layout.TABLE6, ".csv", ".md", ".tex"),
+        summary=layout.FINETUNE_METRICS,
     params:
-        p=P("profile", "model", "finetune", "duc"),
-        table=FT_TABLE,
-        metrics_dir=lambda wc, input: os.path.dirname(input.baselines),
+        p=stage_params("finetune", "table"),
+        table=layout.TABLE6,
+        metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
     threads: 1
     log:
-        "logs/finetune/table6.log",
+        layout.log_file("finetune/table6"),
     benchmark:
-        "logs/benchmarks/finetune_table6.tsv"
+        layout.benchmark_file("finetune_table6")
     shell:
         "wikiref finetune table --params-json {params.p:q} --metrics-dir {params.metrics_dir:q}"
         " --baselines {input.baselines:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"

@@ -9,27 +9,27 @@ PRETRAIN_VARIANTS = [v["name"] for v in config["pretrain"]["variants"]]
 
 rule pretrain_variant:
     input:
-        train="data/oracle/train.parquet",
-        dev="data/oracle/dev.parquet",
-        test="data/oracle/test.parquet",
+        train=layout.ORACLE_FILE.format(split="train"),
+        dev=layout.ORACLE_FILE.format(split="dev"),
+        test=layout.ORACLE_FILE.format(split="test"),
     output:
-        model="models/pretrain/{variant}/model.safetensors",
-        config="models/pretrain/{variant}/config.json",
-        metrics="results/metrics/pretrain_{variant}.json",
+        model=layout.PRETRAIN_MODEL,
+        config=layout.PRETRAIN_CONFIG,
+        metrics=layout.PRETRAIN_VARIANT_METRICS,
     params:
-        p=P("seed", "model", "pretrain"),
+        p=stage_params("pretrain", "variant"),
         data=lambda wc, input: os.path.dirname(input.train),
         model_dir=lambda wc, output: os.path.dirname(output.model),
-        live_dir="results/dvclive/{variant}",
+        live_dir=layout.PRETRAIN_LIVE_DIR,
     wildcard_constraints:
         variant="[A-Za-z0-9_-]+",
     threads: 2
     resources:
         gpu=gpu_resource(config, config["pretrain"]["nproc_per_node"]),  # torchrun DDP: one GPU per process
     log:
-        "logs/pretrain/{variant}.log",
+        layout.log_file("pretrain/{variant}"),
     benchmark:
-        "logs/benchmarks/pretrain_{variant}.tsv"
+        layout.benchmark_file("pretrain_{variant}")
     shell:
         "wikiref pretrain run --variant {wildcards.variant} --params-json {params.p:q} --data {params.data:q}"
         " --model-dir {params.model_dir:q} --metrics {output.metrics:q} --live-dir {params.live_dir:q}"
@@ -38,27 +38,25 @@ rule pretrain_variant:
 
 rule pretrain_table:
     input:
-        metrics=expand("results/metrics/pretrain_{variant}.json", variant=PRETRAIN_VARIANTS),
-        dev="data/oracle/dev.parquet",
-        test="data/oracle/test.parquet",
+        metrics=expand(layout.PRETRAIN_VARIANT_METRICS, variant=PRETRAIN_VARIANTS),
+        dev=layout.ORACLE_FILE.format(split="dev"),
+        test=layout.ORACLE_FILE.format(split="test"),
     output:
-        csv="results/tables/table4_wikiref.csv",
-        md="results/tables/table4_wikiref.md",
-        tex="results/tables/table4_wikiref.tex",
-        summary="results/metrics/pretrain.json",
+        tables=multiext(layout.TABLE4, ".csv", ".md", ".tex"),
+        summary=layout.PRETRAIN_METRICS,
     params:
-        p=P("profile", "seed", "model", "pretrain"),
+        p=stage_params("pretrain", "table"),
         data=lambda wc, input: os.path.dirname(input.dev),
         metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
-        stem=lambda wc, output: os.path.splitext(output.csv)[0],
+        table=layout.TABLE4,
     threads: 1
     log:
-        "logs/pretrain/table4.log",
+        layout.log_file("pretrain/table4"),
     benchmark:
-        "logs/benchmarks/pretrain_table4.tsv"
+        layout.benchmark_file("pretrain_table4")
     shell:
         "wikiref pretrain table --params-json {params.p:q} --data {params.data:q}"
-        " --metrics-dir {params.metrics_dir:q} --table {params.stem:q} --summary {output.summary:q} > {log} 2>&1"
+        " --metrics-dir {params.metrics_dir:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"
 
 
 rule pretrain_all:

@@ -3,48 +3,77 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from pathlib import Path
 
+from wikiref import layout
 from wikiref.cli import add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
 
 HELP = "pre-train BERT / Q-BERT sentence scorers on WikiRef and evaluate them (Table IV)"
-DESCRIPTION = """Actions:
+DESCRIPTION = f"""Jobs:
   run       train one variant (pretrain.variants[*].name) then evaluate it (what the Snakemake rule runs)
   train     train one variant only
   evaluate  evaluate a trained variant: dev threshold search, dev + test ROUGE-1/2/L F1
   table     Table IV from the per-variant metrics + the ALL / LEAD / ORACLE baselines
-  fixture   write stand-in data/oracle-format splits (synthetic and/or the WikiCite cloze sample)
+  fixture   write stand-in oracle-format splits (synthetic and/or the WikiCite cloze sample)
 
-In: data/oracle/{train,dev,test}.parquet (params: seed, model, pretrain; table also profile).
-Out: models/pretrain/<variant>/ (model.safetensors, config.json, tokenizer files, training.json;
-last/ holds the resumable state while training runs), results/metrics/pretrain_<variant>.json,
-results/dvclive/<variant>/ (dvclive metrics + plots), results/tables/table4_wikiref.{csv,md,tex},
-results/metrics/pretrain.json.
+In: {layout.ORACLE_DIR}/{{train,dev,test}}.parquet (params: seed, model, pretrain; table also profile).
+Out: {layout.PRETRAIN_MODEL_DIR}/ (model.safetensors, config.json, tokenizer files, training.json;
+last/ holds the resumable state while training runs), {layout.PRETRAIN_VARIANT_METRICS},
+{layout.PRETRAIN_LIVE_DIR}/ (dvclive metrics + plots), {layout.TABLE4}.{{csv,md,tex}},
+{layout.PRETRAIN_METRICS}.
 Multi-GPU: pretrain.nproc_per_node > 1 relaunches `train`/`run` under torchrun (DDP), or start it
-yourself: torchrun --nproc_per_node=N -m wikiref pretrain train --variant NAME ..."""
+yourself: torchrun --nproc_per_node=N -m wikiref pretrain train --variant NAME ...
+`wikiref pretrain <job> --help` lists the arguments of each job."""
 
 log = logging.getLogger(__name__)
 
+JOBS = {
+    "run": "train one variant, then evaluate it",
+    "train": "train one variant",
+    "evaluate": "evaluate a trained variant (dev threshold, dev + test ROUGE)",
+    "table": "Table IV and results/metrics/pretrain.json",
+    "fixture": "stand-in oracle-format splits",
+}
+
+
+def _add_data(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", default=layout.ORACLE_DIR,
+                        help="folder with the oracle splits {train,dev,test}.parquet (default: %(default)s)")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["run", "train", "evaluate", "table", "fixture"])
-    parser.add_argument("--variant", help="variant name from pretrain.variants (run/train/evaluate)")
-    parser.add_argument("--data", default="data/oracle", help="folder with {train,dev,test}.parquet (default: %(default)s)")
-    parser.add_argument("--model-dir", help="default: models/pretrain/<variant>")
-    parser.add_argument("--metrics", help="per-variant metrics JSON (default: results/metrics/pretrain_<variant>.json)")
-    parser.add_argument("--live-dir", help="dvclive folder (default: results/dvclive/<variant>)")
-    parser.add_argument("--metrics-dir", default="results/metrics", help="table: where pretrain_<variant>.json are")
-    parser.add_argument("--table", default="results/tables/table4_wikiref", help="table: output stem (default: %(default)s)")
-    parser.add_argument("--summary", default="results/metrics/pretrain.json", help="table: summary metrics JSON")
-    add_torch_arguments(parser)
-    parser.add_argument("--out", help="fixture: output folder")
-    parser.add_argument("--cloze", help="fixture: WikiCite cloze.jsonl to convert (real examples)")
-    parser.add_argument("--synthetic", type=int, default=0, help="fixture: number of synthetic examples to add")
-    add_params_arguments(parser)
+    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
+    for job, text in JOBS.items():
+        job_parser = sub.add_parser(job, help=text, description=text)
+        if job in ("run", "train", "evaluate"):
+            job_parser.add_argument("--variant", required=True, help="variant name from pretrain.variants")
+            _add_data(job_parser)
+            job_parser.add_argument("--model-dir", help=f"the checkpoint (default: {layout.PRETRAIN_MODEL_DIR})")
+            if job != "evaluate":
+                job_parser.add_argument("--live-dir", help=f"dvclive folder (default: {layout.PRETRAIN_LIVE_DIR})")
+            if job != "train":
+                job_parser.add_argument("--metrics",
+                               help=f"the variant's metrics JSON (default: {layout.PRETRAIN_VARIANT_METRICS})")
+            add_torch_arguments(job_parser)
+            add_params_arguments(job_parser)
+        elif job == "table":
+            _add_data(job_parser)
+            job_parser.add_argument("--metrics-dir", default=layout.METRICS,
+                           help="folder of the per-variant metrics pretrain_<variant>.json (default: %(default)s)")
+            job_parser.add_argument("--table", default=layout.TABLE4, help="output stem (default: %(default)s)")
+            job_parser.add_argument("--summary", default=layout.PRETRAIN_METRICS,
+                           help="summary metrics JSON (default: %(default)s)")
+            add_params_arguments(job_parser)
+        else:
+            job_parser.add_argument("--out", required=True, help="output folder of {train,dev,test}.parquet")
+            job_parser.add_argument("--cloze", help="WikiCite cloze.jsonl to convert (real examples)")
+            job_parser.add_argument("--synthetic", type=int, default=0, help="number of synthetic examples to add")
 
 
 def _maybe_torchrun(n: int) -> int | None:
@@ -60,117 +89,53 @@ def _maybe_torchrun(n: int) -> int | None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from wikiref.schemas import SchemaError
+    from wikiref.stages import pretrain
+
+    try:
+        return _main(args, pretrain)
+    except (pretrain.PretrainError, SchemaError) as exc:
+        raise SystemExit(f"wikiref pretrain {args.job}: {exc}") from None
+
+
+def _main(args: argparse.Namespace, pretrain) -> int:
+    if args.job == "fixture":
+        counts = pretrain.fixture({}, {"cloze": args.cloze}, {"dir": args.out}, synthetic=args.synthetic)
+        print(json.dumps(counts))
+        return 0
+    if args.job == "table":
+        params = params_from_args(args, *job_keys("pretrain", "table"))
+        inputs = {**pretrain.split_files(args.data, pretrain.EVAL_SPLITS),
+                  "variant_metrics": {name: pretrain.variant_metrics_file(args.metrics_dir, name)
+                                      for name in pretrain.variants(params["pretrain"])}}
+        summary = pretrain.table(params, inputs, {"table": args.table, "summary": args.summary})
+        print(f"Table IV: {len(inputs['variant_metrics'])} variants, best {summary['best_variant']} "
+              f"-> {Path(args.table).with_suffix('.md')}")
+        return 0
+
     set_torch_threads(args)
-    if args.action == "fixture":
-        return _fixture(args)
-    if args.action == "table":
-        return _table(args)
-    params = params_from_args(args, "seed", "model", "pretrain")
-    from wikiref.stages import pretrain as pt
-
-    if not args.variant:
-        raise SystemExit(f"wikiref pretrain {args.action}: --variant is required")
-    names = pt.variants(params["pretrain"])
-    if args.variant not in names:
-        raise SystemExit(f"unknown variant {args.variant!r}; params define: {', '.join(names)}")
-    model_dir = Path(args.model_dir or f"models/pretrain/{args.variant}")
-    metrics_path = Path(args.metrics or f"results/metrics/pretrain_{args.variant}.json")
-    live_dir = args.live_dir or f"results/dvclive/{args.variant}"
-    dev_scores = None
-    if args.action in ("run", "train"):
-        rc = _maybe_torchrun(params["pretrain"]["nproc_per_node"])
-        if rc is not None:
-            return rc  # the torchrun children trained; rank 0 also evaluated (action run)
-        else:
-            result = pt.train_variant(params, args.variant, args.data, model_dir, live_dir,
-                                      progress=not args.no_progress)
-            if int(os.environ.get("RANK", "0")) != 0:
-                return 0  # under torchrun only rank 0 reports and evaluates
-            log.info("trained %s: best epoch %d, dev ROUGE-2 %.2f, %.1f windows/s", args.variant,
-                     result.best_epoch, result.best_metric, result.windows_per_second)
-            dev_scores = result.best_dev_scores
-    if args.action in ("run", "evaluate"):
-        from wikiref.files import write_json
-
-        metrics = pt.evaluate_variant(params, args.variant, model_dir, args.data, progress=not args.no_progress,
-                                      dev_scores=dev_scores)
-        write_json(metrics_path, metrics)
-        log.info("%s: dev R-2 %.2f, test R-2 %.2f (threshold %s) -> %s", args.variant, metrics["dev"]["rouge2"],
-                 metrics["test"]["rouge2"], metrics["threshold"], metrics_path)
-    return 0
-
-
-def _table(args: argparse.Namespace) -> int:
-    from wikiref.stages import pretrain as pt
-    from wikiref.files import read_json, write_json
-    from wikiref.tables import write_table
-
-    params = params_from_args(args, "profile", "seed", "model", "pretrain")
-    pre = params["pretrain"]
-    metrics = {}
-    for name in pt.variants(pre):
-        path = Path(args.metrics_dir) / f"pretrain_{name}.json"
-        if not path.exists():
-            raise SystemExit(f"missing {path}: run `wikiref pretrain run --variant {name}` first")
-        metrics[name] = read_json(path)
-    baselines = pt.baseline_metrics(params, args.data)
-    df = pt.table4(pre, metrics, baselines)
-    summary = pt.summary_metrics(params["model"], pre, metrics, baselines)
-    enc = params["model"]["encoder"]
-    notes = (f"ROUGE F1 x 100 (rouge-score, Porter stemming; ROUGE-L summary-level). "
-             f"Encoder {enc} (TRANSFORMER rows: same shape, random init); max_length {params['model']['max_length']}, "
-             f"stride {params['model']['stride']}, epochs {pre['epochs']}, batch {pre['batch_size']}, lr {pre['lr']}; "
-             f"train examples cap {pre['max_train_examples']}, dev/test cap {pre['max_eval_examples']}; "
-             f"dev/test examples: {summary_examples(metrics)}.")
-    cmp = summary.get("comparison_dev_rouge2")
-    if cmp:
-        notes += (f" Dev ROUGE-2: best pretrained variant {cmp['best_pretrained_variant']} "
-                  f"{cmp['best_pretrained_dev_rouge2']:.2f} vs LEAD {cmp['lead_dev_rouge2']:.2f} "
-                  f"({cmp['margin_over_lead']:+.2f})")
-        if "transformer_dev_rouge2" in cmp:
-            notes += f", vs TRANSFORMER {cmp['transformer_dev_rouge2']:.2f} ({cmp['margin_over_transformer']:+.2f})"
-        if "same_config_pretrained_variant" in cmp:
-            notes += (f"; like for like, {cmp['same_config_pretrained_variant']} (the TRANSFORMER's head, pooling "
-                      f"and input, pretrained) {cmp['same_config_pretrained_dev_rouge2']:.2f}: "
-                      f"{cmp['same_config_margin_over_transformer']:+.2f} vs TRANSFORMER, "
-                      f"{cmp['same_config_margin_over_lead']:+.2f} vs LEAD")
-        notes += ". The best of several variants on a small dev set is an optimistic pick."
-    write_table(df, args.table, title="Table IV: ROUGE F1 of baselines and models on WikiRef",
-                profile=params["profile"], encoder=enc, notes=notes)
-    summary["profile"] = params["profile"]["name"]
-    write_json(args.summary, summary)
-    print(Path(args.table).with_suffix(".md").read_text())
-    return 0
-
-
-def summary_examples(metrics) -> str:
-    first = next(iter(metrics.values()))
-    return f"{first['dev']['examples']}/{first['test']['examples']}"
-
-
-def _fixture(args: argparse.Namespace) -> int:
-    import json
-
-    import pandas as pd
-
-    from wikiref.stages import pretrain as pt
-
-    if not args.out:
-        raise SystemExit("fixture: --out is required")
-    parts = []
-    if args.cloze:
-        with open(args.cloze, encoding="utf-8") as fh:
-            parts.append(pt.cloze_oracle_frame(json.loads(line) for line in fh if line.strip()))
-    if args.synthetic:
-        parts.append(pt.synthetic_oracle_frame(args.synthetic, seed=0))
-    if not parts:
-        raise SystemExit("fixture: give --cloze and/or --synthetic N")
-    df = pd.concat(parts, ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
-    # Deterministic 60/20/20 split by a hash of the id.
-    import hashlib
-
-    bucket = df["id"].map(lambda s: int(hashlib.sha1(s.encode()).hexdigest(), 16) % 10)
-    frames = {"train": df[bucket < 6], "dev": df[(bucket >= 6) & (bucket < 8)], "test": df[bucket >= 8]}
-    pt.write_oracle_splits(frames, args.out)
-    print(json.dumps({k: len(v) for k, v in frames.items()}))
+    params = params_from_args(args, *job_keys("pretrain", "variant"))
+    pretrain.find_variant(params["pretrain"], args.variant)  # an unknown name fails before torchrun starts
+    name = args.variant
+    model_dir = args.model_dir or layout.PRETRAIN_MODEL_DIR.format(variant=name)
+    inputs = {**pretrain.split_files(args.data), "model_dir": model_dir}
+    outputs = {"model_dir": model_dir,
+               "metrics": getattr(args, "metrics", None) or layout.PRETRAIN_VARIANT_METRICS.format(variant=name),
+               "live_dir": getattr(args, "live_dir", None) or layout.PRETRAIN_LIVE_DIR.format(variant=name)}
+    progress = not args.no_progress
+    if args.job in ("run", "train"):
+        returncode = _maybe_torchrun(params["pretrain"]["nproc_per_node"])
+        if returncode is not None:
+            return returncode  # the torchrun children trained; rank 0 also evaluated (job run)
+    if args.job == "train":
+        trained = pretrain.train(params, inputs, outputs, variant=name, progress=progress)
+        if trained["rank"] == 0:
+            print(f"trained {name}: best epoch {trained['best_epoch']}, dev ROUGE-2 {trained['dev_rouge2']:.2f}, "
+                  f"{trained['windows_per_second']:.1f} windows/s -> {outputs['model_dir']}")
+        return 0
+    job = pretrain.run if args.job == "run" else pretrain.evaluate
+    metrics = job(params, inputs, outputs, variant=name, progress=progress)
+    if "dev" in metrics:  # not on the other ranks under torchrun
+        print(f"{name}: dev R-2 {metrics['dev']['rouge2']:.2f}, test R-2 {metrics['test']['rouge2']:.2f} "
+              f"(threshold {metrics['threshold']}) -> {outputs['metrics']}")
     return 0

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
+from wikiref import layout
 from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
 
 HELP = "render every table (csv/md/tex) and figure (png/svg) with profile captions"
-DESCRIPTION = """In: --ablations (results/metrics/ablations.json from `wikiref ablations collect`; optional),
+DESCRIPTION = f"""In: --ablations ({layout.ABLATIONS_METRICS} from `wikiref ablations collect`; optional),
 the tables the other steps wrote (--tables: stems under --tables-dir, e.g. table1_wikiref_splits) and
 their metrics files (--metrics, listed in the index).
-Out: results/tables/table8_pooling.*, table9_subnetworks.*, paper_comparison.*, paper_claims.*
-(csv + md + LaTeX booktabs), results/figures/fig4_duc_train_size, fig5_wikiref_size,
-fig6_wikiref_quality (.png + .svg + .csv of the plotted numbers), results/report/tables.html (every
-table on one page), results/README.md (the index linking everything) and results/metrics/report.json.
+Out: {layout.TABLES}/table8_pooling.*, table9_subnetworks.*, paper_comparison.*, paper_claims.*
+(csv + md + LaTeX booktabs), {layout.FIGURES}/fig4_duc_train_size, fig5_wikiref_size,
+fig6_wikiref_quality (.png + .svg + .csv of the plotted numbers), {layout.REPORT_HTML} (every
+table on one page), {layout.REPORT_INDEX} (the index linking everything) and {layout.REPORT_METRICS}.
 Every caption and figure names the profile and encoder and says STAND-IN when the data are stand-ins.
 Params: profile, report (dpi, column_width_in)."""
 
@@ -23,41 +24,28 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ablations", help="results/metrics/ablations.json (omit: no Tables VIII-IX / figures)")
+    parser.add_argument("--ablations", help=f"{layout.ABLATIONS_METRICS} (omit: no Tables VIII-IX / figures)")
     parser.add_argument("--tables", nargs="*", default=[], metavar="STEM", help="other steps' table stems to index")
     parser.add_argument("--metrics", nargs="*", default=[], metavar="JSON", help="metrics files to list in the index")
-    parser.add_argument("--tables-dir", default="results/tables")
-    parser.add_argument("--figures-dir", default="results/figures")
-    parser.add_argument("--index", default="results/README.md")
-    parser.add_argument("--html", default="results/report/tables.html")
-    parser.add_argument("--summary", default="results/metrics/report.json")
+    parser.add_argument("--tables-dir", default=layout.TABLES, help="default: %(default)s")
+    parser.add_argument("--figures-dir", default=layout.FIGURES, help="default: %(default)s")
+    parser.add_argument("--index", default=layout.REPORT_INDEX, help="default: %(default)s")
+    parser.add_argument("--html", default=layout.REPORT_HTML, help="default: %(default)s")
+    parser.add_argument("--summary", default=layout.REPORT_METRICS, help="default: %(default)s")
     add_params_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.files import read_json
-    from wikiref.stages.report.build import Outputs, build
+    from wikiref.stages import report
 
-    params = params_from_args(args, "profile", "report")
-    ab = None
-    if args.ablations:
-        path = Path(args.ablations)
-        if not path.exists():
-            raise SystemExit(f"wikiref report: {path} missing: run `wikiref ablations collect` first")
-        ab = read_json(path)
-    stems = []
-    for stem in args.tables:
-        name = Path(stem).name
-        for suffix in (".csv", ".md", ".tex"):
-            if name.endswith(suffix):
-                name = name[: -len(suffix)]
-        if not (Path(args.tables_dir) / f"{name}.csv").exists():
-            raise SystemExit(f"wikiref report: table {name} not found in {args.tables_dir}")
-        if name not in stems:
-            stems.append(name)
-    out = Outputs(tables_dir=Path(args.tables_dir), figures_dir=Path(args.figures_dir), index=Path(args.index),
-                  html=Path(args.html), summary=Path(args.summary))
-    summary = build(params, out, ablations=ab, table_stems=stems, metrics_files=sorted(set(args.metrics)))
-    log.info("report: %d tables, %d figures, %d numbers compared with the paper -> %s", summary["tables"],
-             summary["figures"], summary["cells_compared"], out.index)
+    params = params_from_args(args, *job_keys("report", "run"))
+    inputs = {"ablations": args.ablations, "tables": args.tables, "metrics": args.metrics}
+    outputs = {"tables_dir": args.tables_dir, "figures_dir": args.figures_dir, "index": args.index,
+               "html": args.html, "summary": args.summary}
+    try:
+        summary = report.run(params, inputs, outputs)
+    except report.ReportError as exc:
+        raise SystemExit(f"wikiref report: {exc}") from None
+    print(f"report: {summary['tables']} tables, {summary['figures']} figures, {summary['cells_compared']} numbers "
+          f"compared with the paper -> {args.index}")
     return 0

@@ -1,10 +1,10 @@
-"""Step 8: the analyses of journal §VI as grids of small experiments (Figs. 4-6, Tables VIII-IX).
+"""The analyses of journal §VI as grids of small experiments (Figs. 4-6, Tables VIII-IX).
 
 Every experiment is a *cell* of one of two grids; the Snakemake rule family
 (``workflow/rules/ablations.smk``) has one rule per grid, and the wildcard of a job *is* its cell, in
 Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
 
-* **augmentation cells** (``{aug}``, rule ``ablation_pretrain``): a WikiRef pre-training run
+* **augmentation cells** (``{aug}``, rule ``ablations_pretrain``): a WikiRef pre-training run
   ``pooling~P_data~D_amount~A_prune~R_start~S``:
 
   - ``data``: ``size`` (a seeded ``amount`` fraction of the training pool; the subsets are nested),
@@ -13,20 +13,23 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
     augmentation: the encoder alone, nothing to train; used by the fine-tuning cells without DA);
   - ``pooling``: ``cls`` (BERT) | ``max`` | ``mean`` | ``attention`` | ``query`` (Q-BERT);
   - ``prune``: ``none``, or ``iterative`` = gradual magnitude pruning while training on WikiRef
-    (:func:`wikiref.stages.finetune.prune_on_wikiref`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
+    (:func:`wikiref.stages.finetune.prune`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
     full-data augmentation model, Table IX).
 
   It writes the checkpoint (``models/ablations/pretrain/{aug}/``) and WikiRef dev/test ROUGE F1.
-* **DUC cells** (``{aug}/{duc}``, rule ``ablation_finetune``): fine-tune the augmentation model (or
+* **DUC cells** (``{aug}/{duc}``, rule ``ablations_finetune``): fine-tune the augmentation model (or
   the encoder) on DUC and test on ``ablations.test_year``; ``duc`` = ``train~T_percent~P_method~M``:
   ``train`` = ``all`` (the other years) or one year; ``percent`` of each training year's clusters;
   ``method`` = ``full`` | ``subnet`` (one-step ST) | ``iterative`` (the pruned subnetwork) | ``none``
-  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.stages.finetune.run_job` does the work.
+  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.stages.finetune.train_and_test` does the work.
 
 :func:`plan` lists the cells each analysis needs (shared cells run once: the full-data Q-BERT
 augmentation model is the Fig. 5 100% point, the Fig. 6 full-data line, a Table VIII row, the Table IX
-"None" row and the Fig. 4 +DA 100% point). :func:`collect` assembles the cells' results into
+"None" row and the Fig. 4 +DA 100% point). :func:`assemble` puts the cells' results together into
 ``results/metrics/ablations.json``, which ``wikiref report`` turns into the tables and figures.
+
+The jobs of the stage (``wikiref ablations <job>``), each ``job(params, inputs, outputs, **options) ->
+dict`` writing its outputs itself: :func:`pretrain_cell`, :func:`finetune_cell` and :func:`collect`.
 
 The ``ablations.budget`` parameters shrink windows, epochs, example counts and training-document
 lengths for these runs only (null = the ``model`` / ``pretrain`` / ``finetune`` value, or no cap), so
@@ -39,13 +42,17 @@ import copy
 import logging
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from wikiref import layout
+from wikiref.config import job_params
+from wikiref.registry import job_keys
 from wikiref.stages.finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 
 log = logging.getLogger(__name__)
@@ -280,49 +287,34 @@ def grids(params: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def aug_path(cell: AugCell) -> str:
-    return f"models/ablations/pretrain/{cell.id}"
+    """The folder of an augmentation cell's checkpoint."""
+    return f"{layout.ABLATIONS_PRETRAIN_DIR}/{cell.id}"
 
 
 def wikiref_metrics_path(cell: AugCell) -> str:
-    return f"results/ablations/wikiref/{cell.id}.json"
+    return layout.ABLATIONS_WIKIREF_RESULT.format(aug=cell.id)
 
 
 def duc_metrics_path(aug: AugCell, duc: DucCell) -> str:
-    return f"results/ablations/duc/{aug.id}/{duc.id}.json"
+    return layout.ABLATIONS_DUC_RESULT.format(aug=aug.id, duc=duc.id)
 
 
-def cell_gpus(params: Mapping) -> int:
-    """The ``gpu`` resource of a cell job: 1 when it will train on a GPU, else 0.
-
-    The cells are small; on a CPU-only machine each runs single-threaded (faster per cell than two
-    threads at these sizes, measured on 2 busy cores) and two cells share the cores instead of
-    queueing for a GPU that does not exist (``--resources gpu=1``)."""
-    device = params["model"]["device"]
-    if device == "cpu":
-        return 0
-    if device.startswith("cuda"):
-        return 1
-    import torch  # device auto
-
-    return 1 if torch.cuda.is_available() else 0
-
-
-def pretrain_inputs(params: Mapping, aug: str, oracle_dir: str = "data/oracle") -> dict[str, str]:
+def pretrain_inputs(params: Mapping, aug: str) -> dict[str, str]:
     """Snakemake inputs of an augmentation job: the oracle splits (+ the DA model it starts from)."""
     cell = parse_aug(aug)
-    out = {s: f"{oracle_dir}/{s}.parquet" for s in ("train", "dev", "test")}
+    out = {s: layout.ORACLE_FILE.format(split=s) for s in layout.SPLITS}
     if cell.start == "da":
-        out["start"] = f"{aug_path(AugCell(cell.pooling, 'size', 1.0))}/model.safetensors"
+        out["start"] = layout.ABLATIONS_MODEL.format(aug=AugCell(cell.pooling, "size", 1.0).id)
     return out
 
 
-def finetune_inputs(params: Mapping, aug: str, duc: str, duc_dir: str = "data/duc") -> dict[str, Any]:
+def finetune_inputs(params: Mapping, aug: str, duc: str) -> dict[str, Any]:
     """Snakemake inputs of a DUC job: every DUC year (+ the augmentation model unless data~none)."""
     cell = parse_aug(aug)
     parse_duc(duc)
-    out: dict[str, Any] = {"duc": [f"{duc_dir}/{y}.parquet" for y in sorted(params["duc"]["years"])]}
+    out: dict[str, Any] = {"duc": [layout.DUC_YEAR.format(year=y) for y in sorted(params["duc"]["years"])]}
     if cell.trains:
-        out["model"] = f"{aug_path(cell)}/model.safetensors"
+        out["model"] = layout.ABLATIONS_MODEL.format(aug=cell.id)
     return out
 
 
@@ -361,7 +353,6 @@ def effective_params(params: Mapping) -> dict:
     return p
 
 
-CELL_SECTIONS = ("seed", "model", "pretrain", "finetune", "duc", "ablations")
 # What a cell job receives in place of the Table IV variants / Table VI settings (it replaces them with
 # its own), so that editing those lists does not rerun every ablation cell.
 _PLACEHOLDER_VARIANT = {"name": "ablation", "label": "ablation", "head": "regression", "pooling": "query",
@@ -370,22 +361,25 @@ _PLACEHOLDER_SETTING = {"name": "ablation", "label": "ablation", "init": "encode
                         "method": "full"}
 
 
-def cell_params_json(params: Mapping) -> str:
-    """``--params-json`` of the cell rules: only what a cell's result depends on.
+def cell_param_replacements() -> dict[str, Any]:
+    """What the cell rules pass in place of the configured values (``replace=`` of
+    :func:`wikiref.config.job_params`): only what a cell's result depends on stays.
 
     The grid lists of ``ablations`` (which cells exist), ``pretrain.variants`` and ``finetune.settings``
-    (replaced inside each job) are left out, so adding a grid point or a Table IV/VI system reruns only
-    the new cells (Snakemake's params trigger) - not every finished one."""
-    import json
+    (replaced inside each job) are emptied or replaced by a placeholder, so adding a grid point or a
+    Table IV/VI system reruns only the new cells (Snakemake's params trigger) - not every finished one."""
+    return {
+        "ablations.data_fractions": [], "ablations.poolings": [], "ablations.subnetworks": [],
+        "ablations.duc_percents": [], "ablations.duc_single_years": False,
+        "ablations.quality.starts": [], "ablations.quality.names": [],
+        "pretrain.variants": [dict(_PLACEHOLDER_VARIANT)], "finetune.settings": [dict(_PLACEHOLDER_SETTING)],
+    }
 
-    p = {k: copy.deepcopy(params[k]) for k in CELL_SECTIONS}
-    a = p["ablations"]
-    a.update(data_fractions=[], poolings=[], subnetworks=[], duc_percents=[], duc_single_years=False)
-    a["quality"].update(starts=[], names=[])
-    p["pretrain"]["variants"] = [dict(_PLACEHOLDER_VARIANT)]
-    if "settings" in p["finetune"]:
-        p["finetune"]["settings"] = [dict(_PLACEHOLDER_SETTING)]
-    return json.dumps(p, sort_keys=True, separators=(",", ":"))
+
+def cell_params_json(params: Mapping) -> str:
+    """``--params-json`` of the cell jobs (what the rules pass): the keys of the registry's
+    ``("ablations", "cell")`` job with :func:`cell_param_replacements`."""
+    return job_params(params, *job_keys("ablations", "cell"), replace=cell_param_replacements())
 
 
 def variant_spec(cell: AugCell, head: str) -> dict:
@@ -415,7 +409,8 @@ def training_subset(pool: pd.DataFrame, cell: AugCell, window: float, seed: int)
         info = {"kind": "size", "fraction": cell.amount}
     elif cell.data == "quality":
         k = max(1, int(math.floor(window * n + 0.5)))
-        by_quality = pool.assign(_pos=np.arange(n)).sort_values(["oracle_score", "id"], kind="stable")["_pos"].to_numpy()
+        ranked = pool.assign(_pos=np.arange(n)).sort_values(["oracle_score", "id"], kind="stable")
+        by_quality = ranked["_pos"].to_numpy()
         start = min(int(math.floor(cell.amount * n + 1e-9)), n - k)
         chosen = np.sort(by_quality[start:start + k])
         scores = pool["oracle_score"].to_numpy(dtype=float)[chosen]
@@ -444,27 +439,38 @@ def cap_doc_sentences(df: pd.DataFrame, n: int | None) -> tuple[pd.DataFrame, in
 
 # --------------------------------------------------------------------------- jobs
 
-def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, model_dir: str | Path, *,
-                      pretrain_root: str | Path = "models/ablations/pretrain", progress: bool = False) -> dict:
-    """Train one augmentation cell on its WikiRef subset and score it on WikiRef dev/test; or, for
-    ``prune: iterative``, run :func:`wikiref.stages.finetune.prune_on_wikiref` from the encoder / DA model."""
+def _cell(parse: Callable[[str], Any], cell: Any) -> Any:
+    return parse(cell) if isinstance(cell, str) else cell
+
+
+def pretrain_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell,
+                  progress: bool = False) -> dict:
+    """One augmentation cell: train on its WikiRef subset and score it on WikiRef dev/test; or, for
+    ``prune: iterative``, run :func:`wikiref.stages.finetune.prune` from the encoder / DA model.
+
+    inputs: ``train``, ``dev``, ``test`` (oracle splits), ``pretrain_root`` (the folder of the
+    augmentation checkpoints: a cell that starts from the DA model finds it there); outputs:
+    ``model_dir`` (the checkpoint), ``result`` (the cell's JSON). Returns the result."""
     import torch
 
-    from wikiref.stages import pretrain as pt
+    from wikiref.files import write_json
     from wikiref.model import build_scorer
     from wikiref.model.training import TrainSettings, train
+    from wikiref.stages import pretrain
 
-    p = effective_params(params)
-    ab, seed = p["ablations"], p["seed"]
-    spec = variant_spec(cell, ab["head"])
-    p["pretrain"]["variants"] = [spec]
+    cell = _cell(parse_aug, aug)
+    model_dir = outputs["model_dir"]
+    run_params = effective_params(params)
+    ablation_params, seed = run_params["ablations"], run_params["seed"]
+    spec = variant_spec(cell, ablation_params["head"])
+    run_params["pretrain"]["variants"] = [spec]
     out: dict[str, Any] = {"cell": cell.id, "pooling": cell.pooling, "data": cell.data, "amount": cell.amount,
-                           "prune": cell.prune, "start": cell.start, "head": ab["head"],
-                           "encoder": p["model"]["encoder"]}
+                           "prune": cell.prune, "start": cell.start, "head": ablation_params["head"],
+                           "encoder": run_params["model"]["encoder"]}
     if not cell.trains:
         raise AblationError(f"{cell.id}: no augmentation, nothing to train")
     if cell.prune == "iterative":
-        from wikiref.stages import finetune as ft
+        from wikiref.stages import finetune
 
         setting = {"name": "ablation", "label": "iterative", "method": "iterative"}
         if cell.start == "encoder":
@@ -472,31 +478,35 @@ def run_pretrain_cell(params: Mapping, cell: AugCell, oracle_dir: str | Path, mo
         else:
             base = AugCell(cell.pooling, "size", 1.0)
             setting.update(init="pretrained", variant=base.id)
-            p["pretrain"]["variants"] = [variant_spec(base, ab["head"])]
-        p["finetune"]["settings"] = [setting]
-        info = ft.prune_on_wikiref(p, "ablation", oracle_dir, model_dir, pretrain_dir=pretrain_root,
-                                   metrics_dir=pretrain_root, progress=progress)
-        out["pruning"] = info
+            run_params["pretrain"]["variants"] = [variant_spec(base, ablation_params["head"])]
+        run_params["finetune"]["settings"] = [setting]
+        root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)
+        prune_inputs = {"train": inputs["train"], "dev": inputs["dev"], "pretrain_dir": root,
+                        "pretrain_metrics_dir": root}
+        out["pruning"] = finetune.prune(run_params, prune_inputs, {"dir": model_dir}, setting="ablation",
+                                        progress=progress)
+        write_json(outputs["result"], out)
         return out
-    train_all, counts = pt.load_split(oracle_dir, "train", None, seed)
-    pool = pt.cap_rows(train_all, p["pretrain"]["max_train_examples"], seed)
-    train_df, subset = training_subset(pool, cell, ab["quality"]["window"], seed)
-    train_df, subset["sentences_cut"] = cap_doc_sentences(train_df, ab["budget"]["wikiref_doc_sentences"])
-    dev_df, _ = pt.load_split(oracle_dir, "dev", p["pretrain"]["max_eval_examples"], seed)
+    train_all, counts = pretrain.read_split(inputs["train"], None, seed)
+    pool = pretrain.cap_rows(train_all, run_params["pretrain"]["max_train_examples"], seed)
+    train_df, subset = training_subset(pool, cell, ablation_params["quality"]["window"], seed)
+    train_df, subset["sentences_cut"] = cap_doc_sentences(train_df, ablation_params["budget"]["wikiref_doc_sentences"])
+    dev_df, _ = pretrain.read_split(inputs["dev"], run_params["pretrain"]["max_eval_examples"], seed)
     torch.manual_seed(seed)
-    model, tok = build_scorer(pt.scorer_config(p["model"], spec))
+    model, tok = build_scorer(pretrain.scorer_config(run_params["model"], spec))
     log.info("%s: training on %d WikiRef examples (%s)", cell.id, len(train_df), subset)
-    result = train(model, tok, pt.to_examples(train_df, spec["head"]), pt.to_examples(dev_df, spec["head"]),
-                   TrainSettings.from_params(seed, p["model"], p["pretrain"], progress), model_dir,
-                   select_fn=pt.dev_rouge2_fn(dev_df, p["pretrain"]))
+    result = train(model, tok, pretrain.to_examples(train_df, spec["head"]), pretrain.to_examples(dev_df, spec["head"]),
+                   TrainSettings.from_params(seed, run_params["model"], run_params["pretrain"], progress), model_dir,
+                   select_fn=pretrain.dev_rouge2_fn(dev_df, run_params["pretrain"]))
     # The best epoch's dev scores are reused (scoring dev again would cost as much as the training).
-    metrics = pt.evaluate_variant(p, cell.id, model_dir, oracle_dir, dev_scores=result.best_dev_scores)
+    metrics = pretrain.evaluate_variant(run_params, cell.id, model_dir, inputs, dev_scores=result.best_dev_scores)
     out.update(subset=subset, train_rows=counts,
                wikiref={split: {k: metrics[split][k] for k in ("rouge1", "rouge2", "rougeL", "examples",
                                                                  "mean_sentences")} for split in ("dev", "test")},
                threshold=metrics["threshold"],
                training={"best_epoch": result.best_epoch, "train_seconds": result.train_seconds,
                          "windows": result.pack_stats.get("windows"), "windows_per_second": result.windows_per_second})
+    write_json(outputs["result"], out)
     return out
 
 
@@ -526,63 +536,74 @@ def clusters_for_percent(n_clusters: Mapping[int, int], percent: int, cap: int |
     return max(1, int(math.floor(percent / 100.0 * base + 0.5)))
 
 
-def run_duc_cell(params: Mapping, aug: AugCell, duc: DucCell, duc_dir: str | Path, out_dir: str | Path, *,
-                 pretrain_root: str | Path = "models/ablations/pretrain", progress: bool = False) -> dict:
-    """Fine-tune (or just apply) one DUC cell with :func:`wikiref.stages.finetune.run_job` and test on the
-    held-out year; returns the cell's result (ROUGE recall x 100)."""
-    from wikiref.stages import finetune as ft
+def finetune_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell, duc: str | DucCell,
+                  progress: bool = False) -> dict:
+    """One DUC cell: fine-tune (or just apply) the augmentation model with
+    :func:`wikiref.stages.finetune.train_and_test` and test on the held-out year.
 
-    p = effective_params(params)
-    ab = p["ablations"]
-    pl = plan(p)
+    inputs: ``years`` (DUC year -> its ``data/duc/<year>.parquet``; the cell reads the ones it needs),
+    ``pretrain_root`` (the folder of the augmentation checkpoints); outputs: ``work_dir`` (the
+    fine-tuning folder; the weights are not kept), ``result`` (the cell's JSON: ROUGE recall x 100).
+    Returns the result."""
+    from wikiref.files import write_json
+    from wikiref.stages import finetune
+
+    aug, duc = _cell(parse_aug, aug), _cell(parse_duc, duc)
+    pretrain_root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)
+    run_params = effective_params(params)
+    ablation_params = run_params["ablations"]
+    planned = plan(run_params)
     setting = duc_setting(aug, duc)
-    p["finetune"]["settings"] = [setting]
+    run_params["finetune"]["settings"] = [setting]
     if aug.trains:
-        p["pretrain"]["variants"] = [variant_spec(aug, ab["head"])]
+        run_params["pretrain"]["variants"] = [variant_spec(aug, ablation_params["head"])]
     if duc.train == "all":
-        train_years = pl.train_years
+        train_years = planned.train_years
     elif duc.train == "none":
         train_years = []
     else:
         train_years = [int(duc.train)]
-        if train_years[0] not in pl.train_years:
-            raise AblationError(f"{duc.id}: {duc.train} is not a training year ({pl.train_years})")
-    years = sorted(train_years + [pl.test_year]) if train_years else sorted(pl.train_years + [pl.test_year])
-    paths = {y: Path(duc_dir) / f"{y}.parquet" for y in years}
-    missing = [str(v) for v in paths.values() if not v.exists()]
+        if train_years[0] not in planned.train_years:
+            raise AblationError(f"{duc.id}: {duc.train} is not a training year ({planned.train_years})")
+    years = sorted((train_years or planned.train_years) + [planned.test_year])
+    paths = {y: inputs["years"].get(y) for y in years}
+    missing = [str(path or y) for y, path in paths.items() if path is None or not Path(path).exists()]
     if missing:
-        raise FileNotFoundError(f"missing DUC files {missing}: run `wikiref duc-prepare` first")
-    n_clusters = {y: int(ft.load_year(paths[y])["topic"].nunique()) for y in train_years}
-    cap = p["finetune"]["max_train_clusters"]
+        raise AblationError(f"missing DUC files {missing}: run `wikiref duc prepare` first")
+    n_clusters = {y: int(finetune.load_year(paths[y])["topic"].nunique()) for y in train_years}
+    cap = run_params["finetune"]["max_train_clusters"]
     if train_years:
-        p["finetune"]["max_train_clusters"] = clusters_for_percent(n_clusters, duc.percent, cap)
+        run_params["finetune"]["max_train_clusters"] = clusters_for_percent(n_clusters, duc.percent, cap)
     prune_dir = Path(pretrain_root) / aug.id if duc.method == "iterative" else None
-    metrics, _, _ = ft.run_job(p, "ablation", pl.test_year, paths, out_dir, pretrain_dir=pretrain_root,
-                               metrics_dir=pretrain_root, prune_dir=prune_dir, progress=progress)
+    metrics, _, _ = finetune.train_and_test(run_params, "ablation", planned.test_year, paths, outputs["work_dir"],
+                                      pretrain_dir=pretrain_root, metrics_dir=pretrain_root, prune_dir=prune_dir,
+                                      progress=progress)
     test = metrics["test"]
-    return {
+    result = {
         "aug": aug.id, "duc_cell": duc.id, "train": duc.train, "percent": duc.percent, "method": duc.method,
-        "test_year": pl.test_year, "train_years": train_years,
+        "test_year": planned.test_year, "train_years": train_years,
         "train_clusters": len(metrics.get("train_clusters", [])), "dev_clusters": len(metrics.get("dev_clusters", [])),
-        "clusters_per_year_cap": p["finetune"]["max_train_clusters"] if train_years else None,
-        "duc": ft.recall_x100(test),
+        "clusters_per_year_cap": run_params["finetune"]["max_train_clusters"] if train_years else None,
+        "duc": finetune.recall_x100(test),
         "duc_ci": {m: [round(100.0 * float(x), 4) for x in test[m]["R_ci"]] for m in MEASURES},
         "test_topics": metrics["test_topics"], "standin": metrics["standin"], "seconds": metrics["seconds"],
         "subnet": metrics.get("subnet") or {}, "start": metrics.get("start", {}),
         "best_epoch": (metrics.get("training") or {}).get("best_epoch"),
     }
+    write_json(outputs["result"], result)
+    return result
 
 
 # --------------------------------------------------------------------------- collect
 
-def collect(params: Mapping, read) -> dict:
+def assemble(params: Mapping, read: Callable[[str], Mapping]) -> dict:
     """All cells -> the ``results/metrics/ablations.json`` structure (``read(path)`` -> the cell JSON).
 
     ``wikiref`` metrics are WikiRef *test* ROUGE F1 x 100 (dev threshold); ``duc`` metrics are DUC
     ``test_year`` ROUGE recall x 100 (official scorer)."""
-    p = effective_params(params)
-    pl = plan(p)
-    ab = p["ablations"]
+    run_params = effective_params(params)
+    planned = plan(run_params)
+    ablation_params = run_params["ablations"]
 
     def wiki(cell: AugCell) -> dict:
         m = read(wikiref_metrics_path(cell))
@@ -595,38 +616,65 @@ def collect(params: Mapping, read) -> dict:
         m = read(duc_metrics_path(a, d))
         return {"duc": m["duc"], "train_clusters": m["train_clusters"], "seconds": m["seconds"]}
 
+    model, pre, tuning = run_params["model"], run_params["pretrain"], run_params["finetune"]
     out: dict[str, Any] = {
-        "profile": p["profile"]["name"], "standin": bool(p["profile"].get("standin")),
-        "duc_standin": bool(p["duc"]["standin"]), "encoder": p["model"]["encoder"], "head": ab["head"],
-        "base_pooling": ab["pooling"], "test_year": pl.test_year, "train_years": pl.train_years,
-        "budget": {"max_length": p["model"]["max_length"], "stride": p["model"]["stride"],
-                   "max_query_tokens": p["model"]["max_query_tokens"], "pretrain_epochs": p["pretrain"]["epochs"],
-                   "finetune_epochs": p["finetune"]["epochs"], "train_pool": p["pretrain"]["max_train_examples"],
-                   "eval_examples": p["pretrain"]["max_eval_examples"],
-                   "wikiref_doc_sentences": ab["budget"]["wikiref_doc_sentences"],
-                   "duc_doc_sentences": p["finetune"].get("max_doc_sentences"),
-                   "duc_train_clusters": p["finetune"].get("max_train_clusters")},
+        "profile": run_params["profile"]["name"], "standin": bool(run_params["profile"].get("standin")),
+        "duc_standin": bool(run_params["duc"]["standin"]), "encoder": model["encoder"],
+        "head": ablation_params["head"], "base_pooling": ablation_params["pooling"], "test_year": planned.test_year,
+        "train_years": planned.train_years,
+        "budget": {"max_length": model["max_length"], "stride": model["stride"],
+                   "max_query_tokens": model["max_query_tokens"], "pretrain_epochs": pre["epochs"],
+                   "finetune_epochs": tuning["epochs"], "train_pool": pre["max_train_examples"],
+                   "eval_examples": pre["max_eval_examples"],
+                   "wikiref_doc_sentences": ablation_params["budget"]["wikiref_doc_sentences"],
+                   "duc_doc_sentences": tuning.get("max_doc_sentences"),
+                   "duc_train_clusters": tuning.get("max_train_clusters")},
     }
-    out["data_size"] = {"points": [{"fraction": f, "wikiref": wiki(a), **duc(a, d)} for f, a, d in pl.data_size]}
+    out["data_size"] = {"points": [{"fraction": f, "wikiref": wiki(a), **duc(a, d)} for f, a, d in planned.data_size]}
     out["quality"] = {
-        "window": ab["quality"]["window"],
-        "points": [{"name": n, "start": s, "wikiref": wiki(a), **duc(a, d)} for n, s, a, d in pl.quality],
-        "full": ({"wikiref": wiki(pl.base), **duc(pl.base, DucCell("all", 100, "full"))} if pl.quality else None),
+        "window": ablation_params["quality"]["window"],
+        "points": [{"name": n, "start": s, "wikiref": wiki(a), **duc(a, d)} for n, s, a, d in planned.quality],
+        "full": ({"wikiref": wiki(planned.base), **duc(planned.base, DucCell("all", 100, "full"))}
+                 if planned.quality else None),
     }
     out["pooling"] = {"rows": [{"pooling": a.pooling, "label": lab, "wikiref": wiki(a), **duc(a, d)}
-                               for lab, a, d in pl.pooling]}
+                               for lab, a, d in planned.pooling]}
     rows = []
-    for key, a, d in pl.subnetwork:
+    for key, a, d in planned.subnetwork:
         m = read(duc_metrics_path(a, d))
         rows.append({"method": "one_step" if key == "one_step_da" else key.split("_")[0], "key": key,
                      "method_label": SUBNET_ROWS[key][0], "init_label": SUBNET_ROWS[key][1], "duc": m["duc"],
                      "subnet": m.get("subnet") or {}, "seconds": m["seconds"]})
     out["subnetwork"] = {"rows": rows}
     out["duc_size"] = {
-        "curves": {k: [{"percent": pc, **duc(a, d)} for pc, a, d in v] for k, v in pl.duc_size.items()},
-        "lines": {k: duc(a, d) for k, (a, d) in pl.duc_lines.items()},
+        "curves": {k: [{"percent": pc, **duc(a, d)} for pc, a, d in v] for k, v in planned.duc_size.items()},
+        "lines": {k: duc(a, d) for k, (a, d) in planned.duc_lines.items()},
     }
-    seconds = [read(duc_metrics_path(a, d))["seconds"] for a, d in pl.pairs()]
-    out["cells"] = {"augmentation": len(pl.aug_cells), "duc": len(pl.pairs()),
+    seconds = [read(duc_metrics_path(a, d))["seconds"] for a, d in planned.pairs()]
+    out["cells"] = {"augmentation": len(planned.aug_cells), "duc": len(planned.pairs()),
                     "duc_seconds_total": round(float(sum(seconds)), 1)}
     return out
+
+
+def collect(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """Every cell's result -> ``results/metrics/ablations.json`` (:func:`assemble`). inputs:
+    ``results_root`` (the folder the cell result paths are relative to); outputs: ``metrics``. Returns
+    the collected structure."""
+    from wikiref.files import read_json, write_json
+
+    root = Path(inputs["results_root"])
+
+    def read(path: str) -> Mapping:
+        if not (root / path).exists():
+            raise AblationError(f"missing cell result {root / path}: run its ablations job first")
+        return read_json(root / path)
+
+    out = assemble(params, read)
+    write_json(outputs["metrics"], out)
+    return out
+
+
+def plan_lines(params: Mapping) -> list[str]:
+    """The jobs of the current parameters, one line each: ``pretrain <aug>`` / ``finetune <aug>/<duc>``."""
+    pl = plan(params)
+    return [f"pretrain {cell.id}" for cell in pl.aug_cells] + [f"finetune {a.id}/{d.id}" for a, d in pl.pairs()]

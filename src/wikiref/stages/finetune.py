@@ -1,8 +1,8 @@
-"""Step 6: held-out-year fine-tuning on DUC 2005-2007 (journal §V, Table VI; Table IX's subnetworks).
+"""Held-out-year fine-tuning on DUC 2005-2007 (journal §V, Table VI; Table IX's subnetworks).
 
 For a held-out year Y and a *setting* (``finetune.settings[*]``: starting point + method):
 
-1. **Data** (``data/duc/<year>.parquet`` from ``duc-prepare``): the other years are the training
+1. **Data** (``data/duc/<year>.parquet`` from ``wikiref duc prepare``): the other years are the training
    years; at most ``max_train_clusters`` clusters per training year are kept (seeded), and a seeded
    ``dev_fraction`` of the remaining clusters is held out for selection. One training example per
    (query, document): the query levels (title + narrative sentences), the document's sentences (the
@@ -17,17 +17,21 @@ For a held-out year Y and a *setting* (``finetune.settings[*]``: starting point 
    A classification checkpoint is switched to the regression head (same linear layer).
 3. **Method**: ``full`` (every weight trainable), ``subnet`` (ST: top ``subnet.fraction`` by
    magnitude per encoder-layer tensor, :mod:`wikiref.model.subnetworks`), ``iterative`` (the subnetwork left by
-   gradual magnitude pruning during a WikiRef training run, :func:`prune_on_wikiref`, pruned entries
+   gradual magnitude pruning during a WikiRef training run, :func:`prune`, pruned entries
    stay zero) or ``none`` (DA PRE-TRAINED: the checkpoint applied as is).
 4. **Selection**: :func:`wikiref.model.training.train` keeps the epoch with the best mean dev ROUGE-2 recall
    (official scorer, ``duc.rouge_flags``) of the summaries built by the DUC rule.
 5. **Test**: every sentence of year Y is scored per (query, document), ranked across the cluster and
    added while the summary stays within ``duc.summary_words`` words, skipping a sentence when more
    than half of its bigrams are already in it (:mod:`wikiref.stages.duc.selection`); ROUGE-1/2/SU4
-   with :mod:`wikiref.rouge.official` and the DUC flags (like ``duc-baselines``).
+   with :mod:`wikiref.rouge.official` and the DUC flags (like the duc stage's baselines).
 
-:func:`table6` / :func:`summary_metrics` assemble Table VI (baselines from ``duc-baselines`` + the
-settings) and the step's metrics.
+The jobs of the stage (``wikiref finetune <job>``), each ``job(params, inputs, outputs, **options) ->
+dict`` writing its outputs itself: :func:`run_job` (one setting, one held-out year: metrics,
+predictions, summaries), :func:`prune` (an iterative setting's pruned WikiRef model) and :func:`table`
+(Table VI from the duc stage's baselines + the settings, :func:`table6` / :func:`summary_metrics`,
+and the stage's metrics). :func:`train_and_test` is the work of one job without the files (the
+ablation cells run it too).
 """
 
 from __future__ import annotations
@@ -36,11 +40,15 @@ import logging
 import math
 import shutil
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from wikiref import layout
+from wikiref.schemas import SchemaError, require_columns
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +56,12 @@ INITS = ("encoder", "pretrained")
 METHODS = ("full", "subnet", "iterative", "none")
 MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
 MODEL_FILES_KEPT = ("training.json", "subnet.json")
+# The columns of data/duc/<year>.parquet (wikiref.schemas.DUC) a job reads.
+DUC_COLUMNS_READ = ("id", "year", "topic", "query", "doc_position", "doc_sentences", "sentence_targets", "references")
+
+
+class FinetuneError(ValueError):
+    """Bad input of a fine-tuning job: a setting that makes no sense, an unknown setting or year, a missing file."""
 
 
 # --------------------------------------------------------------------------- settings
@@ -59,19 +73,33 @@ def settings(finetune: Mapping) -> dict[str, dict]:
         s = dict(s)
         name = s["name"]
         if name in out:
-            raise ValueError(f"duplicate finetune setting name {name!r}")
+            raise FinetuneError(f"duplicate finetune setting name {name!r}")
         if s["init"] not in INITS:
-            raise ValueError(f"setting {name}: init {s['init']!r} not in {INITS}")
+            raise FinetuneError(f"setting {name}: init {s['init']!r} not in {INITS}")
         if s["method"] not in METHODS:
-            raise ValueError(f"setting {name}: method {s['method']!r} not in {METHODS}")
+            raise FinetuneError(f"setting {name}: method {s['method']!r} not in {METHODS}")
         if s["init"] == "encoder" and s["method"] == "none":
-            raise ValueError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
+            raise FinetuneError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
         if s["init"] == "encoder" and not s.get("pooling"):
-            raise ValueError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
+            raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
         if s["init"] == "pretrained" and not s.get("variant"):
-            raise ValueError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
+            raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
         out[name] = s
     return out
+
+
+def find_setting(finetune: Mapping, name: str) -> dict:
+    """The ``finetune.settings`` entry called ``name``."""
+    known = settings(finetune)
+    if name not in known:
+        raise FinetuneError(f"unknown setting {name!r}; finetune.settings define: {', '.join(known)}")
+    return known[name]
+
+
+def run_job_name(setting: Mapping) -> str:
+    """The registry job a setting's fine-tuning runs as: ``run_pretrained`` (it reads the ``pretrain``
+    section: the WikiRef checkpoint it starts from) or ``run``."""
+    return "run_pretrained" if setting["init"] == "pretrained" else "run"
 
 
 def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
@@ -84,14 +112,15 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     v = setting["variant"]
     if v != "best":
         if v not in known:
-            raise ValueError(f"setting {setting['name']}: variant {v!r} is not in pretrain.variants ({', '.join(known)})")
+            raise FinetuneError(f"setting {setting['name']}: variant {v!r} is not in pretrain.variants "
+                                f"({', '.join(known)})")
         return [v]
     out = [n for n, spec in known.items()
            if spec["init"] == "pretrained" and spec["query"]
            and (not setting.get("pooling") or spec["pooling"] == setting["pooling"])
            and (not setting.get("pretrain_head") or spec["head"] == setting["pretrain_head"])]
     if not out:
-        raise ValueError(f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
+        raise FinetuneError(f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
                          f"{' and pooling ' + setting['pooling'] if setting.get('pooling') else ''}"
                          f"{' and head ' + setting['pretrain_head'] if setting.get('pretrain_head') else ''}")
     return out
@@ -100,15 +129,16 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
 def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path) -> tuple[str, dict]:
     """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name)."""
     from wikiref.files import read_json
+    from wikiref.stages.pretrain import variant_metrics_file
 
     cands = candidate_variants(setting, pretrain)
     if setting["variant"] != "best":
         return cands[0], {"rule": "named"}
     dev = {}
     for name in cands:
-        path = Path(metrics_dir) / f"pretrain_{name}.json"
+        path = variant_metrics_file(metrics_dir, name)
         if not path.exists():
-            raise FileNotFoundError(f"{path} missing: run `wikiref pretrain run --variant {name}` (pretrain stage)")
+            raise FinetuneError(f"{path} missing: run `wikiref pretrain run --variant {name}` (pretrain stage)")
         dev[name] = float(read_json(path)["dev"]["rouge2"])
     best = max(sorted(dev), key=lambda n: dev[n])
     return best, {"rule": "best dev ROUGE-2 F1 on WikiRef", "candidates_dev_rouge2": dev}
@@ -120,12 +150,9 @@ def load_year(path: str | Path) -> pd.DataFrame:
     from wikiref.files import read_parquet
 
     df = read_parquet(path)
-    need = ("id", "year", "topic", "query", "doc_position", "doc_sentences", "sentence_targets", "references")
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: missing columns {missing} (written by `wikiref duc-prepare`?)")
+    require_columns(df.columns, DUC_COLUMNS_READ, f"{path} (written by `wikiref duc prepare`?)")
     if df["year"].nunique() != 1:
-        raise ValueError(f"{path}: expected one DUC year, found {sorted(df['year'].unique())}")
+        raise SchemaError(f"{path}: expected one DUC year, found {sorted(df['year'].unique())}")
     return df.sort_values(["topic", "doc_position"], kind="stable").reset_index(drop=True)
 
 
@@ -153,7 +180,7 @@ def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd
     and at least one left for training."""
     keys = _topic_keys(df)
     if len(keys) < 2:
-        raise ValueError(f"need at least 2 training clusters to hold one out for selection, have {len(keys)}")
+        raise FinetuneError(f"need at least 2 training clusters to hold one out for selection, have {len(keys)}")
     n_dev = min(len(keys) - 1, max(1, int(math.floor(dev_fraction * len(keys) + 0.5))))
     rng = np.random.default_rng(seed)
     dev_keys = {keys[i] for i in rng.choice(len(keys), size=n_dev, replace=False)}
@@ -175,7 +202,7 @@ def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None, targe
         sents = [str(s) for s in r.doc_sentences]
         targets = [float(t) * target_scale for t in r.sentence_targets]
         if len(targets) != len(sents):
-            raise ValueError(f"row {r.id}: {len(sents)} sentences but {len(targets)} targets")
+            raise FinetuneError(f"row {r.id}: {len(sents)} sentences but {len(targets)} targets")
         if max_doc_sentences is not None and len(sents) > max_doc_sentences:
             counts["capped_sentences"] += len(sents) - max_doc_sentences
             sents, targets = sents[:max_doc_sentences], targets[:max_doc_sentences]
@@ -261,8 +288,13 @@ def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapp
 
 # --------------------------------------------------------------------------- models
 
-def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path = "models/pretrain",
-                metrics_dir: str | Path = "results/metrics", prune_dir: str | Path | None = None,
+def _require_checkpoint(path: str | Path, hint: str) -> None:
+    if not (Path(path) / "config.json").exists():
+        raise FinetuneError(f"no model in {path}: {hint}")
+
+
+def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path = layout.PRETRAIN_DIR,
+                metrics_dir: str | Path = layout.METRICS, prune_dir: str | Path | None = None,
                 device="cpu") -> tuple[Any, Any, dict]:
     """The model a setting starts from, its tokenizer, and a description of where it came from."""
     import torch
@@ -273,7 +305,8 @@ def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path =
     info: dict[str, Any] = {"init": setting["init"]}
     if setting["method"] == "iterative":
         if prune_dir is None:
-            raise ValueError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
+            raise FinetuneError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
+        _require_checkpoint(prune_dir, f"run `wikiref finetune prune --setting {setting['name']}` first")
         from wikiref.files import read_json
 
         model, tok = load_scorer(prune_dir, device=device)
@@ -291,6 +324,7 @@ def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path =
     else:
         variant, why = resolve_variant(setting, params["pretrain"], metrics_dir)
         path = Path(pretrain_dir) / variant
+        _require_checkpoint(path, f"run `wikiref pretrain run --variant {variant}` first")
         model, tok = load_scorer(path, device=device)
         info.update(variant=variant, checkpoint=str(path), selection=why)
     info["pooling"] = model.config.pooling
@@ -331,49 +365,51 @@ def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path
 
 # --------------------------------------------------------------------------- one job
 
-def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[int, str | Path], out_dir: str | Path,
-            *, pretrain_dir: str | Path = "models/pretrain", metrics_dir: str | Path = "results/metrics",
-            prune_dir: str | Path | None = None, live_dir: str | Path | None = None,
-            progress: bool = True) -> tuple[dict, pd.DataFrame, dict]:
-    """Fine-tune one setting with ``year`` held out and test on it.
+def train_and_test(params: Mapping, setting_name: str, year: int, year_paths: Mapping[int, str | Path],
+                   out_dir: str | Path, *, pretrain_dir: str | Path = layout.PRETRAIN_DIR,
+                   metrics_dir: str | Path = layout.METRICS, prune_dir: str | Path | None = None,
+                   live_dir: str | Path | None = None, progress: bool = True) -> tuple[dict, pd.DataFrame, dict]:
+    """Fine-tune one setting with ``year`` held out and test on it (the work of :func:`run_job`).
 
-    Returns (metrics, per-document predictions of the test year, summaries by topic). The best dev
-    epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
+    ``year_paths``: DUC year -> its ``data/duc/<year>.parquet``; ``pretrain_dir`` / ``metrics_dir``: the
+    WikiRef checkpoints and their metrics (``pretrained`` settings); ``prune_dir``: the :func:`prune`
+    output (``iterative``). Returns (metrics, per-document predictions of the test year, summaries by
+    topic). The best dev epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
     """
     from wikiref.files import write_json
     from wikiref.model import load_scorer
     from wikiref.model.training import TrainSettings, train
 
     t_start = time.perf_counter()
-    ft, duc, seed = params["finetune"], params["duc"], params["seed"]
-    setting = settings(ft)[setting_name]
+    finetune_params, duc, seed = params["finetune"], params["duc"], params["seed"]
+    spec = find_setting(finetune_params, setting_name)
     years = sorted(int(y) for y in year_paths)
     if year not in years:
-        raise ValueError(f"held-out year {year} is not among the DUC years {years}")
+        raise FinetuneError(f"held-out year {year} is not among the DUC years {years}")
     train_years = [y for y in years if y != year]
     if not train_years:
-        raise ValueError("held-out-year fine-tuning needs at least two DUC years")
+        raise FinetuneError("held-out-year fine-tuning needs at least two DUC years")
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)
-    model, tok, start = start_model(params, setting, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir,
+    model, tok, start = start_model(params, spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir,
                                     prune_dir=prune_dir)
     metrics: dict[str, Any] = {
-        "setting": setting_name, "label": setting["label"], "method": setting["method"], "year": year,
-        "train_years": train_years if setting["method"] != "none" else [], "start": start,
+        "setting": setting_name, "label": spec["label"], "method": spec["method"], "year": year,
+        "train_years": train_years if spec["method"] != "none" else [], "start": start,
         "standin": bool(duc["standin"]), "flags": duc["rouge_flags"],
     }
-    if setting["method"] != "none":
+    if spec["method"] != "none":
         pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
-        pool = cap_clusters(pool, ft["max_train_clusters"], seed)
-        train_df, dev_df = held_out_split(pool, ft["dev_fraction"], seed + year)
-        train_ex, _, train_counts = to_examples(train_df, max_doc_sentences=ft["max_doc_sentences"],
-                                                target_scale=ft["target_scale"])
-        dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=ft["target_scale"])
-        gm, mask_stats = subnet_for(model, setting, ft, prune_dir)
-        hooks = gm.hooks() if gm is not None else {}
+        pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
+        train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
+        train_ex, _, train_counts = to_examples(train_df, max_doc_sentences=finetune_params["max_doc_sentences"],
+                                                target_scale=finetune_params["target_scale"])
+        dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=finetune_params["target_scale"])
+        gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
+        hooks = gradient_mask.hooks() if gradient_mask is not None else {}
         last = out_dir / "last"
-        settings_ = TrainSettings.from_params(seed, params["model"], ft, progress)
-        result = train(model, tok, train_ex, dev_ex, settings_, out_dir,
+        train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
+        result = train(model, tok, train_ex, dev_ex, train_settings, out_dir,
                        select_fn=dev_metric_fn(dev_used, duc), live_dir=live_dir, **hooks)
         if last.exists():
             shutil.rmtree(last)
@@ -394,7 +430,7 @@ def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[i
     metrics["test"] = rouge
     metrics["test_topics"] = len(summaries)
     metrics["seconds"] = round(time.perf_counter() - t_start, 2)
-    if setting["method"] != "none" and not ft["keep_models"]:
+    if spec["method"] != "none" and not finetune_params["keep_models"]:
         for f in out_dir.iterdir():
             if f.is_file() and f.name not in MODEL_FILES_KEPT:
                 f.unlink()
@@ -403,53 +439,94 @@ def run_job(params: Mapping, setting_name: str, year: int, year_paths: Mapping[i
     return metrics, preds, summaries
 
 
+def run_job(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, year: int,
+            progress: bool = True) -> dict:
+    """One fine-tuning job: ``setting`` with ``year`` held out (:func:`train_and_test`), and its files.
+
+    inputs: ``years`` (every ``duc.years`` year -> its ``data/duc/<year>.parquet``); ``pretrain_dir`` and
+    ``pretrain_metrics_dir`` (settings that start from a WikiRef checkpoint: ``models/pretrain``,
+    ``results/metrics``); ``pruned_dir`` (method iterative: the :func:`prune` output).
+    outputs: ``model_dir`` (training.json, subnet.json; the weights when ``finetune.keep_models``),
+    ``predictions`` (Parquet: id, topic, doc_position, sentence_scores per test document),
+    ``summaries`` (JSON: topic -> summary sentences), ``metrics`` (JSON), ``live_dir`` (dvclive, optional).
+    Returns the metrics.
+    """
+    import pyarrow as pa
+
+    from wikiref.files import write_json, write_parquet
+
+    spec = find_setting(params["finetune"], setting)
+    years = list(params["duc"]["years"])
+    if year not in years:
+        raise FinetuneError(f"year {year} is not in duc.years {years}")
+    paths = {y: inputs["years"].get(y) for y in years}
+    missing = [str(path or y) for y, path in paths.items() if path is None or not Path(path).exists()]
+    if missing:
+        raise FinetuneError(f"missing {', '.join(missing)}: run `wikiref duc prepare` (Snakemake rule duc_prepare) "
+                            "first")
+    metrics, predictions, summaries = train_and_test(
+        params, setting, year, paths, outputs["model_dir"],
+        pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
+        metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS),
+        prune_dir=inputs.get("pruned_dir") if spec["method"] == "iterative" else None,
+        live_dir=outputs.get("live_dir"), progress=progress)
+    write_parquet(outputs["predictions"], pa.Table.from_pandas(predictions, preserve_index=False))
+    write_json(outputs["summaries"], summaries)
+    write_json(outputs["metrics"], metrics)
+    return metrics
+
+
 # --------------------------------------------------------------------------- iterative pruning on WikiRef
 
-def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path, out_dir: str | Path, *,
-                     pretrain_dir: str | Path = "models/pretrain", metrics_dir: str | Path = "results/metrics",
-                     progress: bool = True) -> dict:
-    """Table IX "ITERATIVE": train on WikiRef (data/oracle, the ``pretrain`` section's training
+def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, progress: bool = True) -> dict:
+    """Table IX "ITERATIVE": train on WikiRef (the oracle splits, the ``pretrain`` section's training
     settings and caps) from the setting's start while pruning the encoder layers gradually (Zhu &
     Gupta) to ``1 - subnet.fraction`` sparsity; the schedule runs from ``iterative.begin`` to
-    ``iterative.end`` of the optimizer steps, pruning every ``iterative.frequency`` steps. Writes the
-    best dev epoch *at final sparsity* + ``subnet_masks.safetensors`` + ``pruning.json`` to ``out_dir``.
+    ``iterative.end`` of the optimizer steps, pruning every ``iterative.frequency`` steps.
+
+    inputs: ``train``, ``dev`` (oracle splits); ``pretrain_dir``, ``pretrain_metrics_dir`` (a setting
+    that starts from a WikiRef checkpoint). outputs: ``dir``, which receives the best dev epoch *at final
+    sparsity* + ``subnet_masks.safetensors`` + ``pruning.json``. Returns the pruning record.
     """
-    from wikiref.stages import pretrain as pt
-    from wikiref.model import subnetworks as subnet
     from wikiref.files import write_json
     from wikiref.model import load_scorer
+    from wikiref.model import subnetworks as subnet
     from wikiref.model.training import TrainSettings, epoch_batches, pack_examples, train
+    from wikiref.stages import pretrain
 
-    ft, pre, seed = params["finetune"], params["pretrain"], params["seed"]
-    setting = settings(ft)[setting_name]
-    if setting["method"] != "iterative":
-        raise ValueError(f"setting {setting_name} is not an iterative-pruning setting (method {setting['method']})")
+    finetune_params, pre, seed = params["finetune"], params["pretrain"], params["seed"]
+    spec = find_setting(finetune_params, setting)
+    if spec["method"] != "iterative":
+        raise FinetuneError(f"setting {setting} is not an iterative-pruning setting (method {spec['method']})")
     # The starting point, before any pruning, with its own head: the WikiRef run continues the
     # checkpoint's objective (oracle labels for classification, oracle scores for regression).
-    start_spec = dict(setting, method="none")
-    model, tok, start = start_model(params, start_spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir)
+    start_spec = dict(spec, method="none")
+    model, tok, start = start_model(params, start_spec, pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
+                                    metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS))
     head = model.config.head
-    train_df, _ = pt.load_split(oracle_dir, "train", pre["max_train_examples"], seed)
-    dev_df, _ = pt.load_split(oracle_dir, "dev", pre["max_eval_examples"], seed)
-    train_ex, dev_ex = pt.to_examples(train_df, head), pt.to_examples(dev_df, head)
-    settings_ = TrainSettings.from_params(seed, params["model"], pre, progress)
+    train_df, _ = pretrain.read_split(inputs["train"], pre["max_train_examples"], seed)
+    dev_df, _ = pretrain.read_split(inputs["dev"], pre["max_eval_examples"], seed)
+    train_ex, dev_ex = pretrain.to_examples(train_df, head), pretrain.to_examples(dev_df, head)
+    train_settings = TrainSettings.from_params(seed, params["model"], pre, progress)
     windows, _ = pack_examples(model.config, tok, train_ex)
-    n_batches = len(epoch_batches(windows, settings_.batch_size, settings_.bucket_batches, seed, 0))
-    total = math.ceil(n_batches / settings_.grad_accum_steps) * settings_.epochs
-    it = ft["iterative"]
-    schedule = subnet.schedule_from_fractions(total, 1.0 - ft["subnet"]["fraction"], begin=it["begin"], end=it["end"],
-                                              frequency=it["frequency"], initial_sparsity=it["initial_sparsity"])
-    pruner = subnet.MagnitudePruner(model, schedule, ft["subnet"]["vectors"])
-    base_fn = pt.dev_rouge2_fn(dev_df, pre)
+    n_batches = len(epoch_batches(windows, train_settings.batch_size, train_settings.bucket_batches, seed, 0))
+    total = math.ceil(n_batches / train_settings.grad_accum_steps) * train_settings.epochs
+    iterative = finetune_params["iterative"]
+    schedule = subnet.schedule_from_fractions(total, 1.0 - finetune_params["subnet"]["fraction"],
+                                              begin=iterative["begin"], end=iterative["end"],
+                                              frequency=iterative["frequency"],
+                                              initial_sparsity=iterative["initial_sparsity"])
+    pruner = subnet.MagnitudePruner(model, schedule, finetune_params["subnet"]["vectors"])
+    base_fn = pretrain.dev_rouge2_fn(dev_df, pre)
 
     def select(scores):
         # An epoch that has not reached the final sparsity is chosen only if none has.
         return base_fn(scores) - (0.0 if pruner.done else 1e6)
 
-    out_dir = Path(out_dir)
+    out_dir = Path(outputs["dir"])
     if (out_dir / "last").exists():
         shutil.rmtree(out_dir / "last")  # the pruner's step count is not part of the resumable state
-    result = train(model, tok, train_ex, dev_ex, settings_, out_dir, select_fn=select, **pruner.hooks())
+    result = train(model, tok, train_ex, dev_ex, train_settings, out_dir, select_fn=select, **pruner.hooks())
     if not pruner.done:
         raise RuntimeError(f"pruning schedule did not finish ({pruner.current_sparsity:.3f} < "
                            f"{schedule.final_sparsity:.3f}); check finetune.iterative")
@@ -459,7 +536,7 @@ def prune_on_wikiref(params: Mapping, setting_name: str, oracle_dir: str | Path,
     if leaked:
         raise RuntimeError(f"the saved epoch has non-zero pruned entries in {leaked[:3]}")
     subnet.save_masks(out_dir / subnet.MASKS_FILE, pruner.masks, {"final_sparsity": str(schedule.final_sparsity)})
-    info = {"setting": setting_name, "start": start, "schedule": {
+    info = {"setting": setting, "start": start, "schedule": {
         "final_sparsity": schedule.final_sparsity, "initial_sparsity": schedule.initial_sparsity,
         "begin_step": schedule.begin_step, "n_steps": schedule.n_steps, "frequency": schedule.frequency,
         "end_step": schedule.end_step, "total_steps": total}, "pruning_steps": pruner.history,
@@ -478,7 +555,7 @@ def _group(m: Mapping) -> str:
     return f"{start.get('checkpoint_head', '?')} pre-training"
 
 
-def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]], settings_: Sequence[Mapping],
+def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]], setting_specs: Sequence[Mapping],
            years: Sequence[int]) -> pd.DataFrame:
     """Rows: LEAD, QUERY-SIM, the settings in params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
     from wikiref.stages.duc.baselines import SYSTEMS
@@ -496,7 +573,7 @@ def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]],
     for key in ("lead", "query_sim"):
         if key in base:
             rows.append({"System": SYSTEMS[key], "Group": "baseline", **cells(base[key])})
-    for s in settings_:
+    for s in setting_specs:
         per = job_metrics[s["name"]]
         first = per[years[0]]
         variant = first["start"].get("variant")
@@ -512,13 +589,13 @@ def recall_x100(scores: Mapping) -> dict[str, float]:
     return {meas: round(100 * float(scores[meas]["R"]), 4) for meas in MEASURES}
 
 
-def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_: Sequence[Mapping],
+def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], setting_specs: Sequence[Mapping],
                     years: Sequence[int], baselines: Mapping) -> dict:
     """Per setting and year R-1/R-2/R-SU4 recall (x 100) and their means; the DA and ST comparisons
     that the configured settings allow (mean R-2 over the years, with the per-year signs)."""
     out: dict[str, Any] = {"years": list(years), "settings": {}}
     r2: dict[str, list[float]] = {}
-    for s in settings_:
+    for s in setting_specs:
         per = job_metrics[s["name"]]
         entry: dict[str, Any] = {"label": s["label"], "method": s["method"], "init": s["init"], "years": {}}
         for y in years:
@@ -533,16 +610,20 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_:
         out["settings"][s["name"]] = entry
         r2[s["name"]] = [entry["years"][str(y)]["ROUGE-2"] for y in years]
     base = baselines.get("systems", {})
-    out["baselines_mean_ROUGE-2"] = {k: round(float(np.mean([100 * float(v[str(y)]["ROUGE-2"]["R"]) for y in years])), 4)
-                                     for k, v in base.items() if all(str(y) in v for y in years)}
+    out["baselines_mean_ROUGE-2"] = {
+        k: round(float(np.mean([100 * float(v[str(y)]["ROUGE-2"]["R"]) for y in years])), 4)
+        for k, v in base.items() if all(str(y) in v for y in years)}
 
     def compare(a: str, b: str, what: str) -> dict:
         d = [x - y for x, y in zip(r2[a], r2[b])]
         return {"what": what, "setting": a, "reference": b, "mean_delta_ROUGE-2": round(float(np.mean(d)), 4),
                 "years_better": int(sum(x > 0 for x in d)), "years": len(d), "helps": bool(np.mean(d) > 0)}
 
+    def start_of(name: str) -> Mapping:
+        return job_metrics[name][years[0]]["start"]
+
     cmps = []
-    by = {s["name"]: s for s in settings_}
+    by = {s["name"]: s for s in setting_specs}
     for a, sa in by.items():
         for b, sb in by.items():
             if a == b:
@@ -550,7 +631,7 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_:
             # +DA: fine-tuned from a WikiRef checkpoint vs the encoder alone with the same pooling.
             if (sa["init"] == "pretrained" and sa["method"] == "full" and sb["init"] == "encoder"
                     and sb["method"] == "full"
-                    and job_metrics[a][years[0]]["start"]["pooling"] == job_metrics[b][years[0]]["start"]["pooling"]):
+                    and start_of(a)["pooling"] == start_of(b)["pooling"]):
                 cmps.append(compare(a, b, "data augmentation (+DA)"))
             # ST: the same start, subnetwork vs every weight.
             if (sa["method"] in ("subnet", "iterative") and sb["method"] == "full" and sa["init"] == sb["init"]
@@ -558,7 +639,66 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], settings_:
                 cmps.append(compare(a, b, f"subnetwork fine-tuning ({sa['method']})"))
             # Fine-tuning the checkpoint vs applying it as is.
             if (sa["method"] == "full" and sb["method"] == "none" and sa["init"] == "pretrained"
-                    and job_metrics[a][years[0]]["start"].get("variant") == job_metrics[b][years[0]]["start"].get("variant")):
+                    and start_of(a).get("variant") == start_of(b).get("variant")):
                 cmps.append(compare(a, b, "fine-tuning vs DA PRE-TRAINED"))
     out["comparisons"] = cmps
     return out
+
+
+def table6_notes(params: Mapping, summary: Mapping) -> str:
+    """The notes under Table VI: how the jobs trained and scored, the comparisons the settings allow."""
+    dp, fp = params["duc"], params["finetune"]
+    notes = (f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
+             f"{fp['dev_fraction']:.0%} of their clusters; regression on each sentence's ROUGE-2 recall); sentences "
+             f"scored per (query, document), ranked across the cluster, <= {dp['summary_words']} words, bigram "
+             f"redundancy > {dp['select']['max_bigram_overlap']} skipped. DA = started from a WikiRef pre-trained "
+             f"checkpoint (Group: its pre-training head and variant); DA PRE-TRAINED = that checkpoint without "
+             f"fine-tuning; ST = only the top {fp['subnet']['fraction']:.0%} by magnitude of each encoder-layer tensor "
+             f"trained. Epochs {fp['epochs']}, batch {fp['batch_size']}, lr {fp['lr']}, train clusters per year cap "
+             f"{fp['max_train_clusters']}, document sentences cap {fp['max_doc_sentences']}.")
+    for c in summary["comparisons"]:
+        notes += (f" {c['what']}: {c['setting']} vs {c['reference']} mean R-2 {c['mean_delta_ROUGE-2']:+.2f} "
+                  f"({c['years_better']}/{c['years']} years better).")
+    if dp["standin"]:
+        notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
+    return notes
+
+
+def job_metrics_file(metrics_dir: str | Path, setting: str, year: int) -> Path:
+    """``<metrics_dir>/duc_<setting>_<year>.json`` (named as in :data:`wikiref.layout.FINETUNE_JOB_METRICS`)."""
+    return Path(metrics_dir) / Path(layout.FINETUNE_JOB_METRICS.format(setting=setting, year=year)).name
+
+
+def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """Table VI and the stage's metrics. inputs: ``job_metrics`` (setting name -> DUC year -> the metrics
+    JSON of that job, for every setting and ``duc.years`` year), ``baselines`` (the duc stage's
+    ``results/metrics/duc_baselines.json``); outputs: ``table`` (stem of the .csv/.md/.tex), ``summary``
+    (JSON). The caption says STAND-IN when ``duc.standin``. Returns the summary."""
+    from wikiref.files import read_json, write_json
+    from wikiref.tables import write_table
+
+    dp = params["duc"]
+    years = sorted(dp["years"])
+    chosen = list(settings(params["finetune"]).values())
+    jobs: dict = {}
+    for s in chosen:
+        for y in years:
+            path = inputs["job_metrics"].get(s["name"], {}).get(y)
+            if path is None or not Path(path).exists():
+                raise FinetuneError(f"missing {path or 'the metrics file'} of setting {s['name']}, year {y}: run "
+                                    f"`wikiref finetune run --setting {s['name']} --year {y}` first")
+            jobs.setdefault(s["name"], {})[y] = read_json(path)
+    if not Path(inputs["baselines"]).exists():
+        raise FinetuneError(f"missing {inputs['baselines']}: run `wikiref duc baselines` first")
+    baselines = read_json(inputs["baselines"])
+    df = table6(baselines, jobs, chosen, years)
+    summary = summary_metrics(jobs, chosen, years, baselines)
+    kind = "STAND-IN pseudo-years" if dp["standin"] else "DUC"
+    title = (f"Table VI: ROUGE recall x 100 on {kind} {', '.join(map(str, years))} (held-out-year fine-tuning), "
+             f"official ROUGE-1.5.5 scoring ({dp['rouge_flags']})")
+    encoder = params["model"]["encoder"]
+    write_table(df, outputs["table"], title=title, profile=params["profile"], encoder=encoder,
+                notes=table6_notes(params, summary))
+    summary.update(profile=params["profile"]["name"], standin=bool(dp["standin"]), encoder=encoder)
+    write_json(outputs["summary"], summary)
+    return summary

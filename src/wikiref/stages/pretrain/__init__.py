@@ -1,44 +1,58 @@
 """Step 5: pre-train sentence scorers on WikiRef and benchmark them (journal §III, §IV, Table IV).
 
-Pure-ish functions called by ``wikiref pretrain {train,evaluate,table}`` (src/wikiref/cli/pretrain.py):
+The jobs of the stage (``wikiref pretrain <job>``, src/wikiref/cli/pretrain.py), each
+``job(params, inputs, outputs, **options) -> dict``; they write their outputs themselves:
 
-* :func:`train_variant` - one Table IV variant (``pretrain.variants[*]``: head, pooling, query in
-  the input or not, pretrained or random encoder) trained on ``data/oracle/train.parquet`` with the
-  best epoch chosen on dev ROUGE-2 (threshold searched per epoch).
-* :func:`evaluate_variant` - dev threshold search, then dev and test ROUGE-1/2/L F1.
-* :func:`baseline_metrics` - ALL, LEAD, ORACLE (classification and regression).
-* :func:`table4` - the Table IV frame; :func:`summary_metrics` - the step's DVC metrics, including
-  whether the pretrained encoder beats LEAD and the random-init TRANSFORMER on dev ROUGE-2.
+* :func:`run` - :func:`train` then :func:`evaluate` one Table IV variant (what the rule runs).
+* :func:`train` - one variant (``pretrain.variants[*]``: head, pooling, query in the input or not,
+  pretrained or random encoder) trained on the oracle train split with the best epoch chosen on dev
+  ROUGE-2 (threshold searched per epoch): the checkpoint and its dvclive curves.
+* :func:`evaluate` - dev threshold search, then dev and test ROUGE-1/2/L F1: the variant's metrics.
+* :func:`table` - Table IV (the variants + ALL, LEAD, ORACLE baselines) and the stage's metrics.
+* :func:`fixture` - stand-in oracle-format splits (synthetic and/or WikiCite cloze examples).
 
-Fixtures (until/unless data/oracle exists): :func:`synthetic_oracle_frame` (a learnable synthetic
-task) and :func:`cloze_oracle_frame` (real WikiCite/Summary-Cloze examples in the oracle format).
+The parts: :func:`train_variant`, :func:`evaluate_variant`, :func:`baseline_metrics` (ALL, LEAD,
+ORACLE classification and regression), :func:`table4` (the Table IV frame) and
+:func:`summary_metrics` (whether the pretrained encoder beats LEAD and the random-init TRANSFORMER on
+dev ROUGE-2); :func:`synthetic_oracle_frame` (a learnable synthetic task) and
+:func:`cloze_oracle_frame` (real WikiCite/Summary-Cloze examples in the oracle format).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from wikiref import layout
 from wikiref.model import selection as sel
+from wikiref.schemas import ORACLE, SchemaError
 from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
 
 log = logging.getLogger(__name__)
 
-SPLITS = ("train", "dev", "test")
-ORACLE_COLUMNS = ("id", "query", "doc_sentences", "statement", "oracle_labels", "oracle_scores", "oracle_indices")
+SPLITS = layout.SPLITS
+EVAL_SPLITS = ("dev", "test")
+
+
+class PretrainError(ValueError):
+    """Bad input of a pretrain job: an unknown variant, no usable examples, a missing metrics file."""
 
 
 # --------------------------------------------------------------------------- data
 
 def validate_oracle_frame(df: pd.DataFrame, where: str = "") -> tuple[pd.DataFrame, dict]:
     """Keep rows usable for training/evaluation; count (never silently drop) the rest."""
-    missing = [c for c in ORACLE_COLUMNS if c not in df.columns]
+    missing = [c for c in ORACLE.names if c not in df.columns]
     if missing:
-        raise ValueError(f"{where}: missing oracle columns {missing} (have {list(df.columns)})")
+        raise SchemaError(f"{where}: missing oracle columns {missing} (have {list(df.columns)})")
     keep, counts = [], {"rows": len(df), "empty_document": 0, "length_mismatch": 0, "empty_statement": 0}
     for row in df.itertuples(index=False):
         n = len(row.doc_sentences)
@@ -71,14 +85,31 @@ def cap_rows(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
     return df.iloc[idx].reset_index(drop=True)
 
 
-def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> tuple[pd.DataFrame, dict]:
+def read_split(path: str | Path, cap: int | None, seed: int) -> tuple[pd.DataFrame, dict]:
+    """An oracle split file (``data/oracle/<split>.parquet``): its usable rows, capped, and their counts."""
     from wikiref.files import read_parquet
 
-    path = Path(data_dir) / f"{split}.parquet"
+    if not Path(path).exists():
+        raise PretrainError(f"{path} missing: run the oracle stage (`wikiref oracle`) first")
     df, counts = validate_oracle_frame(read_parquet(path), str(path))
     df = cap_rows(df, cap, seed)
     counts["used"] = len(df)
     return df, counts
+
+
+def split_files(data_dir: str | Path, splits: Sequence[str] = SPLITS) -> dict[str, Path]:
+    """The oracle split files in ``data_dir`` (named as in :data:`wikiref.layout.ORACLE_FILE`)."""
+    return {s: Path(data_dir) / Path(layout.ORACLE_FILE.format(split=s)).name for s in splits}
+
+
+def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> tuple[pd.DataFrame, dict]:
+    """:func:`read_split` of ``<data_dir>/<split>.parquet``."""
+    return read_split(split_files(data_dir, (split,))[split], cap, seed)
+
+
+def variant_metrics_file(metrics_dir: str | Path, name: str) -> Path:
+    """``<metrics_dir>/pretrain_<variant>.json`` (named as in :data:`wikiref.layout.PRETRAIN_VARIANT_METRICS`)."""
+    return Path(metrics_dir) / Path(layout.PRETRAIN_VARIANT_METRICS.format(variant=name)).name
 
 
 def to_examples(df: pd.DataFrame, head: str):
@@ -96,12 +127,21 @@ def to_examples(df: pd.DataFrame, head: str):
 # --------------------------------------------------------------------------- params -> objects
 
 def variants(pretrain: Mapping) -> dict[str, dict]:
+    """``pretrain.variants`` by name."""
     out: dict[str, dict] = {}
     for v in pretrain["variants"]:
         if v["name"] in out:
-            raise ValueError(f"duplicate variant name {v['name']!r}")
+            raise PretrainError(f"duplicate variant name {v['name']!r}")
         out[v["name"]] = dict(v)
     return out
+
+
+def find_variant(pretrain: Mapping, name: str) -> dict:
+    """The ``pretrain.variants`` entry called ``name``."""
+    known = variants(pretrain)
+    if name not in known:
+        raise PretrainError(f"unknown variant {name!r}; params define: {', '.join(known)}")
+    return known[name]
 
 
 def scorer_config(model: Mapping, variant: Mapping):
@@ -133,28 +173,29 @@ def dev_rouge2_fn(dev: pd.DataFrame, pretrain: Mapping):
     return fn
 
 
-def train_variant(params: Mapping, name: str, data_dir: str | Path, out_dir: str | Path,
+def train_variant(params: Mapping, name: str, splits: Mapping[str, str | Path], out_dir: str | Path,
                   live_dir: str | Path | None = None, progress: bool = True, **train_kwargs):
-    """Train one variant; the best dev epoch lands in ``out_dir``. Returns the TrainResult."""
+    """Train one variant on ``splits["train"]`` (epoch chosen on ``splits["dev"]``); the best dev epoch
+    lands in ``out_dir``. Returns the TrainResult."""
     import torch
 
-    from wikiref.model import build_scorer
-    from wikiref.model.training import TrainSettings, train
+    from wikiref.model import build_scorer, training
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
-    variant = variants(pre)[name]
-    train_df, train_counts = load_split(data_dir, "train", pre["max_train_examples"], seed)
-    dev_df, dev_counts = load_split(data_dir, "dev", pre["max_eval_examples"], seed)
+    spec = find_variant(pre, name)
+    train_df, train_counts = read_split(splits["train"], pre["max_train_examples"], seed)
+    dev_df, dev_counts = read_split(splits["dev"], pre["max_eval_examples"], seed)
     if len(train_df) == 0 or len(dev_df) == 0:
-        raise ValueError(f"{data_dir}: no usable train ({len(train_df)}) or dev ({len(dev_df)}) examples")
+        raise PretrainError(f"{Path(splits['train']).parent}: no usable train ({len(train_df)}) or dev "
+                            f"({len(dev_df)}) examples")
     torch.manual_seed(seed)
-    model, tokenizer = build_scorer(scorer_config(model_p, variant))
-    result = train(
-        model, tokenizer, to_examples(train_df, variant["head"]), to_examples(dev_df, variant["head"]),
-        TrainSettings.from_params(seed, model_p, pre, progress), out_dir,
+    model, tokenizer = build_scorer(scorer_config(model_p, spec))
+    result = training.train(
+        model, tokenizer, to_examples(train_df, spec["head"]), to_examples(dev_df, spec["head"]),
+        training.TrainSettings.from_params(seed, model_p, pre, progress), out_dir,
         select_fn=dev_rouge2_fn(dev_df, pre), live_dir=live_dir, **train_kwargs,
     )
-    result.extra.update(variant=variant, train_rows=train_counts, dev_rows=dev_counts)
+    result.extra.update(variant=spec, train_rows=train_counts, dev_rows=dev_counts)
     return result
 
 
@@ -173,18 +214,21 @@ def evaluate_scores(pretrain: Mapping, dev: pd.DataFrame, test: pd.DataFrame,
     return out
 
 
-def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, data_dir: str | Path,
+def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, splits: Mapping[str, str | Path],
                      progress: bool = False, dev_scores: Sequence[Sequence[float]] | None = None) -> dict:
-    """Dev threshold search, then dev/test ROUGE. ``dev_scores``: the saved model's dev scores when
-    the caller has them already (``TrainResult.best_dev_scores``), to skip scoring dev again."""
+    """Dev threshold search, then dev/test ROUGE on ``splits["dev"]`` / ``splits["test"]``.
+    ``dev_scores``: the saved model's dev scores when the caller has them already
+    (``TrainResult.best_dev_scores``), to skip scoring dev again."""
     from wikiref.files import read_json
     from wikiref.model import load_scorer, score_sentences
     from wikiref.model.training import resolve_device
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
-    variant = variants(pre)[name]
-    dev, dev_counts = load_split(data_dir, "dev", pre["max_eval_examples"], seed)
-    test, test_counts = load_split(data_dir, "test", pre["max_eval_examples"], seed)
+    spec = find_variant(pre, name)
+    dev, dev_counts = read_split(splits["dev"], pre["max_eval_examples"], seed)
+    test, test_counts = read_split(splits["test"], pre["max_eval_examples"], seed)
+    if not (Path(model_dir) / "config.json").exists():
+        raise PretrainError(f"{model_dir}: no trained model; run `wikiref pretrain train --variant {name}` first")
     device = resolve_device(model_p["device"])
     model, tokenizer = load_scorer(model_dir, device=device)
     amp = model_p["amp"] and device.type == "cuda"
@@ -199,20 +243,20 @@ def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, data_dir
     training = Path(model_dir) / "training.json"
     tr = read_json(training) if training.exists() else {}
     metrics.update(
-        variant=name, label=variant["label"], head=variant["head"], pooling=variant["pooling"],
-        query=variant["query"], init=variant["init"], encoder=model_p["encoder"],
-        encoder_label=encoder_label(model_p, variant), rows={"dev": dev_counts, "test": test_counts},
+        variant=name, label=spec["label"], head=spec["head"], pooling=spec["pooling"],
+        query=spec["query"], init=spec["init"], encoder=model_p["encoder"],
+        encoder_label=encoder_label(model_p, spec), rows={"dev": dev_counts, "test": test_counts},
         training={k: tr.get(k) for k in ("best_epoch", "best_metric", "train_seconds", "windows_per_second",
                                           "pack_stats", "history")},
     )
     return metrics
 
 
-def baseline_metrics(params: Mapping, data_dir: str | Path) -> dict:
+def baseline_metrics(params: Mapping, splits: Mapping[str, str | Path]) -> dict:
     """ALL, LEAD and the two ORACLE rows on the same (capped) dev/test examples as the models."""
     pre, seed = params["pretrain"], params["seed"]
-    dev, _ = load_split(data_dir, "dev", pre["max_eval_examples"], seed)
-    test, _ = load_split(data_dir, "test", pre["max_eval_examples"], seed)
+    dev, _ = read_split(splits["dev"], pre["max_eval_examples"], seed)
+    test, _ = read_split(splits["test"], pre["max_eval_examples"], seed)
     out: dict[str, dict] = {}
     for split, df in (("dev", dev), ("test", test)):
         docs = [list(d) for d in df["doc_sentences"]]
@@ -225,6 +269,94 @@ def baseline_metrics(params: Mapping, data_dir: str | Path) -> dict:
                           [np.asarray(s, float) for s in test["oracle_scores"]])
     out["oracle_regression"] = {"dev": reg["dev"], "test": reg["test"], "threshold": reg["threshold"]}
     return out
+
+
+# --------------------------------------------------------------------------- the jobs
+
+def _rank() -> int:
+    """This process's rank under torchrun (0 otherwise): only rank 0 evaluates and reports."""
+    return int(os.environ.get("RANK", "0"))
+
+
+def _trained(name: str, result) -> dict:
+    return {"variant": name, "rank": _rank(), "best_epoch": result.best_epoch, "dev_rouge2": result.best_metric,
+            "windows_per_second": result.windows_per_second}
+
+
+def train(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, progress: bool = True) -> dict:
+    """Train one variant. inputs: ``train``, ``dev`` (oracle splits); outputs: ``model_dir`` (the best dev
+    epoch: model.safetensors, config.json, tokenizer, training.json), ``live_dir`` (dvclive, optional).
+    Returns the training summary (best epoch, its dev ROUGE-2, windows per second, rank)."""
+    result = train_variant(params, variant, inputs, outputs["model_dir"], outputs.get("live_dir"), progress=progress)
+    return _trained(variant, result)
+
+
+def evaluate(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, progress: bool = True,
+             dev_scores: Sequence[Sequence[float]] | None = None) -> dict:
+    """Evaluate a trained variant. inputs: ``model_dir``, ``dev``, ``test``; outputs: ``metrics`` (JSON:
+    threshold, dev/test ROUGE-1/2/L F1, rows, training record). Returns the metrics."""
+    from wikiref.files import write_json
+
+    metrics = evaluate_variant(params, variant, inputs["model_dir"], inputs, progress=progress, dev_scores=dev_scores)
+    write_json(outputs["metrics"], metrics)
+    return metrics
+
+
+def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, progress: bool = True) -> dict:
+    """:func:`train` then :func:`evaluate` (reusing the best epoch's dev scores). inputs: ``train``,
+    ``dev``, ``test``; outputs: ``model_dir``, ``live_dir`` (optional), ``metrics``. Under torchrun every
+    rank trains and rank 0 alone evaluates; the other ranks return the training summary."""
+    result = train_variant(params, variant, inputs, outputs["model_dir"], outputs.get("live_dir"), progress=progress)
+    if _rank() != 0:
+        return _trained(variant, result)
+    return evaluate(params, {**inputs, "model_dir": outputs["model_dir"]}, outputs, variant=variant,
+                    progress=progress, dev_scores=result.best_dev_scores)
+
+
+def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """Table IV and the stage's metrics. inputs: ``dev``, ``test`` (oracle splits, for the baselines),
+    ``variant_metrics`` (variant name -> its metrics JSON, every ``pretrain.variants`` name);
+    outputs: ``table`` (stem of the .csv/.md/.tex), ``summary`` (JSON). Returns the summary."""
+    from wikiref.files import read_json, write_json
+    from wikiref.tables import write_table
+
+    pre = params["pretrain"]
+    metrics = {}
+    for name in variants(pre):
+        path = inputs["variant_metrics"].get(name)
+        if path is None or not Path(path).exists():
+            raise PretrainError(f"missing {path or f'the metrics of variant {name}'}: run "
+                                f"`wikiref pretrain run --variant {name}` first")
+        metrics[name] = read_json(path)
+    baselines = baseline_metrics(params, inputs)
+    df = table4(pre, metrics, baselines)
+    summary = summary_metrics(params["model"], pre, metrics, baselines)
+    write_table(df, outputs["table"], title="Table IV: ROUGE F1 of baselines and models on WikiRef",
+                profile=params["profile"], encoder=params["model"]["encoder"],
+                notes=table4_notes(params, metrics, summary))
+    summary["profile"] = params["profile"]["name"]
+    write_json(outputs["summary"], summary)
+    return summary
+
+
+def fixture(params: Mapping, inputs: Mapping, outputs: Mapping, *, synthetic: int = 0) -> dict:
+    """Stand-in splits in the data/oracle format, split 60/20/20 by a hash of the id. Reads no parameters
+    (``params`` may be empty). inputs: ``cloze`` (a WikiCite cloze.jsonl to convert, optional);
+    ``synthetic`` synthetic examples are added; outputs: ``dir`` (``<split>.parquet``). Returns the row
+    count of each split."""
+    parts = []
+    if inputs.get("cloze"):
+        with open(inputs["cloze"], encoding="utf-8") as fh:
+            parts.append(cloze_oracle_frame(json.loads(line) for line in fh if line.strip()))
+    if synthetic:
+        parts.append(synthetic_oracle_frame(synthetic, seed=0))
+    if not parts:
+        raise PretrainError("fixture: give a cloze file and/or a number of synthetic examples")
+    df = pd.concat(parts, ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
+    bucket = df["id"].map(lambda s: int(hashlib.sha1(s.encode()).hexdigest(), 16) % 10)
+    frames = {"train": df[bucket < 6], "dev": df[(bucket >= 6) & (bucket < 8)], "test": df[bucket >= 8]}
+    write_oracle_splits(frames, outputs["dir"])
+    return {k: len(v) for k, v in frames.items()}
 
 
 # --------------------------------------------------------------------------- Table IV
@@ -248,6 +380,32 @@ def table4(pretrain: Mapping, variant_metrics: Mapping[str, Mapping], baselines:
         if chosen:
             rows.append(_row("ORACLE", head, baselines[oracle_key]))
     return pd.DataFrame(rows)
+
+
+def table4_notes(params: Mapping, variant_metrics: Mapping[str, Mapping], summary: Mapping) -> str:
+    """The notes under Table IV: scoring, model and training settings, the dev ROUGE-2 comparisons."""
+    pre, model = params["pretrain"], params["model"]
+    first = next(iter(variant_metrics.values()))
+    notes = (f"ROUGE F1 x 100 (rouge-score, Porter stemming; ROUGE-L summary-level). "
+             f"Encoder {model['encoder']} (TRANSFORMER rows: same shape, random init); max_length "
+             f"{model['max_length']}, stride {model['stride']}, epochs {pre['epochs']}, batch {pre['batch_size']}, "
+             f"lr {pre['lr']}; train examples cap {pre['max_train_examples']}, "
+             f"dev/test cap {pre['max_eval_examples']}; "
+             f"dev/test examples: {first['dev']['examples']}/{first['test']['examples']}.")
+    cmp = summary.get("comparison_dev_rouge2")
+    if cmp:
+        notes += (f" Dev ROUGE-2: best pretrained variant {cmp['best_pretrained_variant']} "
+                  f"{cmp['best_pretrained_dev_rouge2']:.2f} vs LEAD {cmp['lead_dev_rouge2']:.2f} "
+                  f"({cmp['margin_over_lead']:+.2f})")
+        if "transformer_dev_rouge2" in cmp:
+            notes += f", vs TRANSFORMER {cmp['transformer_dev_rouge2']:.2f} ({cmp['margin_over_transformer']:+.2f})"
+        if "same_config_pretrained_variant" in cmp:
+            notes += (f"; like for like, {cmp['same_config_pretrained_variant']} (the TRANSFORMER's head, pooling "
+                      f"and input, pretrained) {cmp['same_config_pretrained_dev_rouge2']:.2f}: "
+                      f"{cmp['same_config_margin_over_transformer']:+.2f} vs TRANSFORMER, "
+                      f"{cmp['same_config_margin_over_lead']:+.2f} vs LEAD")
+        notes += ". The best of several variants on a small dev set is an optimistic pick."
+    return notes
 
 
 def summary_metrics(model: Mapping, pretrain: Mapping, variant_metrics: Mapping[str, Mapping],
@@ -357,17 +515,12 @@ def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
 
 
 def write_oracle_splits(frames: Mapping[str, pd.DataFrame], out_dir: str | Path) -> None:
+    """``<out_dir>/<split>.parquet`` in the oracle stage's schema (:data:`wikiref.schemas.ORACLE`), rows by id."""
     import pyarrow as pa
 
     from wikiref.files import write_parquet
 
-    schema = pa.schema([
-        ("id", pa.string()), ("query", pa.list_(pa.string())), ("doc_sentences", pa.list_(pa.string())),
-        ("statement", pa.string()), ("oracle_labels", pa.list_(pa.int8())), ("oracle_scores", pa.list_(pa.float64())),
-        ("oracle_indices", pa.list_(pa.int64())), ("oracle_score", pa.float64()),
-    ])
     for split, df in frames.items():
         df = df.sort_values("id", kind="stable").reset_index(drop=True)
-        write_parquet(Path(out_dir) / f"{split}.parquet", pa.Table.from_pandas(df[schema.names], schema=schema,
-                                                                                 preserve_index=False))
-
+        table = pa.Table.from_pandas(df[ORACLE.names], schema=ORACLE, preserve_index=False)
+        write_parquet(split_files(out_dir, (split,))[split], table)

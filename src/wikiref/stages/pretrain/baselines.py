@@ -14,7 +14,7 @@ Each function returns selected sentence indices (document order) per example; ev
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def all_sentences(documents: Sequence[Sequence[str]]) -> list[list[int]]:

@@ -7,7 +7,8 @@ tuned on dev), DUC = ROUGE recall x 100 on the held-out test year (official ROUG
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -77,8 +78,9 @@ def fig4(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
              "train_clusters": p.get("train_clusters")} for p in da]
     rows += [{"series": "no_da", "percent": p["percent"], "rouge2": p["duc"]["ROUGE-2"],
               "rouge_su4": p["duc"]["ROUGE-SU4"], "train_clusters": p.get("train_clusters")} for p in bert]
-    rows += [{"series": f"line: {n}", "percent": None, "rouge2": v["duc"]["ROUGE-2"], "rouge_su4": v["duc"]["ROUGE-SU4"],
-              "train_clusters": v.get("train_clusters")} for n, v in ab["duc_size"]["lines"].items()]
+    rows += [{"series": f"line: {n}", "percent": None, "rouge2": v["duc"]["ROUGE-2"],
+              "rouge_su4": v["duc"]["ROUGE-SU4"], "train_clusters": v.get("train_clusters")}
+             for n, v in ab["duc_size"]["lines"].items()]
     return [panel], pd.DataFrame(rows, columns=["series", "percent", "rouge2", "rouge_su4", "train_clusters"])
 
 

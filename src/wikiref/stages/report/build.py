@@ -1,6 +1,7 @@
 """`wikiref report`: every result table and figure in one place, and the index that links them.
 
-:func:`build` writes, from the ablation results and the tables the other steps wrote:
+:func:`run` (the stage's job: reads the ablation results, finds the other stages' tables) and
+:func:`build` write, from the ablation results and the tables the other steps wrote:
 
 * Tables VIII and IX (``results/tables/table{8,9}_*.{csv,md,tex}``, via ``write_table``);
 * Figs. 4, 5, 6 (``results/figures/<stem>.{png,svg}`` + the plotted numbers as ``<stem>.csv``);
@@ -17,9 +18,10 @@ from __future__ import annotations
 import html
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -28,6 +30,10 @@ from wikiref.stages.report import analyses, compare, figures
 from wikiref.tables import STANDIN_NOTE, profile_caption, write_table
 
 log = logging.getLogger(__name__)
+
+
+class ReportError(ValueError):
+    """Bad input of the report: a missing ablations file or table."""
 
 COMPARISON_STEM = "paper_comparison"
 CLAIMS_STEM = "paper_claims"
@@ -83,16 +89,18 @@ def write_comparison(tables_dir: Path, profile: Mapping, ablations: Mapping | No
     write_table(df, tables_dir / COMPARISON_STEM, title=title, profile=profile, notes=notes)
     claims = compare.claim_checks(ablations)
     cnotes = (label + "Figs. 4-6 print no numbers, so the findings the paper states about them (and about Tables "
-              "VIII-IX) are checked on the reproduced numbers instead; 'not produced' = this profile did not produce the "
-              "numbers the finding needs.")
-    write_table(claims, tables_dir / CLAIMS_STEM, title="Paper findings (Figs. 4-6, Tables VIII-IX) checked on this run"
-                + (" (STAND-IN, not comparable)" if standin else ""), profile=profile, notes=cnotes)
+              "VIII-IX) are checked on the reproduced numbers instead; 'not produced' = this profile did not produce "
+              "the numbers the finding needs.")
+    claims_title = ("Paper findings (Figs. 4-6, Tables VIII-IX) checked on this run"
+                    + (" (STAND-IN, not comparable)" if standin else ""))
+    write_table(claims, tables_dir / CLAIMS_STEM, title=claims_title, profile=profile, notes=cnotes)
     summary: dict[str, Any] = {"cells_compared": int(len(df)), "standin": standin, "compared_tables": used,
                                "by_table": {}}
     for tab, g in df.groupby("Paper table", sort=False):
         summary["by_table"][tab] = {"cells": int(len(g)),
                                     "mean_abs_difference": round(float(g["Difference"].astype(float).abs().mean()), 4)}
-    summary["claims"] = {"checked": int((claims["Holds"] != "not produced").sum()), "hold": int((claims["Holds"] == "yes").sum())}
+    summary["claims"] = {"checked": int((claims["Holds"] != "not produced").sum()),
+                         "hold": int((claims["Holds"] == "yes").sum())}
     return summary
 
 
@@ -177,7 +185,8 @@ def write_index(out: Outputs, profile: Mapping, table_stems: Sequence[str], figu
             continue
         short = title.split(":")[0]
         lines += [f"### {title}", "", f"![{short}]({_rel(png, root)})", "",
-                  " · ".join(f"[{ext}]({_rel(out.figures_dir / f'{stem}.{ext}', root)})" for ext in ("png", "svg", "csv")),
+                  " · ".join(f"[{ext}]({_rel(out.figures_dir / f'{stem}.{ext}', root)})"
+                             for ext in ("png", "svg", "csv")),
                   ""]
     if not any((out.figures_dir / f"{s}.png").exists() for s in figure_titles):
         lines += ["_No figures: the ablations stage has not produced results yet._", ""]
@@ -208,3 +217,38 @@ def build(params: Mapping, out: Outputs, *, ablations: Mapping | None, table_ste
     summary.update(profile=profile["name"], tables=len(stems), figures=sum(1 for s in analyses.FIGURES if s in written))
     write_json(out.summary, summary)
     return summary
+
+
+def table_stems(tables: Sequence[str], tables_dir: str | os.PathLike) -> list[str]:
+    """The table stems of ``tables`` (stems or file names, e.g. ``table1_wikiref_splits`` or
+    ``results/tables/table1_wikiref_splits.md``), each once, checked to exist in ``tables_dir``."""
+    stems: list[str] = []
+    for stem in tables:
+        name = Path(stem).name
+        for suffix in (".csv", ".md", ".tex"):
+            if name.endswith(suffix):
+                name = name[: -len(suffix)]
+        if not (Path(tables_dir) / f"{name}.csv").exists():
+            raise ReportError(f"table {name} not found in {tables_dir}")
+        if name not in stems:
+            stems.append(name)
+    return stems
+
+
+def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The report job. inputs: ``ablations`` (``results/metrics/ablations.json``; None: no Tables VIII-IX
+    or figures), ``tables`` (the other stages' table stems to index), ``metrics`` (metrics files to list
+    in the index); outputs: ``tables_dir``, ``figures_dir``, ``index``, ``html``, ``summary``. Returns
+    the summary metrics."""
+    from wikiref.files import read_json
+
+    ablations = None
+    if inputs.get("ablations"):
+        path = Path(inputs["ablations"])
+        if not path.exists():
+            raise ReportError(f"{path} missing: run `wikiref ablations collect` first")
+        ablations = read_json(path)
+    out = Outputs(tables_dir=Path(outputs["tables_dir"]), figures_dir=Path(outputs["figures_dir"]),
+                  index=Path(outputs["index"]), html=Path(outputs["html"]), summary=Path(outputs["summary"]))
+    return build(params, out, ablations=ablations, table_stems=table_stems(inputs.get("tables", ()), out.tables_dir),
+                 metrics_files=sorted(set(inputs.get("metrics", ()))))

@@ -1,8 +1,9 @@
 """Paper-style line figures (journal Figs. 4-6) as PNG + SVG, drawn with matplotlib (Agg).
 
 A figure is a list of :class:`Panel` s stacked vertically at single-column width (IEEE: 3.5 in), so it
-stays readable when printed in one column; each panel's legend sits under its x label, outside the axes. Each panel has solid lines with markers (:class:`Series`)
-and dashed horizontal reference lines (:class:`HLine`), like the paper's Figs. 4 and 6. The title is
+stays readable when printed in one column; each panel's legend sits under its x label, outside the axes.
+Each panel has solid lines with markers (:class:`Series`) and dashed horizontal reference lines
+(:class:`HLine`), like the paper's Figs. 4 and 6. The title is
 the paper's figure title; a footer states the profile and encoder and, for stand-in data, a red
 "STAND-IN DATA" warning (the same provenance text the tables carry, :func:`wikiref.tables.profile_caption`).
 
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from wikiref.files import atomic_path
 
