@@ -17,11 +17,14 @@ from wikiref.stages import ablations as ab
 
 @pytest.fixture(scope="module")
 def profiles(repo):
-    return {name: config.load_params(repo / "params.yaml", [] if name == "params.yaml" else [repo / name])
-            for name in ("params.yaml", "config/tiny.yaml", "config/paper.yaml")}
+    return {
+        name: config.load_params(repo / "params.yaml", [] if name == "params.yaml" else [repo / name])
+        for name in ("params.yaml", "config/tiny.yaml", "config/paper.yaml")
+    }
 
 
 # --------------------------------------------------------------------------- names
+
 
 def test_cell_ids_round_trip_and_errors():
     cell = ab.AugCell("query", "quality", 0.2)
@@ -30,15 +33,22 @@ def test_cell_ids_round_trip_and_errors():
     d = ab.DucCell("all", 50, "full")
     assert d.id == "train~all_percent~50_method~full" and ab.parse_duc(d.id) == d
     assert ab.parse_duc("train~2005_percent~100_method~full").train == "2005"
-    for bad in ("pooling~query", "pooling~query_data~size_amount~x_prune~none_start~encoder",
-                "pooling~avg_data~size_amount~1.0_prune~none_start~encoder",
-                "pooling~query_data~size_amount~1_prune~none_start~encoder",  # not canonical (1.0)
-                "pooling~query_data~none_amount~0.0_prune~iterative_start~encoder",
-                "pooling~query_data~size_amount~1.0_prune~none_start~da"):
+    for bad in (
+        "pooling~query",
+        "pooling~query_data~size_amount~x_prune~none_start~encoder",
+        "pooling~avg_data~size_amount~1.0_prune~none_start~encoder",
+        "pooling~query_data~size_amount~1_prune~none_start~encoder",  # not canonical (1.0)
+        "pooling~query_data~none_amount~0.0_prune~iterative_start~encoder",
+        "pooling~query_data~size_amount~1.0_prune~none_start~da",
+    ):
         with pytest.raises(ab.AblationError):
             ab.parse_aug(bad)
-    for bad in ("train~all_percent~150_method~full", "train~all_percent~50_method~none",
-                "train~none_percent~0_method~full", "percent~50_train~all_method~full"):
+    for bad in (
+        "train~all_percent~150_method~full",
+        "train~all_percent~50_method~none",
+        "train~none_percent~0_method~full",
+        "percent~50_train~all_method~full",
+    ):
         with pytest.raises(ab.AblationError):
             ab.parse_duc(bad)
 
@@ -58,7 +68,8 @@ def test_paramspace_patterns_are_the_cell_ids(profiles, name):
     assert list(aug_space.instance_patterns) == [c.id for c in pl.aug_cells]
     assert list(duc_space.instance_patterns) == [d.id for _, d in pl.pairs()]
     paths = [f"results/ablations/wikiref/{a}.json" for a in aug_space.instance_patterns] + [
-        f"results/ablations/duc/{a}/{d}.json" for a, d in zip(duc_df["aug"], duc_space.instance_patterns)]
+        f"results/ablations/duc/{a}/{d}.json" for a, d in zip(duc_df["aug"], duc_space.instance_patterns)
+    ]
     assert sorted(paths) == ab.all_outputs(params)
     for a in aug_space.instance_patterns:
         assert re.fullmatch(ab.AUG_REGEX, a) and ab.parse_aug(a).id == a
@@ -67,6 +78,7 @@ def test_paramspace_patterns_are_the_cell_ids(profiles, name):
 
 
 # --------------------------------------------------------------------------- plan
+
 
 def test_plan_shares_cells(profiles):
     pl = ab.plan(profiles["params.yaml"])
@@ -132,10 +144,19 @@ def test_cell_params_ignore_the_grid_lists(profiles):
     want = {k: copy.deepcopy(p[k]) for k in job_keys("ablations", "cell")}
     want["ablations"].update(data_fractions=[], poolings=[], subnetworks=[], duc_percents=[], duc_single_years=False)
     want["ablations"]["quality"].update(starts=[], names=[])
-    want["pretrain"]["variants"] = [{"name": "ablation", "label": "ablation", "head": "regression", "pooling": "query",
-                                     "query": True, "init": "pretrained"}]
-    want["finetune"]["settings"] = [{"name": "ablation", "label": "ablation", "init": "encoder", "pooling": "query",
-                                     "method": "full"}]
+    want["pretrain"]["variants"] = [
+        {
+            "name": "ablation",
+            "label": "ablation",
+            "head": "regression",
+            "pooling": "query",
+            "query": True,
+            "init": "pretrained",
+        }
+    ]
+    want["finetune"]["settings"] = [
+        {"name": "ablation", "label": "ablation", "init": "encoder", "pooling": "query", "method": "full"}
+    ]
     assert json.loads(before) == want
     p["ablations"]["poolings"] = ["cls"]
     p["ablations"]["quality"]["starts"] = [0.0]
@@ -153,16 +174,22 @@ def test_rule_inputs():
     assert ab.pretrain_inputs(params, base.id) == {s: f"data/oracle/{s}.parquet" for s in ("train", "dev", "test")}
     assert ab.pretrain_inputs(params, it.id)["start"] == f"{ab.aug_path(base)}/model.safetensors"
     assert ab.aug_path(base) == f"models/ablations/pretrain/{base.id}"
-    assert ab.duc_metrics_path(base, ab.DucCell("all", 50, "full")) == \
-        f"results/ablations/duc/{base.id}/train~all_percent~50_method~full.json"
+    assert (
+        ab.duc_metrics_path(base, ab.DucCell("all", 50, "full"))
+        == f"results/ablations/duc/{base.id}/train~all_percent~50_method~full.json"
+    )
     got = ab.finetune_inputs(params, base.id, "train~all_percent~100_method~full")
-    assert got == {"duc": ["data/duc/2005.parquet", "data/duc/2006.parquet", "data/duc/2007.parquet"],
-                   "model": f"{ab.aug_path(base)}/model.safetensors"}
-    assert "model" not in ab.finetune_inputs(params, ab.AugCell("query", "none", 0.0).id,
-                                             "train~2005_percent~100_method~full")
+    assert got == {
+        "duc": ["data/duc/2005.parquet", "data/duc/2006.parquet", "data/duc/2007.parquet"],
+        "model": f"{ab.aug_path(base)}/model.safetensors",
+    }
+    assert "model" not in ab.finetune_inputs(
+        params, ab.AugCell("query", "none", 0.0).id, "train~2005_percent~100_method~full"
+    )
 
 
 # --------------------------------------------------------------------------- subsets
+
 
 def _pool(n: int) -> pd.DataFrame:
     rng = np.random.default_rng(1)
@@ -186,18 +213,26 @@ def test_quality_slices_are_overlapping_halves_by_oracle_score():
         sub, info = ab.training_subset(pool, ab.AugCell("query", "quality", start), 0.5, 13)
         slices[start] = set(sub["id"])
         assert len(sub) == 20 and info["start_row"] == int(start * 40)
-        assert slices[start] == set(ranked[int(start * 40): int(start * 40) + 20])
+        assert slices[start] == set(ranked[int(start * 40) : int(start * 40) + 20])
         assert info["oracle_score_min"] <= info["oracle_score_max"]
     assert len(slices[0.0] & slices[0.1]) == 16  # overlapping halves
-    assert max(pool.set_index("id").loc[list(slices[0.0]), "oracle_score"]) <= \
-        min(pool.set_index("id").loc[list(slices[0.5]), "oracle_score"])
+    assert max(pool.set_index("id").loc[list(slices[0.0]), "oracle_score"]) <= min(
+        pool.set_index("id").loc[list(slices[0.5]), "oracle_score"]
+    )
     with pytest.raises(ab.AblationError):
         ab.training_subset(pool, ab.AugCell("query", "none", 0.0), 0.5, 13)
 
 
 def test_cap_doc_sentences():
-    df = pd.DataFrame({"id": ["a"], "doc_sentences": [["s0", "s1", "s2", "s3"]], "oracle_labels": [[0, 1, 0, 1]],
-                       "oracle_scores": [[0.1, 0.5, 0.0, 0.4]], "oracle_indices": [[1, 3]]})
+    df = pd.DataFrame(
+        {
+            "id": ["a"],
+            "doc_sentences": [["s0", "s1", "s2", "s3"]],
+            "oracle_labels": [[0, 1, 0, 1]],
+            "oracle_scores": [[0.1, 0.5, 0.0, 0.4]],
+            "oracle_indices": [[1, 3]],
+        }
+    )
     out, cut = ab.cap_doc_sentences(df, 2)
     assert cut == 2 and out["doc_sentences"][0] == ["s0", "s1"] and out["oracle_labels"][0] == [0, 1]
     assert out["oracle_scores"][0] == [0.1, 0.5] and out["oracle_indices"][0] == [1]
@@ -228,11 +263,14 @@ def test_duc_setting_rules():
 
 # --------------------------------------------------------------------------- end to end (tiny-random)
 
+
 def _duc_rows(year: int, n_topics: int, n_docs: int, seed: int) -> pd.DataFrame:
     from wikiref.rouge.oracle import sentence_scores
 
-    words = ("market report city council weather season river museum school road festival harbour bridge "
-             "station library garden factory election budget railway tower village forest island").split()
+    words = (
+        "market report city council weather season river museum school road festival harbour bridge "
+        "station library garden factory election budget railway tower village forest island"
+    ).split()
     rng = np.random.default_rng([seed, year])
     rows = []
     for t in range(n_topics):
@@ -243,15 +281,29 @@ def _duc_rows(year: int, n_topics: int, n_docs: int, seed: int) -> pd.DataFrame:
             sents = [" ".join(rng.choice(words, size=int(rng.integers(6, 12)))) + " ." for _ in range(6)]
             sents[int(rng.integers(0, 6))] = f"the {focus} grew by {rng.integers(10, 99)} percent in {year} ."
             docs.append(sents)
-        refs = [f"the {focus} grew in {year} .\nofficials said the {focus} report was late .",
-                f"the {focus} grew by many percent ."]
+        refs = [
+            f"the {focus} grew in {year} .\nofficials said the {focus} report was late .",
+            f"the {focus} grew by many percent .",
+        ]
         for d, sents in enumerate(docs):
-            rows.append({"id": f"{year}/{topic}/DOC{d}", "year": year, "topic": topic,
-                         "query": [focus, f"Describe the {focus}."],
-                         "title": focus, "narrative": f"Describe the {focus}.", "doc_id": f"DOC{d}",
-                         "doc_date": f"{year}0101", "doc_position": d, "doc_headline": "", "doc_sentences": sents,
-                         "sentence_targets": sentence_scores(sents, refs, metric="rouge2_recall"),
-                         "references": refs, "reference_ids": ["A", "B"]})
+            rows.append(
+                {
+                    "id": f"{year}/{topic}/DOC{d}",
+                    "year": year,
+                    "topic": topic,
+                    "query": [focus, f"Describe the {focus}."],
+                    "title": focus,
+                    "narrative": f"Describe the {focus}.",
+                    "doc_id": f"DOC{d}",
+                    "doc_date": f"{year}0101",
+                    "doc_position": d,
+                    "doc_headline": "",
+                    "doc_sentences": sents,
+                    "sentence_targets": sentence_scores(sents, refs, metric="rouge2_recall"),
+                    "references": refs,
+                    "reference_ids": ["A", "B"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -261,17 +313,24 @@ def small_world(tmp_path_factory, profiles):
     from wikiref.stages import pretrain as pt
 
     root = tmp_path_factory.mktemp("abl")
-    frames = {"train": pt.synthetic_oracle_frame(24, seed=1, prefix="tr"),
-              "dev": pt.synthetic_oracle_frame(6, seed=2, prefix="dv"),
-              "test": pt.synthetic_oracle_frame(6, seed=3, prefix="te")}
+    frames = {
+        "train": pt.synthetic_oracle_frame(24, seed=1, prefix="tr"),
+        "dev": pt.synthetic_oracle_frame(6, seed=2, prefix="dv"),
+        "test": pt.synthetic_oracle_frame(6, seed=3, prefix="te"),
+    }
     pt.write_oracle_splits(frames, root / "oracle")
     for y in (2005, 2006, 2007):
         write_parquet(root / "duc" / f"{y}.parquet", _duc_rows(y, 3, 2, 7))
     params = copy.deepcopy(profiles["config/tiny.yaml"])
     params["model"].update(device="cpu", amp=False)
-    params["ablations"].update(data_fractions=[1.0], quality={"window": 0.5, "starts": [0.5], "names": ["Excellent"]},
-                               poolings=["query"], subnetworks=["none", "iterative_da", "one_step_da"],
-                               duc_percents=[50, 100], duc_single_years=True)
+    params["ablations"].update(
+        data_fractions=[1.0],
+        quality={"window": 0.5, "starts": [0.5], "names": ["Excellent"]},
+        poolings=["query"],
+        subnetworks=["none", "iterative_da", "one_step_da"],
+        duc_percents=[50, 100],
+        duc_single_years=True,
+    )
     params["ablations"]["budget"].update(max_length=64, stride=48, max_query_tokens=16, train_pool=16, eval_examples=6)
     params["finetune"].update(dev_fraction=0.3, batch_size=8)
     params["pretrain"].update(batch_size=8)
@@ -314,7 +373,8 @@ def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
         elif d.percent == 50:
             # 50% of the 3 clusters per year (or of the finetune section's own cap), rounded
             assert res["clusters_per_year_cap"] == ab.clusters_for_percent(
-                {2005: 3, 2006: 3}, 50, params["finetune"]["max_train_clusters"])
+                {2005: 3, 2006: 3}, 50, params["finetune"]["max_train_clusters"]
+            )
         if d.method == "subnet":
             assert res["subnet"]["masked_trainable_fraction"] == pytest.approx(0.1, abs=0.02)
         assert not list((root / "work" / a.id / d.id).glob("*.safetensors"))  # weights not kept
@@ -342,15 +402,32 @@ def test_jobs_reject_bad_input(small_world, tmp_path):
     base = ab.AugCell("query", "size", 1.0)
     outputs = {"work_dir": tmp_path / "work", "result": tmp_path / "result.json"}
     with pytest.raises(ab.AblationError, match="missing DUC files"):
-        ab.finetune_cell(params, {"years": {2007: root / "duc" / "2007.parquet"}}, outputs, aug=base,
-                         duc="train~all_percent~100_method~full")
+        ab.finetune_cell(
+            params,
+            {"years": {2007: root / "duc" / "2007.parquet"}},
+            outputs,
+            aug=base,
+            duc="train~all_percent~100_method~full",
+        )
     with pytest.raises(ab.AblationError, match="no augmentation, nothing to train"):
-        ab.pretrain_cell(params, {}, {"model_dir": tmp_path / "m", "result": tmp_path / "r.json"},
-                         aug=ab.AugCell("query", "none", 0.0))
+        ab.pretrain_cell(
+            params,
+            {},
+            {"model_dir": tmp_path / "m", "result": tmp_path / "r.json"},
+            aug=ab.AugCell("query", "none", 0.0),
+        )
     with pytest.raises(ab.AblationError, match="missing cell result"):
         ab.collect(params, {"results_root": tmp_path}, {"metrics": tmp_path / "ablations.json"})
     assert not (tmp_path / "result.json").exists() and not (tmp_path / "ablations.json").exists()
     pj = ab.cell_params_json(params)
     with pytest.raises(SystemExit, match="wikiref ablations pretrain: .*pooling 'avg'"):
-        main(["ablations", "pretrain", "--aug", "pooling~avg_data~size_amount~1.0_prune~none_start~encoder",
-              "--params-json", pj])
+        main(
+            [
+                "ablations",
+                "pretrain",
+                "--aug",
+                "pooling~avg_data~size_amount~1.0_prune~none_start~encoder",
+                "--params-json",
+                pj,
+            ]
+        )

@@ -31,40 +31,112 @@ DUC_FLAGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
 
 
 def _params(**finetune_over) -> dict:
-    model = dict(encoder="tiny-random", max_length=64, stride=32, max_query_tokens=32, num_levels=4, device="cpu",
-                 amp=False, attention_dropout=0.0, eval_batch_size=8)
+    model = dict(
+        encoder="tiny-random",
+        max_length=64,
+        stride=32,
+        max_query_tokens=32,
+        num_levels=4,
+        device="cpu",
+        amp=False,
+        attention_dropout=0.0,
+        eval_batch_size=8,
+    )
     finetune = dict(
         settings=[
             {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
             {"name": "qbert_st", "label": "Q-BERT + ST", "init": "encoder", "pooling": "query", "method": "subnet"},
             {"name": "da_pre", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best", "method": "none"},
-            {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "best", "pooling": "query",
-             "method": "full"},
-            {"name": "qbert_da_iter", "label": "Q-BERT + DA + ITER", "init": "pretrained", "variant": "clf_qbert",
-             "method": "iterative"},
+            {
+                "name": "qbert_da",
+                "label": "Q-BERT + DA",
+                "init": "pretrained",
+                "variant": "best",
+                "pooling": "query",
+                "method": "full",
+            },
+            {
+                "name": "qbert_da_iter",
+                "label": "Q-BERT + DA + ITER",
+                "init": "pretrained",
+                "variant": "clf_qbert",
+                "method": "iterative",
+            },
         ],
-        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8,
+        epochs=2,
+        batch_size=4,
+        grad_accum_steps=1,
+        lr=1e-3,
+        head_lr_scale=1.0,
+        betas=[0.9, 0.999],
+        eps=1e-8,
         weight_decay=0.01,
-        warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, target_scale=100.0,
-        dev_fraction=0.3, max_train_clusters=None, max_doc_sentences=None, keep_models=False,
+        warmup_ratio=0.0,
+        max_grad_norm=1.0,
+        bucket_batches=4,
+        log_every_steps=10,
+        target_scale=100.0,
+        dev_fraction=0.3,
+        max_train_clusters=None,
+        max_doc_sentences=None,
+        keep_models=False,
         subnet={"fraction": 0.1, "vectors": "topk"},
         iterative={"begin": 0.0, "end": 0.5, "frequency": 1, "initial_sparsity": 0.0},
     )
     finetune.update(finetune_over)
     pretrain = dict(
-        epochs=2, batch_size=4, grad_accum_steps=1, lr=1e-3, head_lr_scale=1.0, betas=[0.9, 0.999], eps=1e-8,
+        epochs=2,
+        batch_size=4,
+        grad_accum_steps=1,
+        lr=1e-3,
+        head_lr_scale=1.0,
+        betas=[0.9, 0.999],
+        eps=1e-8,
         weight_decay=0.01,
-        warmup_ratio=0.0, max_grad_norm=1.0, bucket_batches=4, log_every_steps=10, max_train_examples=12,
-        max_eval_examples=6, min_sentences=1, lead_sentences=2, block_trigrams=True, nproc_per_node=1,
-        variants=[{"name": "reg_bert", "label": "BERT", "head": "regression", "pooling": "cls", "query": True,
-                   "init": "pretrained"},
-                  {"name": "clf_qbert", "label": "Q-BERT", "head": "classification", "pooling": "query",
-                   "query": True, "init": "pretrained"},
-                  {"name": "clf_transformer", "label": "TRANSFORMER", "head": "classification", "pooling": "query",
-                   "query": True, "init": "random"}],
+        warmup_ratio=0.0,
+        max_grad_norm=1.0,
+        bucket_batches=4,
+        log_every_steps=10,
+        max_train_examples=12,
+        max_eval_examples=6,
+        min_sentences=1,
+        lead_sentences=2,
+        block_trigrams=True,
+        nproc_per_node=1,
+        variants=[
+            {
+                "name": "reg_bert",
+                "label": "BERT",
+                "head": "regression",
+                "pooling": "cls",
+                "query": True,
+                "init": "pretrained",
+            },
+            {
+                "name": "clf_qbert",
+                "label": "Q-BERT",
+                "head": "classification",
+                "pooling": "query",
+                "query": True,
+                "init": "pretrained",
+            },
+            {
+                "name": "clf_transformer",
+                "label": "TRANSFORMER",
+                "head": "classification",
+                "pooling": "query",
+                "query": True,
+                "init": "random",
+            },
+        ],
     )
-    duc_p = dict(standin=True, years=[2005, 2006, 2007], summary_words=250, rouge_flags=DUC_FLAGS,
-                 select={"max_bigram_overlap": 0.5, "fill": "skip"})
+    duc_p = dict(
+        standin=True,
+        years=[2005, 2006, 2007],
+        summary_words=250,
+        rouge_flags=DUC_FLAGS,
+        select={"max_bigram_overlap": 0.5, "fill": "skip"},
+    )
     return {"seed": 5, "model": model, "finetune": finetune, "pretrain": pretrain, "duc": duc_p}
 
 
@@ -78,11 +150,21 @@ def _rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
         sents[int(rng.integers(len(sents)))] = f"the {topic} river bridge opened in {1990 + pos} ."
         from wikiref.rouge.oracle import sentence_scores
 
-        rows.append({"id": f"{year}/{topic}/d{pos}", "year": year, "topic": topic,
-                     "query": [topic, f"Describe {topic}."],
-                     "doc_position": pos, "doc_id": f"d{pos}", "doc_date": f"2000010{pos}",
-                     "doc_sentences": sents, "sentence_targets": sentence_scores(sents, [ref], metric="rouge2_recall"),
-                     "references": [ref], "reference_ids": [f"{topic}.M.250.A.A"]})
+        rows.append(
+            {
+                "id": f"{year}/{topic}/d{pos}",
+                "year": year,
+                "topic": topic,
+                "query": [topic, f"Describe {topic}."],
+                "doc_position": pos,
+                "doc_id": f"d{pos}",
+                "doc_date": f"2000010{pos}",
+                "doc_sentences": sents,
+                "sentence_targets": sentence_scores(sents, [ref], metric="rouge2_recall"),
+                "references": [ref],
+                "reference_ids": [f"{topic}.M.250.A.A"],
+            }
+        )
     return rows
 
 
@@ -103,8 +185,18 @@ def _tiny_checkpoint(path: Path, pooling="query", head="classification", seed=0)
     from wikiref.model import ScorerConfig, build_scorer, save_scorer
 
     torch.manual_seed(seed)
-    model, tok = build_scorer(ScorerConfig(encoder="tiny-random", pooling=pooling, head=head, max_length=64, stride=32,
-                                           max_query_tokens=32, num_levels=4, attention_dropout=0.0))
+    model, tok = build_scorer(
+        ScorerConfig(
+            encoder="tiny-random",
+            pooling=pooling,
+            head=head,
+            max_length=64,
+            stride=32,
+            max_query_tokens=32,
+            num_levels=4,
+            attention_dropout=0.0,
+        )
+    )
     save_scorer(model, tok, path)
 
 
@@ -122,12 +214,15 @@ def pretrained(tmp_path_factory) -> tuple[Path, Path]:
 
 # --------------------------------------------------------------------------- settings and data
 
+
 def test_settings_are_checked():
     p = _params()
     assert list(ft.settings(p["finetune"])) == ["bert", "qbert_st", "da_pre", "qbert_da", "qbert_da_iter"]
-    for bad, msg in (({"name": "x", "label": "X", "init": "encoder", "pooling": "cls", "method": "none"}, "needs init"),
-                     ({"name": "x", "label": "X", "init": "encoder", "method": "full"}, "needs a pooling"),
-                     ({"name": "x", "label": "X", "init": "pretrained", "method": "full"}, "needs variant")):
+    for bad, msg in (
+        ({"name": "x", "label": "X", "init": "encoder", "pooling": "cls", "method": "none"}, "needs init"),
+        ({"name": "x", "label": "X", "init": "encoder", "method": "full"}, "needs a pooling"),
+        ({"name": "x", "label": "X", "init": "pretrained", "method": "full"}, "needs variant"),
+    ):
         with pytest.raises(ValueError, match=msg):
             ft.settings({"settings": [bad]})
     with pytest.raises(ValueError, match="duplicate"):
@@ -180,14 +275,21 @@ def test_examples_targets_and_sentence_cap(years):
 
 
 def test_cluster_summaries_rank_across_documents():
-    df = pd.DataFrame({
-        "topic": ["T", "T"], "doc_position": [1, 0],
-        "doc_sentences": [["b one two three .", "b four five six ."], ["a one two three .", "a seven eight nine ."]],
-    })
+    df = pd.DataFrame(
+        {
+            "topic": ["T", "T"],
+            "doc_position": [1, 0],
+            "doc_sentences": [
+                ["b one two three .", "b four five six ."],
+                ["a one two three .", "a seven eight nine ."],
+            ],
+        }
+    )
     # Row 0 is the second document of the cluster; "a one two three ." repeats 2 of its 3 bigrams (skipped);
     # an unscored (NaN) sentence ranks last.
-    out, unscored = ft.cluster_summaries(df, [[0.9, np.nan], [0.1, 0.95]], max_words=15, max_bigram_overlap=0.5,
-                                         fill="skip")
+    out, unscored = ft.cluster_summaries(
+        df, [[0.9, np.nan], [0.1, 0.95]], max_words=15, max_bigram_overlap=0.5, fill="skip"
+    )
     assert unscored == 1
     assert out["T"] == ["a seven eight nine .", "b one two three .", "b four five six ."]
     out, _ = ft.cluster_summaries(df, [[0.9, 0.2], [0.1, 0.95]], max_words=10, max_bigram_overlap=0.5, fill="skip")
@@ -197,6 +299,7 @@ def test_cluster_summaries_rank_across_documents():
 
 
 # --------------------------------------------------------------------------- jobs (in process, tiny encoder)
+
 
 def test_encoder_job_and_subnet_job(tmp_path, years):
     p = _params()
@@ -228,8 +331,17 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
 def _maskable_sizes():
     from wikiref.model import ScorerConfig, build_scorer
 
-    model, _ = build_scorer(ScorerConfig(encoder="tiny-random", pooling="query", head="regression", max_length=64,
-                                         stride=32, max_query_tokens=32, num_levels=4))
+    model, _ = build_scorer(
+        ScorerConfig(
+            encoder="tiny-random",
+            pooling="query",
+            head="regression",
+            max_length=64,
+            stride=32,
+            max_query_tokens=32,
+            num_levels=4,
+        )
+    )
     return [p.numel() for p in subnet.maskable_parameters(model).values()]
 
 
@@ -239,10 +351,19 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
 
     models, metrics = pretrained
     p = _params(keep_models=True)
-    p["finetune"]["settings"].append({"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained",
-                                      "variant": "best", "pooling": "query", "method": "subnet"})
-    m, _, _ = ft.train_and_test(p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models,
-                                metrics_dir=metrics, progress=False)
+    p["finetune"]["settings"].append(
+        {
+            "name": "qbert_da_st",
+            "label": "Q-BERT + DA + ST",
+            "init": "pretrained",
+            "variant": "best",
+            "pooling": "query",
+            "method": "subnet",
+        }
+    )
+    m, _, _ = ft.train_and_test(
+        p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models, metrics_dir=metrics, progress=False
+    )
     assert m["start"]["variant"] == "clf_qbert" and m["start"]["head_switched_to_regression"]
     before = load_file(str(models / "clf_qbert" / "model.safetensors"))
     after = load_file(str(tmp_path / "st" / "model.safetensors"))
@@ -260,8 +381,9 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
 def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained):
     models, metrics = pretrained
     p = _params()
-    m, _, _ = ft.train_and_test(p, "da_pre", 2005, years, tmp_path / "none", pretrain_dir=models, metrics_dir=metrics,
-                         progress=False)
+    m, _, _ = ft.train_and_test(
+        p, "da_pre", 2005, years, tmp_path / "none", pretrain_dir=models, metrics_dir=metrics, progress=False
+    )
     assert m["method"] == "none" and m["train_years"] == [] and "training" not in m
     assert m["start"]["variant"] == "reg_bert" and "head_switched_to_regression" not in m["start"]
     assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
@@ -270,10 +392,19 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     from wikiref.stages import pretrain as pt
 
     oracle = tmp_path / "oracle"
-    pt.write_oracle_splits({"train": pt.synthetic_oracle_frame(12, seed=1, prefix="tr"),
-                            "dev": pt.synthetic_oracle_frame(6, seed=2, prefix="dv")}, oracle)
-    inputs = {"train": oracle / "train.parquet", "dev": oracle / "dev.parquet", "pretrain_dir": models,
-              "pretrain_metrics_dir": metrics}
+    pt.write_oracle_splits(
+        {
+            "train": pt.synthetic_oracle_frame(12, seed=1, prefix="tr"),
+            "dev": pt.synthetic_oracle_frame(6, seed=2, prefix="dv"),
+        },
+        oracle,
+    )
+    inputs = {
+        "train": oracle / "train.parquet",
+        "dev": oracle / "dev.parquet",
+        "pretrain_dir": models,
+        "pretrain_metrics_dir": metrics,
+    }
     info = ft.prune(p, inputs, {"dir": tmp_path / "pruned"}, setting="qbert_da_iter", progress=False)
     assert info["schedule"]["final_sparsity"] == pytest.approx(0.9)
     # The WikiRef pruning run continues the checkpoint's own (classification) objective.
@@ -282,8 +413,15 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     assert info["pruning_steps"][-1]["step"] < info["schedule"]["total_steps"]
     masks = subnet.load_masks(tmp_path / "pruned" / subnet.MASKS_FILE)
     assert subnet.check_fractions(masks, 0.1) == []
-    m, _, _ = ft.train_and_test(_params(keep_models=True), "qbert_da_iter", 2006, years, tmp_path / "iter",
-                         prune_dir=tmp_path / "pruned", progress=False)
+    m, _, _ = ft.train_and_test(
+        _params(keep_models=True),
+        "qbert_da_iter",
+        2006,
+        years,
+        tmp_path / "iter",
+        prune_dir=tmp_path / "pruned",
+        progress=False,
+    )
     assert m["start"]["variant"] == "clf_qbert" and m["subnet"]["masked_trainable_fraction"] < 0.11
     assert m["start"]["head_switched_to_regression"]  # DUC fine-tuning regresses ROUGE-2 recall
     from safetensors.torch import load_file
@@ -298,8 +436,12 @@ def test_run_job_writes_its_files(tmp_path, years, pretrained):
 
     models, metrics = pretrained
     out = tmp_path / "da_pre" / "2006"
-    outputs = {"model_dir": out, "predictions": out / "predictions.parquet", "summaries": out / "summaries.json",
-               "metrics": tmp_path / "metrics" / "duc_da_pre_2006.json"}
+    outputs = {
+        "model_dir": out,
+        "predictions": out / "predictions.parquet",
+        "summaries": out / "summaries.json",
+        "metrics": tmp_path / "metrics" / "duc_da_pre_2006.json",
+    }
     inputs = {"years": dict(years), "pretrain_dir": models, "pretrain_metrics_dir": metrics}
     m = ft.run_job(_params(), inputs, outputs, setting="da_pre", year=2006, progress=False)
     assert json.loads(outputs["metrics"].read_text()) == json.loads(json.dumps(m))
@@ -320,8 +462,13 @@ def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
     with pytest.raises(ft.FinetuneError, match="year 2004 is not in duc.years"):
         ft.run_job(_params(), inputs, outputs, setting="bert", year=2004)
     with pytest.raises(ft.FinetuneError, match="missing .*nowhere.parquet.*duc prepare"):
-        ft.run_job(_params(), {**inputs, "years": {**years, 2005: tmp_path / "nowhere.parquet"}}, outputs,
-                   setting="bert", year=2006)
+        ft.run_job(
+            _params(),
+            {**inputs, "years": {**years, 2005: tmp_path / "nowhere.parquet"}},
+            outputs,
+            setting="bert",
+            year=2006,
+        )
     with pytest.raises(ft.FinetuneError, match="no model in"):
         ft.run_job(_params(), {**inputs, "pretrain_dir": tmp_path / "empty"}, outputs, setting="da_pre", year=2006)
     bad = tmp_path / "bad.parquet"
@@ -348,12 +495,19 @@ def test_setting_params_are_the_setting_alone(repo):
 
 # --------------------------------------------------------------------------- table
 
+
 def _job(setting, year, r2, init="encoder", variant=None, pooling="query", head="regression"):
     start = {"init": init, "pooling": pooling, "checkpoint_head": head}
     if variant:
         start["variant"] = variant
-    return {"setting": setting, "year": year, "seconds": 1.0, "start": start, "training": {"best_epoch": 1},
-            "test": {m: {"R": r2 / 100 + (0.2 if m == "ROUGE-1" else 0.0)} for m in ft.MEASURES}}
+    return {
+        "setting": setting,
+        "year": year,
+        "seconds": 1.0,
+        "start": start,
+        "training": {"best_epoch": 1},
+        "test": {m: {"R": r2 / 100 + (0.2 if m == "ROUGE-1" else 0.0)} for m in ft.MEASURES},
+    }
 
 
 def test_table6_and_comparisons():
@@ -361,21 +515,55 @@ def test_table6_and_comparisons():
     p["finetune"]["settings"] = [
         {"name": "qbert", "label": "Q-BERT", "init": "encoder", "pooling": "query", "method": "full"},
         {"name": "da_pre", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best", "method": "none"},
-        {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "best", "pooling": "query",
-         "method": "full"},
-        {"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained", "variant": "best",
-         "pooling": "query", "method": "subnet"},
+        {
+            "name": "qbert_da",
+            "label": "Q-BERT + DA",
+            "init": "pretrained",
+            "variant": "best",
+            "pooling": "query",
+            "method": "full",
+        },
+        {
+            "name": "qbert_da_st",
+            "label": "Q-BERT + DA + ST",
+            "init": "pretrained",
+            "variant": "best",
+            "pooling": "query",
+            "method": "subnet",
+        },
     ]
     chosen = list(ft.settings(p["finetune"]).values())
     years_ = [2005, 2006]
     r2 = {"qbert": [5, 6], "da_pre": [4, 4], "qbert_da": [7, 5], "qbert_da_st": [8, 7]}
-    jobs = {s: {y: _job(s, y, r2[s][i], init="encoder" if s == "qbert" else "pretrained",
-                        variant=None if s == "qbert" else "reg_qbert") for i, y in enumerate(years_)} for s in r2}
-    base = {"systems": {k: {str(y): {m: {"R": 0.01 * (i + 1)} for m in ft.MEASURES} for y in years_}
-                        for i, k in enumerate(("lead", "query_sim", "oracle"))}}
+    jobs = {
+        s: {
+            y: _job(
+                s,
+                y,
+                r2[s][i],
+                init="encoder" if s == "qbert" else "pretrained",
+                variant=None if s == "qbert" else "reg_qbert",
+            )
+            for i, y in enumerate(years_)
+        }
+        for s in r2
+    }
+    base = {
+        "systems": {
+            k: {str(y): {m: {"R": 0.01 * (i + 1)} for m in ft.MEASURES} for y in years_}
+            for i, k in enumerate(("lead", "query_sim", "oracle"))
+        }
+    }
     df = ft.table6(base, jobs, chosen, years_)
-    assert list(df["System"]) == ["LEAD", "QUERY-SIM", "Q-BERT", "DA PRE-TRAINED", "Q-BERT + DA", "Q-BERT + DA + ST",
-                                  "ORACLE"]
+    assert list(df["System"]) == [
+        "LEAD",
+        "QUERY-SIM",
+        "Q-BERT",
+        "DA PRE-TRAINED",
+        "Q-BERT + DA",
+        "Q-BERT + DA + ST",
+        "ORACLE",
+    ]
     assert list(df.columns) == ["System", "Group"] + [f"{y} {m}" for y in years_ for m in ("R-1", "R-2", "R-SU4")]
     assert df.set_index("System").loc["Q-BERT + DA", "2005 R-2"] == 7.0
     assert df.set_index("System").loc["Q-BERT + DA", "Group"] == "regression pre-training (reg_qbert)"
@@ -391,20 +579,34 @@ def _table_world(tmp_path, standin=True):
     p = _params()
     p["finetune"]["settings"] = [
         {"name": "qbert", "label": "Q-BERT", "init": "encoder", "pooling": "query", "method": "full"},
-        {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "best", "pooling": "query",
-         "method": "full"},
+        {
+            "name": "qbert_da",
+            "label": "Q-BERT + DA",
+            "init": "pretrained",
+            "variant": "best",
+            "pooling": "query",
+            "method": "full",
+        },
     ]
     p["duc"].update(years=[2005, 2006], standin=standin)
     p["profile"] = {"name": "tiny", "standin": standin}
     metrics = tmp_path / "metrics"
     for i, (s, init) in enumerate((("qbert", "encoder"), ("qbert_da", "pretrained"))):
         for y in (2005, 2006):
-            write_json(ft.job_metrics_file(metrics, s, y), _job(s, y, 5 + i + (y - 2005), init=init,
-                                                                  variant=None if init == "encoder" else "reg_qbert"))
-    write_json(metrics / "duc_baselines.json", {"systems": {"lead": {str(y): {m: {"R": 0.05} for m in ft.MEASURES}
-                                                                     for y in (2005, 2006)}}})
-    inputs = {"job_metrics": {s: {y: ft.job_metrics_file(metrics, s, y) for y in (2005, 2006)}
-                              for s in ("qbert", "qbert_da")}, "baselines": metrics / "duc_baselines.json"}
+            write_json(
+                ft.job_metrics_file(metrics, s, y),
+                _job(s, y, 5 + i + (y - 2005), init=init, variant=None if init == "encoder" else "reg_qbert"),
+            )
+    write_json(
+        metrics / "duc_baselines.json",
+        {"systems": {"lead": {str(y): {m: {"R": 0.05} for m in ft.MEASURES} for y in (2005, 2006)}}},
+    )
+    inputs = {
+        "job_metrics": {
+            s: {y: ft.job_metrics_file(metrics, s, y) for y in (2005, 2006)} for s in ("qbert", "qbert_da")
+        },
+        "baselines": metrics / "duc_baselines.json",
+    }
     return p, inputs
 
 
@@ -430,20 +632,42 @@ def test_cli_table_and_its_errors(tmp_path):
 
     p, inputs = _table_world(tmp_path)
     pj = config.job_params(p, "profile", "model", "finetune", "duc")
-    args = ["finetune", "table", "--params-json", pj, "--metrics-dir", str(tmp_path / "metrics"),
-            "--baselines", str(inputs["baselines"]), "--table", str(tmp_path / "t6"),
-            "--summary", str(tmp_path / "s.json")]
+    args = [
+        "finetune",
+        "table",
+        "--params-json",
+        pj,
+        "--metrics-dir",
+        str(tmp_path / "metrics"),
+        "--baselines",
+        str(inputs["baselines"]),
+        "--table",
+        str(tmp_path / "t6"),
+        "--summary",
+        str(tmp_path / "s.json"),
+    ]
     assert main(args) == 0
     assert json.loads((tmp_path / "s.json").read_text())["settings"]["qbert_da"]["mean_ROUGE-2"] == 6.5
     inputs["baselines"].unlink()
     with pytest.raises(SystemExit, match="wikiref finetune table: missing .*duc_baselines.json"):
         main(args)
     with pytest.raises(SystemExit, match="unknown setting 'nope'"):
-        main(["finetune", "run", "--setting", "nope", "--year", "2005", "--params-json",
-              config.job_params(p, "seed", "model", "finetune", "duc")])
+        main(
+            [
+                "finetune",
+                "run",
+                "--setting",
+                "nope",
+                "--year",
+                "2005",
+                "--params-json",
+                config.job_params(p, "seed", "model", "finetune", "duc"),
+            ]
+        )
 
 
 # --------------------------------------------------------------------------- the whole target on a NIST copy
+
 
 @pytest.mark.slow
 def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, subprocess_env):
@@ -459,18 +683,46 @@ def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, subproces
         "duc": {"root": str(nist), "standin": False},
         "model": p["model"],
         "pretrain": {"variants": [p["pretrain"]["variants"][1]]},
-        "finetune": {"settings": [
-            {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
-            {"name": "da_pretrained", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best",
-             "method": "none"},
-            {"name": "qbert_da_st", "label": "Q-BERT + DA + ST", "init": "pretrained", "variant": "clf_qbert",
-             "method": "subnet"}],
-            "epochs": 1, "batch_size": 4, "lr": 1e-3, "dev_fraction": 0.5},
+        "finetune": {
+            "settings": [
+                {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
+                {
+                    "name": "da_pretrained",
+                    "label": "DA PRE-TRAINED",
+                    "init": "pretrained",
+                    "variant": "best",
+                    "method": "none",
+                },
+                {
+                    "name": "qbert_da_st",
+                    "label": "Q-BERT + DA + ST",
+                    "init": "pretrained",
+                    "variant": "clf_qbert",
+                    "method": "subnet",
+                },
+            ],
+            "epochs": 1,
+            "batch_size": 4,
+            "lr": 1e-3,
+            "dev_fraction": 0.5,
+        },
     }
     (tmp_path / "nist.yaml").write_text(yaml.safe_dump(overlay))
-    cmd = [str(Path(sys.executable).parent / "snakemake"), "finetune_all", "-s", str(repo / "Snakefile"),
-           "--directory", str(work), "--cores", "2", "--resources", "gpu=1",
-           "--configfile", str(repo / "config/paper.yaml"), str(tmp_path / "nist.yaml")]
+    cmd = [
+        str(Path(sys.executable).parent / "snakemake"),
+        "finetune_all",
+        "-s",
+        str(repo / "Snakefile"),
+        "--directory",
+        str(work),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=1",
+        "--configfile",
+        str(repo / "config/paper.yaml"),
+        str(tmp_path / "nist.yaml"),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=1200)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     md = (work / "results/tables/table6_duc.md").read_text()

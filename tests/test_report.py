@@ -37,16 +37,25 @@ def fake_cells(params) -> dict[str, dict]:
         sub = {"kind": a.data, "examples": 10, "pool": 20}
         if a.data == "quality":
             sub.update(oracle_score_min=0.1 + a.amount / 2, oracle_score_max=0.3 + a.amount / 2, oracle_score_mean=0.2)
-        wiki = {s: {"rouge1": _num(a.id + s + "1", 20, 30), "rouge2": _num(a.id + s + "2", 8, 15),
-                    "rougeL": _num(a.id + s + "L", 15, 25), "examples": 8, "mean_sentences": 1.5}
-                for s in ("dev", "test")}
+        wiki = {
+            s: {
+                "rouge1": _num(a.id + s + "1", 20, 30),
+                "rouge2": _num(a.id + s + "2", 8, 15),
+                "rougeL": _num(a.id + s + "L", 15, 25),
+                "examples": 8,
+                "mean_sentences": 1.5,
+            }
+            for s in ("dev", "test")
+        }
         out[ab.wikiref_metrics_path(a)] = {"cell": a.id, "subset": sub, "wikiref": wiki}
     for a, d in pl.pairs():
-        duc = {"ROUGE-1": _num(a.id + d.id + "1", 30, 40), "ROUGE-2": _num(a.id + d.id + "2", 5, 10),
-               "ROUGE-SU4": _num(a.id + d.id + "4", 10, 15)}
+        duc = {
+            "ROUGE-1": _num(a.id + d.id + "1", 30, 40),
+            "ROUGE-2": _num(a.id + d.id + "2", 5, 10),
+            "ROUGE-SU4": _num(a.id + d.id + "4", 10, 15),
+        }
         sub = {"masked_trainable_fraction": 0.1} if d.method in ("subnet", "iterative") else {}
-        out[ab.duc_metrics_path(a, d)] = {"aug": a.id, "duc": duc, "train_clusters": 3, "seconds": 1.0,
-                                          "subnet": sub}
+        out[ab.duc_metrics_path(a, d)] = {"aug": a.id, "duc": duc, "train_clusters": 3, "seconds": 1.0, "subnet": sub}
     return out
 
 
@@ -67,21 +76,51 @@ def built(tmp_path_factory, sample_params, ablation_results, repo):
     tables = root / "results" / "tables"
     # Tables of other steps, as they write them (paper labels), with a few known values.
     profile = sample_params["profile"]
-    write_table(pd.DataFrame({"Statistic": ["Total Examples", "Document Tokens"], "Train": [100, 400.5],
-                              "Dev": [20, 390.0], "Test": [20, 410.0]}), tables / "table1_wikiref_splits",
-                title="Table I: Statistics", profile=profile)
-    write_table(pd.DataFrame({"System": ["LEAD", "Q-Bert"], "Supervision": ["-", "classification"],
-                              "Dev R-2": [11.66, 20.0], "Test R-2": [10.0, 18.0]}), tables / "table4_wikiref",
-                title="Table IV: ROUGE", profile=profile)
+    write_table(
+        pd.DataFrame(
+            {
+                "Statistic": ["Total Examples", "Document Tokens"],
+                "Train": [100, 400.5],
+                "Dev": [20, 390.0],
+                "Test": [20, 410.0],
+            }
+        ),
+        tables / "table1_wikiref_splits",
+        title="Table I: Statistics",
+        profile=profile,
+    )
+    write_table(
+        pd.DataFrame(
+            {
+                "System": ["LEAD", "Q-Bert"],
+                "Supervision": ["-", "classification"],
+                "Dev R-2": [11.66, 20.0],
+                "Test R-2": [10.0, 18.0],
+            }
+        ),
+        tables / "table4_wikiref",
+        title="Table IV: ROUGE",
+        profile=profile,
+    )
     metrics = root / "results" / "metrics" / "split.json"
     metrics.parent.mkdir(parents=True)
     metrics.write_text("{}")
     results = root / "results"
-    out = Outputs(tables_dir=tables, figures_dir=results / "figures", index=results / "README.md",
-                  html=results / "report" / "tables.html", summary=results / "metrics" / "report.json")
+    out = Outputs(
+        tables_dir=tables,
+        figures_dir=results / "figures",
+        index=results / "README.md",
+        html=results / "report" / "tables.html",
+        summary=results / "metrics" / "report.json",
+    )
     params = {"profile": profile, "report": sample_params["report"]}
-    summary = build(params, out, ablations=ablation_results, table_stems=["table1_wikiref_splits", "table4_wikiref"],
-                    metrics_files=[str(metrics)])
+    summary = build(
+        params,
+        out,
+        ablations=ablation_results,
+        table_stems=["table1_wikiref_splits", "table4_wikiref"],
+        metrics_files=[str(metrics)],
+    )
     return root, out, summary
 
 
@@ -114,8 +153,14 @@ def test_paper_numbers_match_the_paper_text(repo):
 
 
 def test_table_cells_and_comparison_pairs_labels():
-    df = pd.DataFrame({"System": ["Q-Bert", "LEAD"], "Supervision": ["classification", "-"],
-                       "Test R-2": [20.0, 9.48], "Note": ["x", "y"]})
+    df = pd.DataFrame(
+        {
+            "System": ["Q-Bert", "LEAD"],
+            "Supervision": ["classification", "-"],
+            "Test R-2": [20.0, 9.48],
+            "Note": ["x", "y"],
+        }
+    )
     cells = compare.table_cells(df, ("System", "Supervision"))
     assert cells == {"Q-Bert | classification": {"Test R-2": 20.0}, "LEAD | -": {"Test R-2": 9.48}}
     rows = compare.compare_table(compare.paper_numbers(), compare.TABLE_SPECS[2], cells)
@@ -128,10 +173,18 @@ def test_table_cells_and_comparison_pairs_labels():
 
 
 def test_table6_rows_are_told_apart_by_pretraining_head():
-    df = pd.DataFrame({"System": ["LEAD", "Q-BERT", "DA PRE-TRAINED", "Q-BERT + DA"],
-                       "Group": ["baseline", "without DA", "classification pre-training (clf_qbert)",
-                                 "regression pre-training (reg_qbert)"],
-                       "2007 R-2": [8.0, 11.0, 9.5, 12.0]})
+    df = pd.DataFrame(
+        {
+            "System": ["LEAD", "Q-BERT", "DA PRE-TRAINED", "Q-BERT + DA"],
+            "Group": [
+                "baseline",
+                "without DA",
+                "classification pre-training (clf_qbert)",
+                "regression pre-training (reg_qbert)",
+            ],
+            "2007 R-2": [8.0, 11.0, 9.5, 12.0],
+        }
+    )
     spec = next(s for s in compare.TABLE_SPECS if s.paper == "table6")
     cells = compare.table_cells(df, spec.key, spec.label, spec.extra_keys)
     assert set(cells) == {"LEAD", "Q-BERT", "DA PRE-TRAINED (classification)", "Q-BERT + DA (regression)"}
@@ -178,8 +231,11 @@ def test_figure_data(ablation_results, sample_params):
     labels = [s.label for s in p.series]
     assert labels == ["Q-BERT + DA", "Q-BERT (no DA)"]
     assert list(p.series[0].x) == sorted(sample_params["ablations"]["duc_percents"])
-    assert {h.label for h in p.hlines} == {"DA pre-trained, no fine-tuning", "DUC 2005 only, no DA",
-                                           "DUC 2006 only, no DA"}
+    assert {h.label for h in p.hlines} == {
+        "DA pre-trained, no fine-tuning",
+        "DUC 2005 only, no DA",
+        "DUC 2006 only, no DA",
+    }
     assert "ROUGE-2" in p.ylabel and "2007" in p.ylabel and "stand-in" in p.ylabel
     panels, df = analyses.fig6(ablation_results)
     assert list(panels[0].xticklabels) == ["Poor", "Average", "Excellent"]
@@ -198,8 +254,12 @@ def test_reference_lines_carry_their_value_in_the_legend():
 
     from wikiref.stages.report import figures
 
-    panel = figures.Panel(series=[figures.Series("s", [1, 2], [5.0, 6.0], figures.RED)],
-                          hlines=[figures.HLine("a", 5.706), figures.HLine("b", 5.729)], xlabel="x", ylabel="y")
+    panel = figures.Panel(
+        series=[figures.Series("s", [1, 2], [5.0, 6.0], figures.RED)],
+        hlines=[figures.HLine("a", 5.706), figures.HLine("b", 5.729)],
+        xlabel="x",
+        ylabel="y",
+    )
     fig, ax = plt.subplots()
     figures.draw_panel(ax, panel)
     labels = ax.get_legend_handles_labels()[1]
@@ -251,12 +311,26 @@ def test_index_links_everything(built):
 
 def test_report_without_ablations(tmp_path, sample_params):
     tables = tmp_path / "tables"
-    write_table(pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
-                tables / "table1_wikiref_splits", title="Table I", profile=sample_params["profile"])
-    out = Outputs(tables_dir=tables, figures_dir=tmp_path / "figures", index=tmp_path / "README.md",
-                  html=tmp_path / "tables.html", summary=tmp_path / "report.json")
-    summary = build({"profile": sample_params["profile"], "report": sample_params["report"]}, out, ablations=None,
-                    table_stems=["table1_wikiref_splits"], metrics_files=[])
+    write_table(
+        pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
+        tables / "table1_wikiref_splits",
+        title="Table I",
+        profile=sample_params["profile"],
+    )
+    out = Outputs(
+        tables_dir=tables,
+        figures_dir=tmp_path / "figures",
+        index=tmp_path / "README.md",
+        html=tmp_path / "tables.html",
+        summary=tmp_path / "report.json",
+    )
+    summary = build(
+        {"profile": sample_params["profile"], "report": sample_params["report"]},
+        out,
+        ablations=None,
+        table_stems=["table1_wikiref_splits"],
+        metrics_files=[],
+    )
     assert summary["figures"] == 0 and summary["cells_compared"] == 3
     assert "No figures" in out.index.read_text()
     claims = pd.read_csv(tables / f"{CLAIMS_STEM}.csv")
@@ -269,9 +343,23 @@ def test_cli_report(tmp_path, sample_params, ablation_results, repo):
     abl = tmp_path / "ablations.json"
     abl.write_text(json.dumps(ablation_results))
     pj = config.job_params(sample_params, "profile", "report")
-    args = ["report", "--params-json", pj, "--ablations", str(abl), "--tables-dir", str(tmp_path / "t"),
-            "--figures-dir", str(tmp_path / "f"), "--index", str(tmp_path / "README.md"),
-            "--html", str(tmp_path / "t.html"), "--summary", str(tmp_path / "s.json")]
+    args = [
+        "report",
+        "--params-json",
+        pj,
+        "--ablations",
+        str(abl),
+        "--tables-dir",
+        str(tmp_path / "t"),
+        "--figures-dir",
+        str(tmp_path / "f"),
+        "--index",
+        str(tmp_path / "README.md"),
+        "--html",
+        str(tmp_path / "t.html"),
+        "--summary",
+        str(tmp_path / "s.json"),
+    ]
     assert main(args) == 0
     assert (tmp_path / "f" / "fig4_duc_train_size.png").exists()
     assert json.loads((tmp_path / "s.json").read_text())["figures"] == 3
@@ -282,15 +370,27 @@ def test_cli_report(tmp_path, sample_params, ablation_results, repo):
 def test_run_reads_its_inputs_and_writes_every_output(tmp_path, sample_params, ablation_results):
     """The job entry point: the ablations file read, table stems resolved (file names allowed), outputs written."""
     tables = tmp_path / "tables"
-    write_table(pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
-                tables / "table1_wikiref_splits", title="Table I", profile=sample_params["profile"])
+    write_table(
+        pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
+        tables / "table1_wikiref_splits",
+        title="Table I",
+        profile=sample_params["profile"],
+    )
     abl = tmp_path / "ablations.json"
     abl.write_text(json.dumps(ablation_results))
     params = {"profile": sample_params["profile"], "report": sample_params["report"]}
-    outputs = {"tables_dir": tables, "figures_dir": tmp_path / "figures", "index": tmp_path / "README.md",
-               "html": tmp_path / "report" / "tables.html", "summary": tmp_path / "report.json"}
-    inputs = {"ablations": abl, "tables": ["results/tables/table1_wikiref_splits.md", "table1_wikiref_splits"],
-              "metrics": [str(abl), str(abl)]}
+    outputs = {
+        "tables_dir": tables,
+        "figures_dir": tmp_path / "figures",
+        "index": tmp_path / "README.md",
+        "html": tmp_path / "report" / "tables.html",
+        "summary": tmp_path / "report.json",
+    }
+    inputs = {
+        "ablations": abl,
+        "tables": ["results/tables/table1_wikiref_splits.md", "table1_wikiref_splits"],
+        "metrics": [str(abl), str(abl)],
+    }
     summary = report.run(params, inputs, outputs)
     assert json.loads((tmp_path / "report.json").read_text()) == summary and summary["figures"] == 3
     index = (tmp_path / "README.md").read_text()

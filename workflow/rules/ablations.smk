@@ -35,20 +35,20 @@ rule ablations_pretrain:
     output:
         model=layout.ABLATIONS_MODEL,
         metrics=layout.ABLATIONS_WIKIREF_RESULT,
-    params:
-        p=ABLATIONS_CELL_PARAMS,
-        model_dir=lambda wc, output: os.path.dirname(output.model),
-        oracle_dir=lambda wc, input: os.path.dirname(input.train),
-        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
+    log:
+        layout.log_file("ablations/pretrain/{aug}"),
+    benchmark:
+        layout.benchmark_file("ablations/pretrain_{aug}")
     wildcard_constraints:
         aug=ablations.AUG_REGEX,
     threads: 1
     resources:
         gpu=gpu_resource(config),
-    log:
-        layout.log_file("ablations/pretrain/{aug}"),
-    benchmark:
-        layout.benchmark_file("ablations/pretrain_{aug}")
+    params:
+        p=ABLATIONS_CELL_PARAMS,
+        model_dir=lambda wc, output: os.path.dirname(output.model),
+        oracle_dir=lambda wc, input: os.path.dirname(input.train),
+        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
     shell:
         "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --oracle-dir {params.oracle_dir:q}"
         " --pretrain-root {params.pretrain_root:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"
@@ -60,21 +60,21 @@ rule ablations_finetune:
         unpack(lambda wc: ablations.finetune_inputs(config, wc.aug, wc.duc)),
     output:
         metrics=layout.ABLATIONS_DUC_RESULT,
-    params:
-        p=ABLATIONS_CELL_PARAMS,
-        duc_dir=lambda wc, input: os.path.dirname(input.duc[0]),
-        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
-        work=layout.ABLATIONS_FINETUNE_WORK,
+    log:
+        layout.log_file("ablations/duc/{aug}/{duc}"),
+    benchmark:
+        layout.benchmark_file("ablations/duc_{aug}_{duc}")
     wildcard_constraints:
         aug=ablations.AUG_REGEX,
         duc=ablations.DUC_REGEX,
     threads: 1
     resources:
         gpu=gpu_resource(config),
-    log:
-        layout.log_file("ablations/duc/{aug}/{duc}"),
-    benchmark:
-        layout.benchmark_file("ablations/duc_{aug}_{duc}")
+    params:
+        p=ABLATIONS_CELL_PARAMS,
+        duc_dir=lambda wc, input: os.path.dirname(input.duc[0]),
+        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
+        work=layout.ABLATIONS_FINETUNE_WORK,
     shell:
         "wikiref ablations finetune --aug {wildcards.aug} --duc {wildcards.duc} --params-json {params.p:q}"
         " --duc-dir {params.duc_dir:q} --pretrain-root {params.pretrain_root:q} --work-dir {params.work:q}"
@@ -86,13 +86,13 @@ rule ablations_collect:
         ABLATIONS_CELL_RESULTS,
     output:
         layout.ABLATIONS_METRICS,
-    params:
-        p=stage_params("ablations", "collect"),
-    threads: 1
     log:
         layout.log_file("ablations/collect"),
     benchmark:
         layout.benchmark_file("ablations/collect")
+    threads: 1
+    params:
+        p=stage_params("ablations", "collect"),
     shell:
         "wikiref ablations collect --params-json {params.p:q} --out {output:q} > {log} 2>&1"
 

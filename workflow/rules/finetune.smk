@@ -25,8 +25,11 @@ def finetune_pretrained_inputs(setting):
     """Checkpoints (and, for variant best, every candidate's metrics) a setting may start from."""
     files = []
     for variant in candidate_variants(FINETUNE_SETTINGS[setting], config["pretrain"]):
-        files += [layout.PRETRAIN_MODEL.format(variant=variant), layout.PRETRAIN_CONFIG.format(variant=variant),
-                  layout.PRETRAIN_VARIANT_METRICS.format(variant=variant)]
+        files += [
+            layout.PRETRAIN_MODEL.format(variant=variant),
+            layout.PRETRAIN_CONFIG.format(variant=variant),
+            layout.PRETRAIN_VARIANT_METRICS.format(variant=variant),
+        ]
     return files
 
 
@@ -49,21 +52,21 @@ if FINETUNE_ITERATIVE:
             start=lambda wc: finetune_pretrained_inputs(wc.setting),
         output:
             [f"{layout.FINETUNE_PRUNED_DIR}/{name}" for name in layout.FINETUNE_PRUNED_FILES],
+        log:
+            layout.log_file("finetune/{setting}_prune"),
+        benchmark:
+            layout.benchmark_file("finetune_prune_{setting}")
+        wildcard_constraints:
+            setting="|".join(FINETUNE_ITERATIVE),
+        threads: 2
+        resources:
+            gpu=gpu_resource(config),
         params:
             p=lambda wc: finetune_setting_params("prune", wc.setting),
             oracle_dir=lambda wc, input: os.path.dirname(input.train),
             pretrain_dir=layout.PRETRAIN_DIR,
             metrics_dir=layout.METRICS,
             out_dir=layout.FINETUNE_PRUNED_DIR,
-        wildcard_constraints:
-            setting="|".join(FINETUNE_ITERATIVE),
-        threads: 2
-        resources:
-            gpu=gpu_resource(config),
-        log:
-            layout.log_file("finetune/{setting}_prune"),
-        benchmark:
-            layout.benchmark_file("finetune_prune_{setting}")
         shell:
             "wikiref finetune prune --setting {wildcards.setting} --params-json {params.p:q}"
             " --oracle-dir {params.oracle_dir:q} --pretrain-dir {params.pretrain_dir:q}"
@@ -79,6 +82,16 @@ rule finetune_job:
         metrics=layout.FINETUNE_JOB_METRICS,
         predictions=layout.FINETUNE_PREDICTIONS,
         summaries=layout.FINETUNE_SUMMARIES,
+    log:
+        layout.log_file("finetune/{setting}_{year}"),
+    benchmark:
+        layout.benchmark_file("finetune_{setting}_{year}")
+    wildcard_constraints:
+        setting="|".join(FINETUNE_SETTINGS),
+        year="|".join(str(y) for y in FINETUNE_YEARS),
+    threads: 1
+    resources:
+        gpu=gpu_resource(config),
     params:
         p=lambda wc: finetune_setting_params(run_job_name(FINETUNE_SETTINGS[wc.setting]), wc.setting),
         data_dir=lambda wc, input: os.path.dirname(input.years[0]),
@@ -86,16 +99,6 @@ rule finetune_job:
         metrics_dir=layout.METRICS,
         prune_dir=layout.FINETUNE_PRUNED_DIR,
         out_dir=layout.FINETUNE_JOB_DIR,
-    wildcard_constraints:
-        setting="|".join(FINETUNE_SETTINGS),
-        year="|".join(str(y) for y in FINETUNE_YEARS),
-    threads: 1
-    resources:
-        gpu=gpu_resource(config),
-    log:
-        layout.log_file("finetune/{setting}_{year}"),
-    benchmark:
-        layout.benchmark_file("finetune_{setting}_{year}")
     shell:
         "wikiref finetune run --setting {wildcards.setting} --year {wildcards.year} --params-json {params.p:q}"
         " --data-dir {params.data_dir:q} --pretrain-dir {params.pretrain_dir:q} --metrics-dir {params.metrics_dir:q}"
@@ -110,15 +113,15 @@ rule finetune_table:
     output:
         tables=multiext(layout.TABLE6, ".csv", ".md", ".tex"),
         summary=layout.FINETUNE_METRICS,
-    params:
-        p=stage_params("finetune", "table"),
-        table=layout.TABLE6,
-        metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
-    threads: 1
     log:
         layout.log_file("finetune/table6"),
     benchmark:
         layout.benchmark_file("finetune_table6")
+    threads: 1
+    params:
+        p=stage_params("finetune", "table"),
+        table=layout.TABLE6,
+        metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
     shell:
         "wikiref finetune table --params-json {params.p:q} --metrics-dir {params.metrics_dir:q}"
         " --baselines {input.baselines:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"

@@ -16,20 +16,20 @@ rule pretrain_variant:
         model=layout.PRETRAIN_MODEL,
         config=layout.PRETRAIN_CONFIG,
         metrics=layout.PRETRAIN_VARIANT_METRICS,
-    params:
-        p=stage_params("pretrain", "variant"),
-        data=lambda wc, input: os.path.dirname(input.train),
-        model_dir=lambda wc, output: os.path.dirname(output.model),
-        live_dir=layout.PRETRAIN_LIVE_DIR,
+    log:
+        layout.log_file("pretrain/{variant}"),
+    benchmark:
+        layout.benchmark_file("pretrain_{variant}")
     wildcard_constraints:
         variant="[A-Za-z0-9_-]+",
     threads: 2
     resources:
         gpu=gpu_resource(config, config["pretrain"]["nproc_per_node"]),  # torchrun DDP: one GPU per process
-    log:
-        layout.log_file("pretrain/{variant}"),
-    benchmark:
-        layout.benchmark_file("pretrain_{variant}")
+    params:
+        p=stage_params("pretrain", "variant"),
+        data=lambda wc, input: os.path.dirname(input.train),
+        model_dir=lambda wc, output: os.path.dirname(output.model),
+        live_dir=layout.PRETRAIN_LIVE_DIR,
     shell:
         "wikiref pretrain run --variant {wildcards.variant} --params-json {params.p:q} --data {params.data:q}"
         " --model-dir {params.model_dir:q} --metrics {output.metrics:q} --live-dir {params.live_dir:q}"
@@ -44,16 +44,16 @@ rule pretrain_table:
     output:
         tables=multiext(layout.TABLE4, ".csv", ".md", ".tex"),
         summary=layout.PRETRAIN_METRICS,
+    log:
+        layout.log_file("pretrain/table4"),
+    benchmark:
+        layout.benchmark_file("pretrain_table4")
+    threads: 1
     params:
         p=stage_params("pretrain", "table"),
         data=lambda wc, input: os.path.dirname(input.dev),
         metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
         table=layout.TABLE4,
-    threads: 1
-    log:
-        layout.log_file("pretrain/table4"),
-    benchmark:
-        layout.benchmark_file("pretrain_table4")
     shell:
         "wikiref pretrain table --params-json {params.p:q} --data {params.data:q}"
         " --metrics-dir {params.metrics_dir:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"

@@ -4,12 +4,15 @@
 
 from wikiref.registry import report_inputs
 
+
 report: "../report/workflow.rst"
+
 
 REPORT_UPSTREAM = report_inputs(config)
 # The other stages' tables (stems) and metrics files the index lists.
-REPORT_UPSTREAM_TABLES = sorted({os.path.splitext(os.path.basename(t))[0] for t in REPORT_UPSTREAM
-                                 if t.startswith(layout.TABLES + "/")})
+REPORT_UPSTREAM_TABLES = sorted(
+    {os.path.splitext(os.path.basename(t))[0] for t in REPORT_UPSTREAM if t.startswith(layout.TABLES + "/")}
+)
 REPORT_UPSTREAM_METRICS = [t for t in REPORT_UPSTREAM if t.startswith(layout.METRICS + "/")]
 # The caption (workflow/report/<file>) and HTML-report category of each table the report writes.
 REPORT_TABLE_CAPTIONS = {
@@ -23,15 +26,20 @@ REPORT_TABLE_CAPTIONS = {
 def report_figure(stem):
     """A figure's PNG in the HTML report; its caption is workflow/report/fig<N>.rst."""
     label = stem.split("_")[0]  # fig4_duc_train_size -> fig4
-    return report(f"{layout.FIGURES}/{stem}.png", caption=f"../report/{label}.rst", category="Figures",
-                  labels={"figure": label.replace("fig", "Fig. ")})
+    return report(
+        f"{layout.FIGURES}/{stem}.png",
+        caption=f"../report/{label}.rst",
+        category="Figures",
+        labels={"figure": label.replace("fig", "Fig. ")},
+    )
 
 
 def report_table(stem):
     """A table's CSV in the HTML report."""
     caption, category = REPORT_TABLE_CAPTIONS[stem]
-    return report(f"{layout.TABLES}/{stem}.csv", caption=f"../report/{caption}", category=category,
-                  labels={"table": stem})
+    return report(
+        f"{layout.TABLES}/{stem}.csv", caption=f"../report/{caption}", category=category, labels={"table": stem}
+    )
 
 
 rule report:
@@ -43,21 +51,22 @@ rule report:
         figure_files=layout.report_figure_files(),
         tables=[report_table(stem) for stem in layout.REPORT_TABLE_STEMS],
         table_files=[f for f in layout.report_tables() if not f.endswith(".csv")],
-        html=report(layout.REPORT_HTML, caption="../report/tables.rst", category="Tables",
-                    labels={"table": "all tables"}),
+        html=report(
+            layout.REPORT_HTML, caption="../report/tables.rst", category="Tables", labels={"table": "all tables"}
+        ),
         index=layout.REPORT_INDEX,
         summary=layout.REPORT_METRICS,
+    log:
+        layout.log_file("report"),
+    benchmark:
+        layout.benchmark_file("report")
+    threads: 1
     params:
         p=stage_params("report", "run"),
         tables=REPORT_UPSTREAM_TABLES,
         metrics=REPORT_UPSTREAM_METRICS,
         tables_dir=layout.TABLES,
         figures_dir=layout.FIGURES,
-    threads: 1
-    log:
-        layout.log_file("report"),
-    benchmark:
-        layout.benchmark_file("report")
     shell:
         "wikiref report --params-json {params.p:q} --ablations {input.ablations:q} --tables {params.tables}"
         " --metrics {params.metrics} --tables-dir {params.tables_dir:q}"

@@ -46,23 +46,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         job_parser = sub.add_parser(job, help=text, description=text)
         if job in ("pretrain", "finetune"):
             job_parser.add_argument("--aug", required=True, help="the augmentation cell")
-            job_parser.add_argument("--pretrain-root", default=layout.ABLATIONS_PRETRAIN_DIR,
-                           help="folder of the augmentation checkpoints (default: %(default)s)")
+            job_parser.add_argument(
+                "--pretrain-root",
+                default=layout.ABLATIONS_PRETRAIN_DIR,
+                help="folder of the augmentation checkpoints (default: %(default)s)",
+            )
         if job == "pretrain":
-            job_parser.add_argument("--oracle-dir", default=layout.ORACLE_DIR,
-                           help="WikiRef oracle splits {train,dev,test}.parquet (default: %(default)s)")
+            job_parser.add_argument(
+                "--oracle-dir",
+                default=layout.ORACLE_DIR,
+                help="WikiRef oracle splits {train,dev,test}.parquet (default: %(default)s)",
+            )
             job_parser.add_argument("--model-dir", help="the cell's checkpoint (default: <pretrain-root>/<aug>)")
-            job_parser.add_argument("--out",
-                                    help=f"the cell's result JSON (default: {layout.ABLATIONS_WIKIREF_RESULT})")
+            job_parser.add_argument(
+                "--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_WIKIREF_RESULT})"
+            )
         elif job == "finetune":
             job_parser.add_argument("--duc", required=True, help="the DUC cell")
-            job_parser.add_argument("--duc-dir", default=layout.DUC_DIR,
-                           help="folder with <year>.parquet (default: %(default)s)")
+            job_parser.add_argument(
+                "--duc-dir", default=layout.DUC_DIR, help="folder with <year>.parquet (default: %(default)s)"
+            )
             job_parser.add_argument("--work-dir", help=f"scratch folder (default: {layout.ABLATIONS_FINETUNE_WORK})")
             job_parser.add_argument("--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_DUC_RESULT})")
         elif job == "collect":
-            job_parser.add_argument("--results-root", default=".",
-                           help="folder the cell result paths are relative to (default: %(default)s)")
+            job_parser.add_argument(
+                "--results-root",
+                default=".",
+                help="folder the cell result paths are relative to (default: %(default)s)",
+            )
             job_parser.add_argument("--out", default=layout.ABLATIONS_METRICS, help="default: %(default)s")
         if job in ("pretrain", "finetune"):
             add_torch_arguments(job_parser)
@@ -95,25 +106,35 @@ def _main(args: argparse.Namespace, ablations) -> int:
     progress = not args.no_progress
     aug = ablations.parse_aug(args.aug)
     if args.job == "pretrain":
-        inputs = {**{s: Path(args.oracle_dir) / Path(layout.ORACLE_FILE.format(split=s)).name for s in layout.SPLITS},
-                  "pretrain_root": args.pretrain_root}
-        outputs = {"model_dir": Path(args.model_dir or Path(args.pretrain_root) / aug.id),
-                   "result": args.out or ablations.wikiref_metrics_path(aug)}
+        inputs = {
+            **{s: Path(args.oracle_dir) / Path(layout.ORACLE_FILE.format(split=s)).name for s in layout.SPLITS},
+            "pretrain_root": args.pretrain_root,
+        }
+        outputs = {
+            "model_dir": Path(args.model_dir or Path(args.pretrain_root) / aug.id),
+            "result": args.out or ablations.wikiref_metrics_path(aug),
+        }
         res = ablations.pretrain_cell(params, inputs, outputs, aug=aug, progress=progress)
         if "wikiref" in res:
             w = res["wikiref"]["test"]
-            print(f"{aug.id}: WikiRef test R-1 {w['rouge1']:.2f} R-2 {w['rouge2']:.2f} R-L {w['rougeL']:.2f} "
-                  f"({res['subset']['examples']} training examples)")
+            print(
+                f"{aug.id}: WikiRef test R-1 {w['rouge1']:.2f} R-2 {w['rouge2']:.2f} R-L {w['rougeL']:.2f} "
+                f"({res['subset']['examples']} training examples)"
+            )
         else:
             print(f"{aug.id}: pruned to sparsity {res['pruning']['schedule']['final_sparsity']:.2f}")
         return 0
     duc = ablations.parse_duc(args.duc)
     years = {y: Path(args.duc_dir) / Path(layout.DUC_YEAR.format(year=y)).name for y in params["duc"]["years"]}
     inputs = {"years": years, "pretrain_root": args.pretrain_root}
-    outputs = {"work_dir": Path(args.work_dir or layout.ABLATIONS_FINETUNE_WORK.format(aug=aug.id, duc=duc.id)),
-               "result": args.out or ablations.duc_metrics_path(aug, duc)}
+    outputs = {
+        "work_dir": Path(args.work_dir or layout.ABLATIONS_FINETUNE_WORK.format(aug=aug.id, duc=duc.id)),
+        "result": args.out or ablations.duc_metrics_path(aug, duc),
+    }
     res = ablations.finetune_cell(params, inputs, outputs, aug=aug, duc=duc, progress=progress)
-    print(f"{aug.id}/{duc.id}: DUC {res['test_year']} "
-          + " ".join(f"{m.replace('ROUGE-', 'R-')} {v:.2f}" for m, v in res["duc"].items())
-          + f"{' (STAND-IN)' if res['standin'] else ''}")
+    print(
+        f"{aug.id}/{duc.id}: DUC {res['test_year']} "
+        + " ".join(f"{m.replace('ROUGE-', 'R-')} {v:.2f}" for m, v in res["duc"].items())
+        + f"{' (STAND-IN)' if res['standin'] else ''}"
+    )
     return 0

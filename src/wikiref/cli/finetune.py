@@ -45,10 +45,16 @@ JOBS = {
 
 def _add_start(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setting", required=True, help="a finetune.settings name")
-    parser.add_argument("--pretrain-dir", default=layout.PRETRAIN_DIR,
-                        help="the pre-trained checkpoints <variant>/ (default: %(default)s)")
-    parser.add_argument("--metrics-dir", default=layout.METRICS,
-                        help="the pre-training metrics pretrain_<variant>.json (default: %(default)s)")
+    parser.add_argument(
+        "--pretrain-dir",
+        default=layout.PRETRAIN_DIR,
+        help="the pre-trained checkpoints <variant>/ (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--metrics-dir",
+        default=layout.METRICS,
+        help="the pre-training metrics pretrain_<variant>.json (default: %(default)s)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,28 +64,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if job == "run":
             _add_start(job_parser)
             job_parser.add_argument("--year", type=int, required=True, help="the held-out (test) year")
-            job_parser.add_argument("--data-dir", default=layout.DUC_DIR,
-                           help="folder with <year>.parquet (default: %(default)s)")
-            job_parser.add_argument("--prune-dir",
-                           help=f"method iterative: the prune output (default: {layout.FINETUNE_PRUNED_DIR})")
-            job_parser.add_argument("--out-dir",
-                                    help=f"the fine-tuned model's folder (default: {layout.FINETUNE_JOB_DIR})")
-            job_parser.add_argument("--metrics",
-                                    help=f"the job's metrics JSON (default: {layout.FINETUNE_JOB_METRICS})")
+            job_parser.add_argument(
+                "--data-dir", default=layout.DUC_DIR, help="folder with <year>.parquet (default: %(default)s)"
+            )
+            job_parser.add_argument(
+                "--prune-dir", help=f"method iterative: the prune output (default: {layout.FINETUNE_PRUNED_DIR})"
+            )
+            job_parser.add_argument(
+                "--out-dir", help=f"the fine-tuned model's folder (default: {layout.FINETUNE_JOB_DIR})"
+            )
+            job_parser.add_argument(
+                "--metrics", help=f"the job's metrics JSON (default: {layout.FINETUNE_JOB_METRICS})"
+            )
             job_parser.add_argument("--live-dir", help="dvclive folder (optional)")
         elif job == "prune":
             _add_start(job_parser)
-            job_parser.add_argument("--oracle-dir", default=layout.ORACLE_DIR,
-                           help="WikiRef oracle splits {train,dev}.parquet (default: %(default)s)")
+            job_parser.add_argument(
+                "--oracle-dir",
+                default=layout.ORACLE_DIR,
+                help="WikiRef oracle splits {train,dev}.parquet (default: %(default)s)",
+            )
             job_parser.add_argument("--out-dir", help=f"default: {layout.FINETUNE_PRUNED_DIR}")
         else:
-            job_parser.add_argument("--metrics-dir", default=layout.METRICS,
-                           help="the per-job metrics duc_<setting>_<year>.json (default: %(default)s)")
-            job_parser.add_argument("--baselines", default=layout.DUC_BASELINES_METRICS,
-                           help="the duc stage's baseline metrics (default: %(default)s)")
+            job_parser.add_argument(
+                "--metrics-dir",
+                default=layout.METRICS,
+                help="the per-job metrics duc_<setting>_<year>.json (default: %(default)s)",
+            )
+            job_parser.add_argument(
+                "--baselines",
+                default=layout.DUC_BASELINES_METRICS,
+                help="the duc stage's baseline metrics (default: %(default)s)",
+            )
             job_parser.add_argument("--table", default=layout.TABLE6, help="output stem (default: %(default)s)")
-            job_parser.add_argument("--summary", default=layout.FINETUNE_METRICS,
-                           help="summary metrics JSON (default: %(default)s)")
+            job_parser.add_argument(
+                "--summary", default=layout.FINETUNE_METRICS, help="summary metrics JSON (default: %(default)s)"
+            )
         if job != "table":
             add_torch_arguments(job_parser)
         add_params_arguments(job_parser)
@@ -99,12 +119,16 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     if args.job == "table":
         params = params_from_args(args, *job_keys("finetune", "table"))
         years = params["duc"]["years"]
-        job_metrics = {s: {y: finetune.job_metrics_file(args.metrics_dir, s, y) for y in years}
-                       for s in finetune.settings(params["finetune"])}
+        job_metrics = {
+            s: {y: finetune.job_metrics_file(args.metrics_dir, s, y) for y in years}
+            for s in finetune.settings(params["finetune"])
+        }
         inputs = {"job_metrics": job_metrics, "baselines": args.baselines}
         summary = finetune.table(params, inputs, {"table": args.table, "summary": args.summary})
-        print(f"Table VI: {len(summary['settings'])} settings x {len(summary['years'])} years, "
-              f"{len(summary['comparisons'])} comparisons -> {Path(args.table).with_suffix('.md')}")
+        print(
+            f"Table VI: {len(summary['settings'])} settings x {len(summary['years'])} years, "
+            f"{len(summary['comparisons'])} comparisons -> {Path(args.table).with_suffix('.md')}"
+        )
         return 0
 
     set_torch_threads(args)
@@ -117,8 +141,10 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
         inputs = {**pretrain.split_files(args.oracle_dir, ("train", "dev")), **start}
         info = finetune.prune(params, inputs, {"dir": out_dir}, setting=args.setting, progress=progress)
         schedule = info["schedule"]
-        print(f"pruned {args.setting}: sparsity {schedule['final_sparsity']:.2f} over steps {schedule['begin_step']}.."
-              f"{schedule['end_step']} of {schedule['total_steps']}, best epoch {info['best_epoch']} -> {out_dir}")
+        print(
+            f"pruned {args.setting}: sparsity {schedule['final_sparsity']:.2f} over steps {schedule['begin_step']}.."
+            f"{schedule['end_step']} of {schedule['total_steps']}, best epoch {info['best_epoch']} -> {out_dir}"
+        )
         return 0
 
     params = params_from_args(args, *job_keys("finetune", "run"))
@@ -130,12 +156,18 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     years = {y: Path(args.data_dir) / Path(layout.DUC_YEAR.format(year=y)).name for y in params["duc"]["years"]}
     inputs = {"years": years, "pruned_dir": args.prune_dir or layout.FINETUNE_PRUNED_DIR.format(**names), **start}
     out_dir = Path(args.out_dir or layout.FINETUNE_JOB_DIR.format(**names))
-    outputs = {"model_dir": out_dir, "predictions": out_dir / Path(layout.FINETUNE_PREDICTIONS).name,
-               "summaries": out_dir / Path(layout.FINETUNE_SUMMARIES).name,
-               "metrics": args.metrics or layout.FINETUNE_JOB_METRICS.format(**names), "live_dir": args.live_dir}
+    outputs = {
+        "model_dir": out_dir,
+        "predictions": out_dir / Path(layout.FINETUNE_PREDICTIONS).name,
+        "summaries": out_dir / Path(layout.FINETUNE_SUMMARIES).name,
+        "metrics": args.metrics or layout.FINETUNE_JOB_METRICS.format(**names),
+        "live_dir": args.live_dir,
+    }
     metrics = finetune.run_job(params, inputs, outputs, setting=args.setting, year=args.year, progress=progress)
     test = metrics["test"]
-    print(f"finetune {args.setting} {args.year}{' (STAND-IN)' if metrics['standin'] else ''}: "
-          + " ".join(f"{m.replace('ROUGE-', 'R-')}={100 * test[m]['R']:.2f}" for m in finetune.MEASURES)
-          + f" ({metrics['test_topics']} topics, {metrics['seconds']:.0f}s) -> {outputs['metrics']}")
+    print(
+        f"finetune {args.setting} {args.year}{' (STAND-IN)' if metrics['standin'] else ''}: "
+        + " ".join(f"{m.replace('ROUGE-', 'R-')}={100 * test[m]['R']:.2f}" for m in finetune.MEASURES)
+        + f" ({metrics['test_topics']} topics, {metrics['seconds']:.0f}s) -> {outputs['metrics']}"
+    )
     return 0

@@ -43,8 +43,11 @@ JOBS = {
 
 
 def _add_data(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", default=layout.ORACLE_DIR,
-                        help="folder with the oracle splits {train,dev,test}.parquet (default: %(default)s)")
+    parser.add_argument(
+        "--data",
+        default=layout.ORACLE_DIR,
+        help="folder with the oracle splits {train,dev,test}.parquet (default: %(default)s)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,17 +61,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             if job != "evaluate":
                 job_parser.add_argument("--live-dir", help=f"dvclive folder (default: {layout.PRETRAIN_LIVE_DIR})")
             if job != "train":
-                job_parser.add_argument("--metrics",
-                               help=f"the variant's metrics JSON (default: {layout.PRETRAIN_VARIANT_METRICS})")
+                job_parser.add_argument(
+                    "--metrics", help=f"the variant's metrics JSON (default: {layout.PRETRAIN_VARIANT_METRICS})"
+                )
             add_torch_arguments(job_parser)
             add_params_arguments(job_parser)
         elif job == "table":
             _add_data(job_parser)
-            job_parser.add_argument("--metrics-dir", default=layout.METRICS,
-                           help="folder of the per-variant metrics pretrain_<variant>.json (default: %(default)s)")
+            job_parser.add_argument(
+                "--metrics-dir",
+                default=layout.METRICS,
+                help="folder of the per-variant metrics pretrain_<variant>.json (default: %(default)s)",
+            )
             job_parser.add_argument("--table", default=layout.TABLE4, help="output stem (default: %(default)s)")
-            job_parser.add_argument("--summary", default=layout.PRETRAIN_METRICS,
-                           help="summary metrics JSON (default: %(default)s)")
+            job_parser.add_argument(
+                "--summary", default=layout.PRETRAIN_METRICS, help="summary metrics JSON (default: %(default)s)"
+            )
             add_params_arguments(job_parser)
         else:
             job_parser.add_argument("--out", required=True, help="output folder of {train,dev,test}.parquet")
@@ -82,8 +90,16 @@ def _maybe_torchrun(n: int) -> int | None:
         return None
     import subprocess
 
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}",
-           "-m", "wikiref", *sys.argv[1:]]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={n}",
+        "-m",
+        "wikiref",
+        *sys.argv[1:],
+    ]
     log.info("relaunching under torchrun: %s", " ".join(cmd))
     return subprocess.call(cmd)
 
@@ -105,12 +121,18 @@ def _main(args: argparse.Namespace, pretrain) -> int:
         return 0
     if args.job == "table":
         params = params_from_args(args, *job_keys("pretrain", "table"))
-        inputs = {**pretrain.split_files(args.data, pretrain.EVAL_SPLITS),
-                  "variant_metrics": {name: pretrain.variant_metrics_file(args.metrics_dir, name)
-                                      for name in pretrain.variants(params["pretrain"])}}
+        inputs = {
+            **pretrain.split_files(args.data, pretrain.EVAL_SPLITS),
+            "variant_metrics": {
+                name: pretrain.variant_metrics_file(args.metrics_dir, name)
+                for name in pretrain.variants(params["pretrain"])
+            },
+        }
         summary = pretrain.table(params, inputs, {"table": args.table, "summary": args.summary})
-        print(f"Table IV: {len(inputs['variant_metrics'])} variants, best {summary['best_variant']} "
-              f"-> {Path(args.table).with_suffix('.md')}")
+        print(
+            f"Table IV: {len(inputs['variant_metrics'])} variants, best {summary['best_variant']} "
+            f"-> {Path(args.table).with_suffix('.md')}"
+        )
         return 0
 
     set_torch_threads(args)
@@ -119,9 +141,11 @@ def _main(args: argparse.Namespace, pretrain) -> int:
     name = args.variant
     model_dir = args.model_dir or layout.PRETRAIN_MODEL_DIR.format(variant=name)
     inputs = {**pretrain.split_files(args.data), "model_dir": model_dir}
-    outputs = {"model_dir": model_dir,
-               "metrics": getattr(args, "metrics", None) or layout.PRETRAIN_VARIANT_METRICS.format(variant=name),
-               "live_dir": getattr(args, "live_dir", None) or layout.PRETRAIN_LIVE_DIR.format(variant=name)}
+    outputs = {
+        "model_dir": model_dir,
+        "metrics": getattr(args, "metrics", None) or layout.PRETRAIN_VARIANT_METRICS.format(variant=name),
+        "live_dir": getattr(args, "live_dir", None) or layout.PRETRAIN_LIVE_DIR.format(variant=name),
+    }
     progress = not args.no_progress
     if args.job in ("run", "train"):
         returncode = _maybe_torchrun(params["pretrain"]["nproc_per_node"])
@@ -130,12 +154,16 @@ def _main(args: argparse.Namespace, pretrain) -> int:
     if args.job == "train":
         trained = pretrain.train(params, inputs, outputs, variant=name, progress=progress)
         if trained["rank"] == 0:
-            print(f"trained {name}: best epoch {trained['best_epoch']}, dev ROUGE-2 {trained['dev_rouge2']:.2f}, "
-                  f"{trained['windows_per_second']:.1f} windows/s -> {outputs['model_dir']}")
+            print(
+                f"trained {name}: best epoch {trained['best_epoch']}, dev ROUGE-2 {trained['dev_rouge2']:.2f}, "
+                f"{trained['windows_per_second']:.1f} windows/s -> {outputs['model_dir']}"
+            )
         return 0
     job = pretrain.run if args.job == "run" else pretrain.evaluate
     metrics = job(params, inputs, outputs, variant=name, progress=progress)
     if "dev" in metrics:  # not on the other ranks under torchrun
-        print(f"{name}: dev R-2 {metrics['dev']['rouge2']:.2f}, test R-2 {metrics['test']['rouge2']:.2f} "
-              f"(threshold {metrics['threshold']}) -> {outputs['metrics']}")
+        print(
+            f"{name}: dev R-2 {metrics['dev']['rouge2']:.2f}, test R-2 {metrics['test']['rouge2']:.2f} "
+            f"(threshold {metrics['threshold']}) -> {outputs['metrics']}"
+        )
     return 0

@@ -40,12 +40,19 @@ def main(args: argparse.Namespace) -> int:
 
     params = params_from_args(args, *job_keys("report", "run"))
     inputs = {"ablations": args.ablations, "tables": args.tables, "metrics": args.metrics}
-    outputs = {"tables_dir": args.tables_dir, "figures_dir": args.figures_dir, "index": args.index,
-               "html": args.html, "summary": args.summary}
+    outputs = {
+        "tables_dir": args.tables_dir,
+        "figures_dir": args.figures_dir,
+        "index": args.index,
+        "html": args.html,
+        "summary": args.summary,
+    }
     try:
         summary = report.run(params, inputs, outputs)
     except report.ReportError as exc:
         raise SystemExit(f"wikiref report: {exc}") from None
-    print(f"report: {summary['tables']} tables, {summary['figures']} figures, {summary['cells_compared']} numbers "
-          f"compared with the paper -> {args.index}")
+    print(
+        f"report: {summary['tables']} tables, {summary['figures']} figures, {summary['cells_compared']} numbers "
+        f"compared with the paper -> {args.index}"
+    )
     return 0

@@ -63,8 +63,13 @@ POOLINGS = ("cls", "max", "mean", "attention", "query")
 DATA_KINDS = ("size", "quality", "none")
 SUBNETWORKS = ("none", "iterative_encoder", "iterative_da", "one_step_da")
 # Labels as in the paper's tables.
-POOLING_LABELS = {"cls": "BERT", "max": "+MAX POOLING", "mean": "+MEAN POOLING", "attention": "+ATTENTION POOLING",
-                  "query": "Q-BERT"}
+POOLING_LABELS = {
+    "cls": "BERT",
+    "max": "+MAX POOLING",
+    "mean": "+MEAN POOLING",
+    "attention": "+ATTENTION POOLING",
+    "query": "Q-BERT",
+}
 SUBNET_ROWS = {  # Table IX: (method, init) labels and the DUC cell that produces the row
     "none": ("NONE", "DA PRE-TRAINED"),
     "iterative_encoder": ("ITERATIVE", "BERT"),
@@ -80,6 +85,7 @@ class AblationError(ValueError):
 
 
 # --------------------------------------------------------------------------- cells
+
 
 def _fmt_amount(x: float) -> str:
     # The way pandas/Snakemake's Paramspace prints a float column value (repr of a Python float).
@@ -184,6 +190,7 @@ def parse_duc(text: str) -> DucCell:
 
 # --------------------------------------------------------------------------- the plan
 
+
 @dataclass
 class Plan:
     """The cells of every analysis; ``aug_cells`` / ``duc_cells`` are deduplicated and sorted."""
@@ -273,8 +280,18 @@ def plan(params: Mapping) -> Plan:
             lines[f"{_year_label(y)} only"] = (no_aug, DucCell(_year_label(y), 100, "full"))
     if ab["duc_percents"]:
         lines["DA pre-trained"] = (base, DucCell("none", 0, "none"))
-    return Plan(base=base, no_aug=no_aug, test_year=test_year, train_years=train_years, data_size=data_size,
-                quality=quality, pooling=pooling, subnetwork=subnetwork, duc_size=duc_size, duc_lines=lines)
+    return Plan(
+        base=base,
+        no_aug=no_aug,
+        test_year=test_year,
+        train_years=train_years,
+        data_size=data_size,
+        quality=quality,
+        pooling=pooling,
+        subnetwork=subnetwork,
+        duc_size=duc_size,
+        duc_lines=lines,
+    )
 
 
 def grids(params: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -326,6 +343,7 @@ def all_outputs(params: Mapping) -> list[str]:
 
 # --------------------------------------------------------------------------- per-run parameters
 
+
 def effective_params(params: Mapping) -> dict:
     """``params`` with the ``ablations.budget`` overrides applied to model / pretrain / finetune
     (null = keep) and the pre-training head/caps of the ablations; the input of every cell job."""
@@ -355,10 +373,21 @@ def effective_params(params: Mapping) -> dict:
 
 # What a cell job receives in place of the Table IV variants / Table VI settings (it replaces them with
 # its own), so that editing those lists does not rerun every ablation cell.
-_PLACEHOLDER_VARIANT = {"name": "ablation", "label": "ablation", "head": "regression", "pooling": "query",
-                        "query": True, "init": "pretrained"}
-_PLACEHOLDER_SETTING = {"name": "ablation", "label": "ablation", "init": "encoder", "pooling": "query",
-                        "method": "full"}
+_PLACEHOLDER_VARIANT = {
+    "name": "ablation",
+    "label": "ablation",
+    "head": "regression",
+    "pooling": "query",
+    "query": True,
+    "init": "pretrained",
+}
+_PLACEHOLDER_SETTING = {
+    "name": "ablation",
+    "label": "ablation",
+    "init": "encoder",
+    "pooling": "query",
+    "method": "full",
+}
 
 
 def cell_param_replacements() -> dict[str, Any]:
@@ -369,10 +398,15 @@ def cell_param_replacements() -> dict[str, Any]:
     (replaced inside each job) are emptied or replaced by a placeholder, so adding a grid point or a
     Table IV/VI system reruns only the new cells (Snakemake's params trigger) - not every finished one."""
     return {
-        "ablations.data_fractions": [], "ablations.poolings": [], "ablations.subnetworks": [],
-        "ablations.duc_percents": [], "ablations.duc_single_years": False,
-        "ablations.quality.starts": [], "ablations.quality.names": [],
-        "pretrain.variants": [dict(_PLACEHOLDER_VARIANT)], "finetune.settings": [dict(_PLACEHOLDER_SETTING)],
+        "ablations.data_fractions": [],
+        "ablations.poolings": [],
+        "ablations.subnetworks": [],
+        "ablations.duc_percents": [],
+        "ablations.duc_single_years": False,
+        "ablations.quality.starts": [],
+        "ablations.quality.names": [],
+        "pretrain.variants": [dict(_PLACEHOLDER_VARIANT)],
+        "finetune.settings": [dict(_PLACEHOLDER_SETTING)],
     }
 
 
@@ -384,11 +418,18 @@ def cell_params_json(params: Mapping) -> str:
 
 def variant_spec(cell: AugCell, head: str) -> dict:
     """A ``pretrain.variants`` entry for an augmentation cell (its name is the cell id)."""
-    return {"name": cell.id, "label": POOLING_LABELS[cell.pooling], "head": head, "pooling": cell.pooling,
-            "query": True, "init": "pretrained"}
+    return {
+        "name": cell.id,
+        "label": POOLING_LABELS[cell.pooling],
+        "head": head,
+        "pooling": cell.pooling,
+        "query": True,
+        "init": "pretrained",
+    }
 
 
 # --------------------------------------------------------------------------- WikiRef subsets
+
 
 def training_subset(pool: pd.DataFrame, cell: AugCell, window: float, seed: int) -> tuple[pd.DataFrame, dict]:
     """The rows of the training pool an augmentation cell trains on, and a description.
@@ -412,11 +453,17 @@ def training_subset(pool: pd.DataFrame, cell: AugCell, window: float, seed: int)
         ranked = pool.assign(_pos=np.arange(n)).sort_values(["oracle_score", "id"], kind="stable")
         by_quality = ranked["_pos"].to_numpy()
         start = min(int(math.floor(cell.amount * n + 1e-9)), n - k)
-        chosen = np.sort(by_quality[start:start + k])
+        chosen = np.sort(by_quality[start : start + k])
         scores = pool["oracle_score"].to_numpy(dtype=float)[chosen]
-        info = {"kind": "quality", "start": cell.amount, "window": window, "start_row": start,
-                "oracle_score_min": float(scores.min()), "oracle_score_max": float(scores.max()),
-                "oracle_score_mean": float(scores.mean())}
+        info = {
+            "kind": "quality",
+            "start": cell.amount,
+            "window": window,
+            "start_row": start,
+            "oracle_score_min": float(scores.min()),
+            "oracle_score_max": float(scores.max()),
+            "oracle_score_mean": float(scores.mean()),
+        }
     else:
         raise AblationError(f"cell {cell.id} has no WikiRef training data")
     sub = pool.iloc[chosen].reset_index(drop=True)
@@ -439,12 +486,14 @@ def cap_doc_sentences(df: pd.DataFrame, n: int | None) -> tuple[pd.DataFrame, in
 
 # --------------------------------------------------------------------------- jobs
 
+
 def _cell(parse: Callable[[str], Any], cell: Any) -> Any:
     return parse(cell) if isinstance(cell, str) else cell
 
 
-def pretrain_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell,
-                  progress: bool = False) -> dict:
+def pretrain_cell(
+    params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell, progress: bool = False
+) -> dict:
     """One augmentation cell: train on its WikiRef subset and score it on WikiRef dev/test; or, for
     ``prune: iterative``, run :func:`wikiref.stages.finetune.prune` from the encoder / DA model.
 
@@ -464,9 +513,16 @@ def pretrain_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: st
     ablation_params, seed = run_params["ablations"], run_params["seed"]
     spec = variant_spec(cell, ablation_params["head"])
     run_params["pretrain"]["variants"] = [spec]
-    out: dict[str, Any] = {"cell": cell.id, "pooling": cell.pooling, "data": cell.data, "amount": cell.amount,
-                           "prune": cell.prune, "start": cell.start, "head": ablation_params["head"],
-                           "encoder": run_params["model"]["encoder"]}
+    out: dict[str, Any] = {
+        "cell": cell.id,
+        "pooling": cell.pooling,
+        "data": cell.data,
+        "amount": cell.amount,
+        "prune": cell.prune,
+        "start": cell.start,
+        "head": ablation_params["head"],
+        "encoder": run_params["model"]["encoder"],
+    }
     if not cell.trains:
         raise AblationError(f"{cell.id}: no augmentation, nothing to train")
     if cell.prune == "iterative":
@@ -481,10 +537,15 @@ def pretrain_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: st
             run_params["pretrain"]["variants"] = [variant_spec(base, ablation_params["head"])]
         run_params["finetune"]["settings"] = [setting]
         root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)
-        prune_inputs = {"train": inputs["train"], "dev": inputs["dev"], "pretrain_dir": root,
-                        "pretrain_metrics_dir": root}
-        out["pruning"] = finetune.prune(run_params, prune_inputs, {"dir": model_dir}, setting="ablation",
-                                        progress=progress)
+        prune_inputs = {
+            "train": inputs["train"],
+            "dev": inputs["dev"],
+            "pretrain_dir": root,
+            "pretrain_metrics_dir": root,
+        }
+        out["pruning"] = finetune.prune(
+            run_params, prune_inputs, {"dir": model_dir}, setting="ablation", progress=progress
+        )
         write_json(outputs["result"], out)
         return out
     train_all, counts = pretrain.read_split(inputs["train"], None, seed)
@@ -495,17 +556,32 @@ def pretrain_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: st
     torch.manual_seed(seed)
     model, tok = build_scorer(pretrain.scorer_config(run_params["model"], spec))
     log.info("%s: training on %d WikiRef examples (%s)", cell.id, len(train_df), subset)
-    result = train(model, tok, pretrain.to_examples(train_df, spec["head"]), pretrain.to_examples(dev_df, spec["head"]),
-                   TrainSettings.from_params(seed, run_params["model"], run_params["pretrain"], progress), model_dir,
-                   select_fn=pretrain.dev_rouge2_fn(dev_df, run_params["pretrain"]))
+    result = train(
+        model,
+        tok,
+        pretrain.to_examples(train_df, spec["head"]),
+        pretrain.to_examples(dev_df, spec["head"]),
+        TrainSettings.from_params(seed, run_params["model"], run_params["pretrain"], progress),
+        model_dir,
+        select_fn=pretrain.dev_rouge2_fn(dev_df, run_params["pretrain"]),
+    )
     # The best epoch's dev scores are reused (scoring dev again would cost as much as the training).
     metrics = pretrain.evaluate_variant(run_params, cell.id, model_dir, inputs, dev_scores=result.best_dev_scores)
-    out.update(subset=subset, train_rows=counts,
-               wikiref={split: {k: metrics[split][k] for k in ("rouge1", "rouge2", "rougeL", "examples",
-                                                                 "mean_sentences")} for split in ("dev", "test")},
-               threshold=metrics["threshold"],
-               training={"best_epoch": result.best_epoch, "train_seconds": result.train_seconds,
-                         "windows": result.pack_stats.get("windows"), "windows_per_second": result.windows_per_second})
+    out.update(
+        subset=subset,
+        train_rows=counts,
+        wikiref={
+            split: {k: metrics[split][k] for k in ("rouge1", "rouge2", "rougeL", "examples", "mean_sentences")}
+            for split in ("dev", "test")
+        },
+        threshold=metrics["threshold"],
+        training={
+            "best_epoch": result.best_epoch,
+            "train_seconds": result.train_seconds,
+            "windows": result.pack_stats.get("windows"),
+            "windows_per_second": result.windows_per_second,
+        },
+    )
     write_json(outputs["result"], out)
     return out
 
@@ -516,14 +592,24 @@ def duc_setting(aug: AugCell, duc: DucCell) -> dict:
     if not aug.trains:
         if duc.method != "full":
             raise AblationError(f"{aug.id}/{duc.id}: without augmentation only full fine-tuning is defined")
-        return {"name": name, "label": f"{POOLING_LABELS[aug.pooling]} (no DA)", "init": "encoder",
-                "pooling": aug.pooling, "method": "full"}
+        return {
+            "name": name,
+            "label": f"{POOLING_LABELS[aug.pooling]} (no DA)",
+            "init": "encoder",
+            "pooling": aug.pooling,
+            "method": "full",
+        }
     if duc.method == "iterative" and aug.prune != "iterative":
         raise AblationError(f"{aug.id}/{duc.id}: method iterative needs a pruned augmentation cell")
     if aug.prune == "iterative" and duc.method != "iterative":
         raise AblationError(f"{aug.id}/{duc.id}: a pruned augmentation cell is fine-tuned with method iterative")
-    return {"name": name, "label": f"{POOLING_LABELS[aug.pooling]} + DA", "init": "pretrained", "variant": aug.id,
-            "method": duc.method}
+    return {
+        "name": name,
+        "label": f"{POOLING_LABELS[aug.pooling]} + DA",
+        "init": "pretrained",
+        "variant": aug.id,
+        "method": duc.method,
+    }
 
 
 def clusters_for_percent(n_clusters: Mapping[int, int], percent: int, cap: int | None) -> int | None:
@@ -536,8 +622,15 @@ def clusters_for_percent(n_clusters: Mapping[int, int], percent: int, cap: int |
     return max(1, int(math.floor(percent / 100.0 * base + 0.5)))
 
 
-def finetune_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell, duc: str | DucCell,
-                  progress: bool = False) -> dict:
+def finetune_cell(
+    params: Mapping,
+    inputs: Mapping,
+    outputs: Mapping,
+    *,
+    aug: str | AugCell,
+    duc: str | DucCell,
+    progress: bool = False,
+) -> dict:
     """One DUC cell: fine-tune (or just apply) the augmentation model with
     :func:`wikiref.stages.finetune.train_and_test` and test on the held-out year.
 
@@ -575,19 +668,36 @@ def finetune_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: st
     if train_years:
         run_params["finetune"]["max_train_clusters"] = clusters_for_percent(n_clusters, duc.percent, cap)
     prune_dir = Path(pretrain_root) / aug.id if duc.method == "iterative" else None
-    metrics, _, _ = finetune.train_and_test(run_params, "ablation", planned.test_year, paths, outputs["work_dir"],
-                                      pretrain_dir=pretrain_root, metrics_dir=pretrain_root, prune_dir=prune_dir,
-                                      progress=progress)
+    metrics, _, _ = finetune.train_and_test(
+        run_params,
+        "ablation",
+        planned.test_year,
+        paths,
+        outputs["work_dir"],
+        pretrain_dir=pretrain_root,
+        metrics_dir=pretrain_root,
+        prune_dir=prune_dir,
+        progress=progress,
+    )
     test = metrics["test"]
     result = {
-        "aug": aug.id, "duc_cell": duc.id, "train": duc.train, "percent": duc.percent, "method": duc.method,
-        "test_year": planned.test_year, "train_years": train_years,
-        "train_clusters": len(metrics.get("train_clusters", [])), "dev_clusters": len(metrics.get("dev_clusters", [])),
+        "aug": aug.id,
+        "duc_cell": duc.id,
+        "train": duc.train,
+        "percent": duc.percent,
+        "method": duc.method,
+        "test_year": planned.test_year,
+        "train_years": train_years,
+        "train_clusters": len(metrics.get("train_clusters", [])),
+        "dev_clusters": len(metrics.get("dev_clusters", [])),
         "clusters_per_year_cap": run_params["finetune"]["max_train_clusters"] if train_years else None,
         "duc": finetune.recall_x100(test),
         "duc_ci": {m: [round(100.0 * float(x), 4) for x in test[m]["R_ci"]] for m in MEASURES},
-        "test_topics": metrics["test_topics"], "standin": metrics["standin"], "seconds": metrics["seconds"],
-        "subnet": metrics.get("subnet") or {}, "start": metrics.get("start", {}),
+        "test_topics": metrics["test_topics"],
+        "standin": metrics["standin"],
+        "seconds": metrics["seconds"],
+        "subnet": metrics.get("subnet") or {},
+        "start": metrics.get("start", {}),
         "best_epoch": (metrics.get("training") or {}).get("best_epoch"),
     }
     write_json(outputs["result"], result)
@@ -595,6 +705,7 @@ def finetune_cell(params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: st
 
 
 # --------------------------------------------------------------------------- collect
+
 
 def assemble(params: Mapping, read: Callable[[str], Mapping]) -> dict:
     """All cells -> the ``results/metrics/ablations.json`` structure (``read(path)`` -> the cell JSON).
@@ -607,10 +718,17 @@ def assemble(params: Mapping, read: Callable[[str], Mapping]) -> dict:
 
     def wiki(cell: AugCell) -> dict:
         m = read(wikiref_metrics_path(cell))
-        return {"rouge1": m["wikiref"]["test"]["rouge1"], "rouge2": m["wikiref"]["test"]["rouge2"],
-                "rougeL": m["wikiref"]["test"]["rougeL"], "train_examples": m["subset"]["examples"],
-                **({"oracle_score_range": [m["subset"]["oracle_score_min"], m["subset"]["oracle_score_max"]]}
-                   if m["subset"]["kind"] == "quality" else {})}
+        return {
+            "rouge1": m["wikiref"]["test"]["rouge1"],
+            "rouge2": m["wikiref"]["test"]["rouge2"],
+            "rougeL": m["wikiref"]["test"]["rougeL"],
+            "train_examples": m["subset"]["examples"],
+            **(
+                {"oracle_score_range": [m["subset"]["oracle_score_min"], m["subset"]["oracle_score_max"]]}
+                if m["subset"]["kind"] == "quality"
+                else {}
+            ),
+        }
 
     def duc(a: AugCell, d: DucCell) -> dict:
         m = read(duc_metrics_path(a, d))
@@ -618,41 +736,65 @@ def assemble(params: Mapping, read: Callable[[str], Mapping]) -> dict:
 
     model, pre, tuning = run_params["model"], run_params["pretrain"], run_params["finetune"]
     out: dict[str, Any] = {
-        "profile": run_params["profile"]["name"], "standin": bool(run_params["profile"].get("standin")),
-        "duc_standin": bool(run_params["duc"]["standin"]), "encoder": model["encoder"],
-        "head": ablation_params["head"], "base_pooling": ablation_params["pooling"], "test_year": planned.test_year,
+        "profile": run_params["profile"]["name"],
+        "standin": bool(run_params["profile"].get("standin")),
+        "duc_standin": bool(run_params["duc"]["standin"]),
+        "encoder": model["encoder"],
+        "head": ablation_params["head"],
+        "base_pooling": ablation_params["pooling"],
+        "test_year": planned.test_year,
         "train_years": planned.train_years,
-        "budget": {"max_length": model["max_length"], "stride": model["stride"],
-                   "max_query_tokens": model["max_query_tokens"], "pretrain_epochs": pre["epochs"],
-                   "finetune_epochs": tuning["epochs"], "train_pool": pre["max_train_examples"],
-                   "eval_examples": pre["max_eval_examples"],
-                   "wikiref_doc_sentences": ablation_params["budget"]["wikiref_doc_sentences"],
-                   "duc_doc_sentences": tuning.get("max_doc_sentences"),
-                   "duc_train_clusters": tuning.get("max_train_clusters")},
+        "budget": {
+            "max_length": model["max_length"],
+            "stride": model["stride"],
+            "max_query_tokens": model["max_query_tokens"],
+            "pretrain_epochs": pre["epochs"],
+            "finetune_epochs": tuning["epochs"],
+            "train_pool": pre["max_train_examples"],
+            "eval_examples": pre["max_eval_examples"],
+            "wikiref_doc_sentences": ablation_params["budget"]["wikiref_doc_sentences"],
+            "duc_doc_sentences": tuning.get("max_doc_sentences"),
+            "duc_train_clusters": tuning.get("max_train_clusters"),
+        },
     }
     out["data_size"] = {"points": [{"fraction": f, "wikiref": wiki(a), **duc(a, d)} for f, a, d in planned.data_size]}
     out["quality"] = {
         "window": ablation_params["quality"]["window"],
         "points": [{"name": n, "start": s, "wikiref": wiki(a), **duc(a, d)} for n, s, a, d in planned.quality],
-        "full": ({"wikiref": wiki(planned.base), **duc(planned.base, DucCell("all", 100, "full"))}
-                 if planned.quality else None),
+        "full": (
+            {"wikiref": wiki(planned.base), **duc(planned.base, DucCell("all", 100, "full"))}
+            if planned.quality
+            else None
+        ),
     }
-    out["pooling"] = {"rows": [{"pooling": a.pooling, "label": lab, "wikiref": wiki(a), **duc(a, d)}
-                               for lab, a, d in planned.pooling]}
+    out["pooling"] = {
+        "rows": [{"pooling": a.pooling, "label": lab, "wikiref": wiki(a), **duc(a, d)} for lab, a, d in planned.pooling]
+    }
     rows = []
     for key, a, d in planned.subnetwork:
         m = read(duc_metrics_path(a, d))
-        rows.append({"method": "one_step" if key == "one_step_da" else key.split("_")[0], "key": key,
-                     "method_label": SUBNET_ROWS[key][0], "init_label": SUBNET_ROWS[key][1], "duc": m["duc"],
-                     "subnet": m.get("subnet") or {}, "seconds": m["seconds"]})
+        rows.append(
+            {
+                "method": "one_step" if key == "one_step_da" else key.split("_")[0],
+                "key": key,
+                "method_label": SUBNET_ROWS[key][0],
+                "init_label": SUBNET_ROWS[key][1],
+                "duc": m["duc"],
+                "subnet": m.get("subnet") or {},
+                "seconds": m["seconds"],
+            }
+        )
     out["subnetwork"] = {"rows": rows}
     out["duc_size"] = {
         "curves": {k: [{"percent": pc, **duc(a, d)} for pc, a, d in v] for k, v in planned.duc_size.items()},
         "lines": {k: duc(a, d) for k, (a, d) in planned.duc_lines.items()},
     }
     seconds = [read(duc_metrics_path(a, d))["seconds"] for a, d in planned.pairs()]
-    out["cells"] = {"augmentation": len(planned.aug_cells), "duc": len(planned.pairs()),
-                    "duc_seconds_total": round(float(sum(seconds)), 1)}
+    out["cells"] = {
+        "augmentation": len(planned.aug_cells),
+        "duc": len(planned.pairs()),
+        "duc_seconds_total": round(float(sum(seconds)), 1),
+    }
     return out
 
 

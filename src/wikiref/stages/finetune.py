@@ -66,6 +66,7 @@ class FinetuneError(ValueError):
 
 # --------------------------------------------------------------------------- settings
 
+
 def settings(finetune: Mapping) -> dict[str, dict]:
     """``finetune.settings`` by name, checked."""
     out: dict[str, dict] = {}
@@ -112,17 +113,24 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     v = setting["variant"]
     if v != "best":
         if v not in known:
-            raise FinetuneError(f"setting {setting['name']}: variant {v!r} is not in pretrain.variants "
-                                f"({', '.join(known)})")
+            raise FinetuneError(
+                f"setting {setting['name']}: variant {v!r} is not in pretrain.variants ({', '.join(known)})"
+            )
         return [v]
-    out = [n for n, spec in known.items()
-           if spec["init"] == "pretrained" and spec["query"]
-           and (not setting.get("pooling") or spec["pooling"] == setting["pooling"])
-           and (not setting.get("pretrain_head") or spec["head"] == setting["pretrain_head"])]
+    out = [
+        n
+        for n, spec in known.items()
+        if spec["init"] == "pretrained"
+        and spec["query"]
+        and (not setting.get("pooling") or spec["pooling"] == setting["pooling"])
+        and (not setting.get("pretrain_head") or spec["head"] == setting["pretrain_head"])
+    ]
     if not out:
-        raise FinetuneError(f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
-                         f"{' and pooling ' + setting['pooling'] if setting.get('pooling') else ''}"
-                         f"{' and head ' + setting['pretrain_head'] if setting.get('pretrain_head') else ''}")
+        raise FinetuneError(
+            f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
+            f"{' and pooling ' + setting['pooling'] if setting.get('pooling') else ''}"
+            f"{' and head ' + setting['pretrain_head'] if setting.get('pretrain_head') else ''}"
+        )
     return out
 
 
@@ -145,6 +153,7 @@ def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path
 
 
 # --------------------------------------------------------------------------- data
+
 
 def load_year(path: str | Path) -> pd.DataFrame:
     from wikiref.files import read_parquet
@@ -188,15 +197,21 @@ def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd
     return df[~is_dev].reset_index(drop=True), df[is_dev].reset_index(drop=True)
 
 
-def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None, target_scale: float = 1.0,
-                with_targets: bool = True) -> tuple[list, pd.DataFrame, dict]:
+def to_examples(
+    df: pd.DataFrame, *, max_doc_sentences: int | None = None, target_scale: float = 1.0, with_targets: bool = True
+) -> tuple[list, pd.DataFrame, dict]:
     """ScoringExamples for the rows that have sentences; returns (examples, the rows used, counts)."""
     from wikiref.model.training import ScoringExample
 
     keep = np.array([len(s) > 0 for s in df["doc_sentences"]], dtype=bool)
     used = df[keep].reset_index(drop=True)
-    counts = {"rows": int(len(df)), "empty_documents": int((~keep).sum()), "used": int(len(used)),
-              "sentences": 0, "capped_sentences": 0}
+    counts = {
+        "rows": int(len(df)),
+        "empty_documents": int((~keep).sum()),
+        "used": int(len(used)),
+        "sentences": 0,
+        "capped_sentences": 0,
+    }
     out = []
     for r in used.itertuples(index=False):
         sents = [str(s) for s in r.doc_sentences]
@@ -207,8 +222,14 @@ def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None, targe
             counts["capped_sentences"] += len(sents) - max_doc_sentences
             sents, targets = sents[:max_doc_sentences], targets[:max_doc_sentences]
         counts["sentences"] += len(sents)
-        out.append(ScoringExample(query=[str(q) for q in r.query], sentences=sents,
-                                  targets=targets if with_targets else None, id=str(r.id)))
+        out.append(
+            ScoringExample(
+                query=[str(q) for q in r.query],
+                sentences=sents,
+                targets=targets if with_targets else None,
+                id=str(r.id),
+            )
+        )
     if counts["empty_documents"]:
         log.warning("%d of %d documents have no sentences (skipped)", counts["empty_documents"], counts["rows"])
     return out, used, counts
@@ -216,8 +237,10 @@ def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None, targe
 
 # --------------------------------------------------------------------------- summaries and ROUGE
 
-def cluster_summaries(df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int,
-                      max_bigram_overlap: float, fill: str) -> tuple[dict[str, list[str]], int]:
+
+def cluster_summaries(
+    df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int, max_bigram_overlap: float, fill: str
+) -> tuple[dict[str, list[str]], int]:
     """Per topic: the sentences of all its documents (cluster order) ranked by score and selected by
     the DUC rule. ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count):
     a sentence without a score (NaN) ranks last."""
@@ -263,8 +286,9 @@ def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]
     sel = duc["select"]
 
     def fn(scores: list[np.ndarray]) -> float:
-        summaries, _ = cluster_summaries(dev, scores, max_words=duc["summary_words"],
-                                         max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"])
+        summaries, _ = cluster_summaries(
+            dev, scores, max_words=duc["summary_words"], max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"]
+        )
         return 100.0 * float(np.mean([scorers[t](summaries[t])["ROUGE-2"]["R"] for t in sorted(scorers)]))
 
     return fn
@@ -276,26 +300,35 @@ def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapp
     from wikiref.stages.duc.baselines import evaluate
 
     sel = duc["select"]
-    summaries, unscored = cluster_summaries(df, scores, max_words=duc["summary_words"],
-                                            max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"])
+    summaries, unscored = cluster_summaries(
+        df, scores, max_words=duc["summary_words"], max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"]
+    )
     topics = duc_reader.rows_to_topics(df.to_dict("records"))
     scores_out = evaluate(summaries, topics, duc["rouge_flags"])
     scores_out["summary_words_mean"] = round(
-        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2)
+        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
+    )
     scores_out["unscored_sentences"] = unscored
     return scores_out, summaries
 
 
 # --------------------------------------------------------------------------- models
 
+
 def _require_checkpoint(path: str | Path, hint: str) -> None:
     if not (Path(path) / "config.json").exists():
         raise FinetuneError(f"no model in {path}: {hint}")
 
 
-def start_model(params: Mapping, setting: Mapping, *, pretrain_dir: str | Path = layout.PRETRAIN_DIR,
-                metrics_dir: str | Path = layout.METRICS, prune_dir: str | Path | None = None,
-                device="cpu") -> tuple[Any, Any, dict]:
+def start_model(
+    params: Mapping,
+    setting: Mapping,
+    *,
+    pretrain_dir: str | Path = layout.PRETRAIN_DIR,
+    metrics_dir: str | Path = layout.METRICS,
+    prune_dir: str | Path | None = None,
+    device="cpu",
+) -> tuple[Any, Any, dict]:
     """The model a setting starts from, its tokenizer, and a description of where it came from."""
     import torch
 
@@ -345,8 +378,9 @@ def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progre
     model.to(device)
     amp = model_params["amp"] and device.type == "cuda"
     pairs = [([str(q) for q in qs], [str(s) for s in ss]) for qs, ss in zip(df["query"], df["doc_sentences"])]
-    return score_sentences(model, tokenizer, pairs, batch_size=model_params["eval_batch_size"], device=device,
-                           amp=amp, progress=progress)
+    return score_sentences(
+        model, tokenizer, pairs, batch_size=model_params["eval_batch_size"], device=device, amp=amp, progress=progress
+    )
 
 
 def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path | None):
@@ -365,10 +399,20 @@ def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path
 
 # --------------------------------------------------------------------------- one job
 
-def train_and_test(params: Mapping, setting_name: str, year: int, year_paths: Mapping[int, str | Path],
-                   out_dir: str | Path, *, pretrain_dir: str | Path = layout.PRETRAIN_DIR,
-                   metrics_dir: str | Path = layout.METRICS, prune_dir: str | Path | None = None,
-                   live_dir: str | Path | None = None, progress: bool = True) -> tuple[dict, pd.DataFrame, dict]:
+
+def train_and_test(
+    params: Mapping,
+    setting_name: str,
+    year: int,
+    year_paths: Mapping[int, str | Path],
+    out_dir: str | Path,
+    *,
+    pretrain_dir: str | Path = layout.PRETRAIN_DIR,
+    metrics_dir: str | Path = layout.METRICS,
+    prune_dir: str | Path | None = None,
+    live_dir: str | Path | None = None,
+    progress: bool = True,
+) -> tuple[dict, pd.DataFrame, dict]:
     """Fine-tune one setting with ``year`` held out and test on it (the work of :func:`run_job`).
 
     ``year_paths``: DUC year -> its ``data/duc/<year>.parquet``; ``pretrain_dir`` / ``metrics_dir``: the
@@ -391,26 +435,44 @@ def train_and_test(params: Mapping, setting_name: str, year: int, year_paths: Ma
         raise FinetuneError("held-out-year fine-tuning needs at least two DUC years")
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)
-    model, tok, start = start_model(params, spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir,
-                                    prune_dir=prune_dir)
+    model, tok, start = start_model(
+        params, spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir, prune_dir=prune_dir
+    )
     metrics: dict[str, Any] = {
-        "setting": setting_name, "label": spec["label"], "method": spec["method"], "year": year,
-        "train_years": train_years if spec["method"] != "none" else [], "start": start,
-        "standin": bool(duc["standin"]), "flags": duc["rouge_flags"],
+        "setting": setting_name,
+        "label": spec["label"],
+        "method": spec["method"],
+        "year": year,
+        "train_years": train_years if spec["method"] != "none" else [],
+        "start": start,
+        "standin": bool(duc["standin"]),
+        "flags": duc["rouge_flags"],
     }
     if spec["method"] != "none":
         pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
         pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
         train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
-        train_ex, _, train_counts = to_examples(train_df, max_doc_sentences=finetune_params["max_doc_sentences"],
-                                                target_scale=finetune_params["target_scale"])
+        train_ex, _, train_counts = to_examples(
+            train_df,
+            max_doc_sentences=finetune_params["max_doc_sentences"],
+            target_scale=finetune_params["target_scale"],
+        )
         dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=finetune_params["target_scale"])
         gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
         hooks = gradient_mask.hooks() if gradient_mask is not None else {}
         last = out_dir / "last"
         train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
-        result = train(model, tok, train_ex, dev_ex, train_settings, out_dir,
-                       select_fn=dev_metric_fn(dev_used, duc), live_dir=live_dir, **hooks)
+        result = train(
+            model,
+            tok,
+            train_ex,
+            dev_ex,
+            train_settings,
+            out_dir,
+            select_fn=dev_metric_fn(dev_used, duc),
+            live_dir=live_dir,
+            **hooks,
+        )
         if last.exists():
             shutil.rmtree(last)
         if mask_stats:
@@ -421,9 +483,14 @@ def train_and_test(params: Mapping, setting_name: str, year: int, year_paths: Ma
             dev_clusters=[f"{y}/{t}" for y, t in _topic_keys(dev_df)],
             rows={"train": train_counts, "dev": dev_counts},
             subnet=mask_stats,
-            training={"best_epoch": result.best_epoch, "dev_rouge2_recall": result.best_metric,
-                      "history": result.history, "train_seconds": result.train_seconds,
-                      "windows_per_second": result.windows_per_second, "pack_stats": result.pack_stats},
+            training={
+                "best_epoch": result.best_epoch,
+                "dev_rouge2_recall": result.best_metric,
+                "history": result.history,
+                "train_seconds": result.train_seconds,
+                "windows_per_second": result.windows_per_second,
+                "pack_stats": result.pack_stats,
+            },
         )
     scores = score_rows(model, tok, test_df, params["model"], progress=progress)
     rouge, summaries = evaluate_year(test_df, scores, duc)
@@ -434,13 +501,20 @@ def train_and_test(params: Mapping, setting_name: str, year: int, year_paths: Ma
         for f in out_dir.iterdir():
             if f.is_file() and f.name not in MODEL_FILES_KEPT:
                 f.unlink()
-    preds = pd.DataFrame({"id": test_df["id"], "topic": test_df["topic"], "doc_position": test_df["doc_position"],
-                          "sentence_scores": [np.asarray(s, dtype=np.float64).tolist() for s in scores]})
+    preds = pd.DataFrame(
+        {
+            "id": test_df["id"],
+            "topic": test_df["topic"],
+            "doc_position": test_df["doc_position"],
+            "sentence_scores": [np.asarray(s, dtype=np.float64).tolist() for s in scores],
+        }
+    )
     return metrics, preds, summaries
 
 
-def run_job(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, year: int,
-            progress: bool = True) -> dict:
+def run_job(
+    params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, year: int, progress: bool = True
+) -> dict:
     """One fine-tuning job: ``setting`` with ``year`` held out (:func:`train_and_test`), and its files.
 
     inputs: ``years`` (every ``duc.years`` year -> its ``data/duc/<year>.parquet``); ``pretrain_dir`` and
@@ -462,14 +536,21 @@ def run_job(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str,
     paths = {y: inputs["years"].get(y) for y in years}
     missing = [str(path or y) for y, path in paths.items() if path is None or not Path(path).exists()]
     if missing:
-        raise FinetuneError(f"missing {', '.join(missing)}: run `wikiref duc prepare` (Snakemake rule duc_prepare) "
-                            "first")
+        raise FinetuneError(
+            f"missing {', '.join(missing)}: run `wikiref duc prepare` (Snakemake rule duc_prepare) first"
+        )
     metrics, predictions, summaries = train_and_test(
-        params, setting, year, paths, outputs["model_dir"],
+        params,
+        setting,
+        year,
+        paths,
+        outputs["model_dir"],
         pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
         metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS),
         prune_dir=inputs.get("pruned_dir") if spec["method"] == "iterative" else None,
-        live_dir=outputs.get("live_dir"), progress=progress)
+        live_dir=outputs.get("live_dir"),
+        progress=progress,
+    )
     write_parquet(outputs["predictions"], pa.Table.from_pandas(predictions, preserve_index=False))
     write_json(outputs["summaries"], summaries)
     write_json(outputs["metrics"], metrics)
@@ -477,6 +558,7 @@ def run_job(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str,
 
 
 # --------------------------------------------------------------------------- iterative pruning on WikiRef
+
 
 def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, progress: bool = True) -> dict:
     """Table IX "ITERATIVE": train on WikiRef (the oracle splits, the ``pretrain`` section's training
@@ -501,8 +583,12 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     # The starting point, before any pruning, with its own head: the WikiRef run continues the
     # checkpoint's objective (oracle labels for classification, oracle scores for regression).
     start_spec = dict(spec, method="none")
-    model, tok, start = start_model(params, start_spec, pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
-                                    metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS))
+    model, tok, start = start_model(
+        params,
+        start_spec,
+        pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
+        metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS),
+    )
     head = model.config.head
     train_df, _ = pretrain.read_split(inputs["train"], pre["max_train_examples"], seed)
     dev_df, _ = pretrain.read_split(inputs["dev"], pre["max_eval_examples"], seed)
@@ -512,10 +598,14 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     n_batches = len(epoch_batches(windows, train_settings.batch_size, train_settings.bucket_batches, seed, 0))
     total = math.ceil(n_batches / train_settings.grad_accum_steps) * train_settings.epochs
     iterative = finetune_params["iterative"]
-    schedule = subnet.schedule_from_fractions(total, 1.0 - finetune_params["subnet"]["fraction"],
-                                              begin=iterative["begin"], end=iterative["end"],
-                                              frequency=iterative["frequency"],
-                                              initial_sparsity=iterative["initial_sparsity"])
+    schedule = subnet.schedule_from_fractions(
+        total,
+        1.0 - finetune_params["subnet"]["fraction"],
+        begin=iterative["begin"],
+        end=iterative["end"],
+        frequency=iterative["frequency"],
+        initial_sparsity=iterative["initial_sparsity"],
+    )
     pruner = subnet.MagnitudePruner(model, schedule, finetune_params["subnet"]["vectors"])
     base_fn = pretrain.dev_rouge2_fn(dev_df, pre)
 
@@ -528,25 +618,40 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
         shutil.rmtree(out_dir / "last")  # the pruner's step count is not part of the resumable state
     result = train(model, tok, train_ex, dev_ex, train_settings, out_dir, select_fn=select, **pruner.hooks())
     if not pruner.done:
-        raise RuntimeError(f"pruning schedule did not finish ({pruner.current_sparsity:.3f} < "
-                           f"{schedule.final_sparsity:.3f}); check finetune.iterative")
+        raise RuntimeError(
+            f"pruning schedule did not finish ({pruner.current_sparsity:.3f} < "
+            f"{schedule.final_sparsity:.3f}); check finetune.iterative"
+        )
     best, _ = load_scorer(out_dir)
     params_best = dict(best.named_parameters())
     leaked = [n for n, m in pruner.masks.items() if int((params_best[n].detach()[~m.cpu()] != 0).sum())]
     if leaked:
         raise RuntimeError(f"the saved epoch has non-zero pruned entries in {leaked[:3]}")
     subnet.save_masks(out_dir / subnet.MASKS_FILE, pruner.masks, {"final_sparsity": str(schedule.final_sparsity)})
-    info = {"setting": setting, "start": start, "schedule": {
-        "final_sparsity": schedule.final_sparsity, "initial_sparsity": schedule.initial_sparsity,
-        "begin_step": schedule.begin_step, "n_steps": schedule.n_steps, "frequency": schedule.frequency,
-        "end_step": schedule.end_step, "total_steps": total}, "pruning_steps": pruner.history,
-        "best_epoch": result.best_epoch, "dev_rouge2_f1": result.best_metric,
-        "masks": subnet.mask_stats(best, pruner.masks), "train_seconds": result.train_seconds}
+    info = {
+        "setting": setting,
+        "start": start,
+        "schedule": {
+            "final_sparsity": schedule.final_sparsity,
+            "initial_sparsity": schedule.initial_sparsity,
+            "begin_step": schedule.begin_step,
+            "n_steps": schedule.n_steps,
+            "frequency": schedule.frequency,
+            "end_step": schedule.end_step,
+            "total_steps": total,
+        },
+        "pruning_steps": pruner.history,
+        "best_epoch": result.best_epoch,
+        "dev_rouge2_f1": result.best_metric,
+        "masks": subnet.mask_stats(best, pruner.masks),
+        "train_seconds": result.train_seconds,
+    }
     write_json(out_dir / "pruning.json", info)
     return info
 
 
 # --------------------------------------------------------------------------- Table VI
+
 
 def _group(m: Mapping) -> str:
     start = m["start"]
@@ -555,8 +660,12 @@ def _group(m: Mapping) -> str:
     return f"{start.get('checkpoint_head', '?')} pre-training"
 
 
-def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]], setting_specs: Sequence[Mapping],
-           years: Sequence[int]) -> pd.DataFrame:
+def table6(
+    baselines: Mapping,
+    job_metrics: Mapping[str, Mapping[int, Mapping]],
+    setting_specs: Sequence[Mapping],
+    years: Sequence[int],
+) -> pd.DataFrame:
     """Rows: LEAD, QUERY-SIM, the settings in params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
     from wikiref.stages.duc.baselines import SYSTEMS
 
@@ -577,8 +686,13 @@ def table6(baselines: Mapping, job_metrics: Mapping[str, Mapping[int, Mapping]],
         per = job_metrics[s["name"]]
         first = per[years[0]]
         variant = first["start"].get("variant")
-        rows.append({"System": s["label"], "Group": _group(first) + (f" ({variant})" if variant else ""),
-                     **cells({y: per[y]["test"] for y in years})})
+        rows.append(
+            {
+                "System": s["label"],
+                "Group": _group(first) + (f" ({variant})" if variant else ""),
+                **cells({y: per[y]["test"] for y in years}),
+            }
+        )
     if "oracle" in base:
         rows.append({"System": SYSTEMS["oracle"], "Group": "upper bound", **cells(base["oracle"])})
     return pd.DataFrame(rows)
@@ -589,8 +703,12 @@ def recall_x100(scores: Mapping) -> dict[str, float]:
     return {meas: round(100 * float(scores[meas]["R"]), 4) for meas in MEASURES}
 
 
-def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], setting_specs: Sequence[Mapping],
-                    years: Sequence[int], baselines: Mapping) -> dict:
+def summary_metrics(
+    job_metrics: Mapping[str, Mapping[int, Mapping]],
+    setting_specs: Sequence[Mapping],
+    years: Sequence[int],
+    baselines: Mapping,
+) -> dict:
     """Per setting and year R-1/R-2/R-SU4 recall (x 100) and their means; the DA and ST comparisons
     that the configured settings allow (mean R-2 over the years, with the per-year signs)."""
     out: dict[str, Any] = {"years": list(years), "settings": {}}
@@ -602,8 +720,10 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], setting_sp
             m = per[y]
             entry["years"][str(y)] = {
                 **recall_x100(m["test"]),
-                "seconds": m.get("seconds"), "best_epoch": m.get("training", {}).get("best_epoch"),
-                "start_variant": m["start"].get("variant")}
+                "seconds": m.get("seconds"),
+                "best_epoch": m.get("training", {}).get("best_epoch"),
+                "start_variant": m["start"].get("variant"),
+            }
         for meas in MEASURES:
             entry[f"mean_{meas}"] = round(float(np.mean([entry["years"][str(y)][meas] for y in years])), 4)
         entry["seconds_total"] = round(float(sum(per[y].get("seconds") or 0.0 for y in years)), 2)
@@ -612,12 +732,21 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], setting_sp
     base = baselines.get("systems", {})
     out["baselines_mean_ROUGE-2"] = {
         k: round(float(np.mean([100 * float(v[str(y)]["ROUGE-2"]["R"]) for y in years])), 4)
-        for k, v in base.items() if all(str(y) in v for y in years)}
+        for k, v in base.items()
+        if all(str(y) in v for y in years)
+    }
 
     def compare(a: str, b: str, what: str) -> dict:
         d = [x - y for x, y in zip(r2[a], r2[b])]
-        return {"what": what, "setting": a, "reference": b, "mean_delta_ROUGE-2": round(float(np.mean(d)), 4),
-                "years_better": int(sum(x > 0 for x in d)), "years": len(d), "helps": bool(np.mean(d) > 0)}
+        return {
+            "what": what,
+            "setting": a,
+            "reference": b,
+            "mean_delta_ROUGE-2": round(float(np.mean(d)), 4),
+            "years_better": int(sum(x > 0 for x in d)),
+            "years": len(d),
+            "helps": bool(np.mean(d) > 0),
+        }
 
     def start_of(name: str) -> Mapping:
         return job_metrics[name][years[0]]["start"]
@@ -629,17 +758,30 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], setting_sp
             if a == b:
                 continue
             # +DA: fine-tuned from a WikiRef checkpoint vs the encoder alone with the same pooling.
-            if (sa["init"] == "pretrained" and sa["method"] == "full" and sb["init"] == "encoder"
-                    and sb["method"] == "full"
-                    and start_of(a)["pooling"] == start_of(b)["pooling"]):
+            if (
+                sa["init"] == "pretrained"
+                and sa["method"] == "full"
+                and sb["init"] == "encoder"
+                and sb["method"] == "full"
+                and start_of(a)["pooling"] == start_of(b)["pooling"]
+            ):
                 cmps.append(compare(a, b, "data augmentation (+DA)"))
             # ST: the same start, subnetwork vs every weight.
-            if (sa["method"] in ("subnet", "iterative") and sb["method"] == "full" and sa["init"] == sb["init"]
-                    and sa.get("variant") == sb.get("variant") and sa.get("pooling") == sb.get("pooling")):
+            if (
+                sa["method"] in ("subnet", "iterative")
+                and sb["method"] == "full"
+                and sa["init"] == sb["init"]
+                and sa.get("variant") == sb.get("variant")
+                and sa.get("pooling") == sb.get("pooling")
+            ):
                 cmps.append(compare(a, b, f"subnetwork fine-tuning ({sa['method']})"))
             # Fine-tuning the checkpoint vs applying it as is.
-            if (sa["method"] == "full" and sb["method"] == "none" and sa["init"] == "pretrained"
-                    and start_of(a).get("variant") == start_of(b).get("variant")):
+            if (
+                sa["method"] == "full"
+                and sb["method"] == "none"
+                and sa["init"] == "pretrained"
+                and start_of(a).get("variant") == start_of(b).get("variant")
+            ):
                 cmps.append(compare(a, b, "fine-tuning vs DA PRE-TRAINED"))
     out["comparisons"] = cmps
     return out
@@ -648,17 +790,21 @@ def summary_metrics(job_metrics: Mapping[str, Mapping[int, Mapping]], setting_sp
 def table6_notes(params: Mapping, summary: Mapping) -> str:
     """The notes under Table VI: how the jobs trained and scored, the comparisons the settings allow."""
     dp, fp = params["duc"], params["finetune"]
-    notes = (f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
-             f"{fp['dev_fraction']:.0%} of their clusters; regression on each sentence's ROUGE-2 recall); sentences "
-             f"scored per (query, document), ranked across the cluster, <= {dp['summary_words']} words, bigram "
-             f"redundancy > {dp['select']['max_bigram_overlap']} skipped. DA = started from a WikiRef pre-trained "
-             f"checkpoint (Group: its pre-training head and variant); DA PRE-TRAINED = that checkpoint without "
-             f"fine-tuning; ST = only the top {fp['subnet']['fraction']:.0%} by magnitude of each encoder-layer tensor "
-             f"trained. Epochs {fp['epochs']}, batch {fp['batch_size']}, lr {fp['lr']}, train clusters per year cap "
-             f"{fp['max_train_clusters']}, document sentences cap {fp['max_doc_sentences']}.")
+    notes = (
+        f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
+        f"{fp['dev_fraction']:.0%} of their clusters; regression on each sentence's ROUGE-2 recall); sentences "
+        f"scored per (query, document), ranked across the cluster, <= {dp['summary_words']} words, bigram "
+        f"redundancy > {dp['select']['max_bigram_overlap']} skipped. DA = started from a WikiRef pre-trained "
+        f"checkpoint (Group: its pre-training head and variant); DA PRE-TRAINED = that checkpoint without "
+        f"fine-tuning; ST = only the top {fp['subnet']['fraction']:.0%} by magnitude of each encoder-layer tensor "
+        f"trained. Epochs {fp['epochs']}, batch {fp['batch_size']}, lr {fp['lr']}, train clusters per year cap "
+        f"{fp['max_train_clusters']}, document sentences cap {fp['max_doc_sentences']}."
+    )
     for c in summary["comparisons"]:
-        notes += (f" {c['what']}: {c['setting']} vs {c['reference']} mean R-2 {c['mean_delta_ROUGE-2']:+.2f} "
-                  f"({c['years_better']}/{c['years']} years better).")
+        notes += (
+            f" {c['what']}: {c['setting']} vs {c['reference']} mean R-2 {c['mean_delta_ROUGE-2']:+.2f} "
+            f"({c['years_better']}/{c['years']} years better)."
+        )
     if dp["standin"]:
         notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
     return notes
@@ -685,8 +831,10 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         for y in years:
             path = inputs["job_metrics"].get(s["name"], {}).get(y)
             if path is None or not Path(path).exists():
-                raise FinetuneError(f"missing {path or 'the metrics file'} of setting {s['name']}, year {y}: run "
-                                    f"`wikiref finetune run --setting {s['name']} --year {y}` first")
+                raise FinetuneError(
+                    f"missing {path or 'the metrics file'} of setting {s['name']}, year {y}: run "
+                    f"`wikiref finetune run --setting {s['name']} --year {y}` first"
+                )
             jobs.setdefault(s["name"], {})[y] = read_json(path)
     if not Path(inputs["baselines"]).exists():
         raise FinetuneError(f"missing {inputs['baselines']}: run `wikiref duc baselines` first")
@@ -694,11 +842,19 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     df = table6(baselines, jobs, chosen, years)
     summary = summary_metrics(jobs, chosen, years, baselines)
     kind = "STAND-IN pseudo-years" if dp["standin"] else "DUC"
-    title = (f"Table VI: ROUGE recall x 100 on {kind} {', '.join(map(str, years))} (held-out-year fine-tuning), "
-             f"official ROUGE-1.5.5 scoring ({dp['rouge_flags']})")
+    title = (
+        f"Table VI: ROUGE recall x 100 on {kind} {', '.join(map(str, years))} (held-out-year fine-tuning), "
+        f"official ROUGE-1.5.5 scoring ({dp['rouge_flags']})"
+    )
     encoder = params["model"]["encoder"]
-    write_table(df, outputs["table"], title=title, profile=params["profile"], encoder=encoder,
-                notes=table6_notes(params, summary))
+    write_table(
+        df,
+        outputs["table"],
+        title=title,
+        profile=params["profile"],
+        encoder=encoder,
+        notes=table6_notes(params, summary),
+    )
     summary.update(profile=params["profile"]["name"], standin=bool(dp["standin"]), encoder=encoder)
     write_json(outputs["summary"], summary)
     return summary

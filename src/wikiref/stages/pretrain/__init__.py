@@ -48,6 +48,7 @@ class PretrainError(ValueError):
 
 # --------------------------------------------------------------------------- data
 
+
 def validate_oracle_frame(df: pd.DataFrame, where: str = "") -> tuple[pd.DataFrame, dict]:
     """Keep rows usable for training/evaluation; count (never silently drop) the rest."""
     missing = [c for c in ORACLE.names if c not in df.columns]
@@ -70,8 +71,13 @@ def validate_oracle_frame(df: pd.DataFrame, where: str = "") -> tuple[pd.DataFra
     counts["kept"] = int(sum(keep))
     dropped = counts["rows"] - counts["kept"]
     if dropped:
-        log.warning("%s: skipped %d of %d rows: %s", where, dropped, counts["rows"],
-                    {k: v for k, v in counts.items() if k not in ("rows", "kept") and v})
+        log.warning(
+            "%s: skipped %d of %d rows: %s",
+            where,
+            dropped,
+            counts["rows"],
+            {k: v for k, v in counts.items() if k not in ("rows", "kept") and v},
+        )
     return df[np.array(keep, dtype=bool)].reset_index(drop=True), counts
 
 
@@ -118,13 +124,18 @@ def to_examples(df: pd.DataFrame, head: str):
 
     col = "oracle_labels" if head == "classification" else "oracle_scores"
     return [
-        ScoringExample(query=[str(q) for q in r.query], sentences=[str(s) for s in r.doc_sentences],
-                       targets=[float(t) for t in getattr(r, col)], id=str(r.id))
+        ScoringExample(
+            query=[str(q) for q in r.query],
+            sentences=[str(s) for s in r.doc_sentences],
+            targets=[float(t) for t in getattr(r, col)],
+            id=str(r.id),
+        )
         for r in df.itertuples(index=False)
     ]
 
 
 # --------------------------------------------------------------------------- params -> objects
+
 
 def variants(pretrain: Mapping) -> dict[str, dict]:
     """``pretrain.variants`` by name."""
@@ -148,9 +159,15 @@ def scorer_config(model: Mapping, variant: Mapping):
     from wikiref.model import ScorerConfig
 
     return ScorerConfig(
-        encoder=model["encoder"], pooling=variant["pooling"], head=variant["head"], use_query=variant["query"],
-        init=variant["init"], max_length=model["max_length"], stride=model["stride"],
-        max_query_tokens=model["max_query_tokens"], num_levels=model["num_levels"],
+        encoder=model["encoder"],
+        pooling=variant["pooling"],
+        head=variant["head"],
+        use_query=variant["query"],
+        init=variant["init"],
+        max_length=model["max_length"],
+        stride=model["stride"],
+        max_query_tokens=model["max_query_tokens"],
+        num_levels=model["num_levels"],
         attention_dropout=model["attention_dropout"],
     )
 
@@ -161,20 +178,29 @@ def encoder_label(model: Mapping, variant: Mapping) -> str:
 
 # --------------------------------------------------------------------------- train / evaluate
 
+
 def dev_rouge2_fn(dev: pd.DataFrame, pretrain: Mapping):
     """select_fn for train(): mean dev ROUGE-2 F1 at the best threshold for these scores."""
     docs = [list(d) for d in dev["doc_sentences"]]
     refs = list(dev["statement"])
 
     def fn(scores: list[np.ndarray]) -> float:
-        return sel.search_threshold(scores, docs, refs, min_sentences=pretrain["min_sentences"],
-                                    block_trigrams=pretrain["block_trigrams"]).rouge2
+        return sel.search_threshold(
+            scores, docs, refs, min_sentences=pretrain["min_sentences"], block_trigrams=pretrain["block_trigrams"]
+        ).rouge2
 
     return fn
 
 
-def train_variant(params: Mapping, name: str, splits: Mapping[str, str | Path], out_dir: str | Path,
-                  live_dir: str | Path | None = None, progress: bool = True, **train_kwargs):
+def train_variant(
+    params: Mapping,
+    name: str,
+    splits: Mapping[str, str | Path],
+    out_dir: str | Path,
+    live_dir: str | Path | None = None,
+    progress: bool = True,
+    **train_kwargs,
+):
     """Train one variant on ``splits["train"]`` (epoch chosen on ``splits["dev"]``); the best dev epoch
     lands in ``out_dir``. Returns the TrainResult."""
     import torch
@@ -186,21 +212,33 @@ def train_variant(params: Mapping, name: str, splits: Mapping[str, str | Path], 
     train_df, train_counts = read_split(splits["train"], pre["max_train_examples"], seed)
     dev_df, dev_counts = read_split(splits["dev"], pre["max_eval_examples"], seed)
     if len(train_df) == 0 or len(dev_df) == 0:
-        raise PretrainError(f"{Path(splits['train']).parent}: no usable train ({len(train_df)}) or dev "
-                            f"({len(dev_df)}) examples")
+        raise PretrainError(
+            f"{Path(splits['train']).parent}: no usable train ({len(train_df)}) or dev ({len(dev_df)}) examples"
+        )
     torch.manual_seed(seed)
     model, tokenizer = build_scorer(scorer_config(model_p, spec))
     result = training.train(
-        model, tokenizer, to_examples(train_df, spec["head"]), to_examples(dev_df, spec["head"]),
-        training.TrainSettings.from_params(seed, model_p, pre, progress), out_dir,
-        select_fn=dev_rouge2_fn(dev_df, pre), live_dir=live_dir, **train_kwargs,
+        model,
+        tokenizer,
+        to_examples(train_df, spec["head"]),
+        to_examples(dev_df, spec["head"]),
+        training.TrainSettings.from_params(seed, model_p, pre, progress),
+        out_dir,
+        select_fn=dev_rouge2_fn(dev_df, pre),
+        live_dir=live_dir,
+        **train_kwargs,
     )
     result.extra.update(variant=spec, train_rows=train_counts, dev_rows=dev_counts)
     return result
 
 
-def evaluate_scores(pretrain: Mapping, dev: pd.DataFrame, test: pd.DataFrame,
-                    dev_scores: Sequence[Sequence[float]], test_scores: Sequence[Sequence[float]]) -> dict:
+def evaluate_scores(
+    pretrain: Mapping,
+    dev: pd.DataFrame,
+    test: pd.DataFrame,
+    dev_scores: Sequence[Sequence[float]],
+    test_scores: Sequence[Sequence[float]],
+) -> dict:
     """Threshold on dev, then dev and test ROUGE-1/2/L F1 (x 100) and mean summary length."""
     docs_dev = [list(d) for d in dev["doc_sentences"]]
     docs_test = [list(d) for d in test["doc_sentences"]]
@@ -209,13 +247,22 @@ def evaluate_scores(pretrain: Mapping, dev: pd.DataFrame, test: pd.DataFrame,
     out: dict[str, Any] = {"threshold": sel.finite(search.threshold), "threshold_candidates": search.candidates}
     for split, df, docs, scores in (("dev", dev, docs_dev, dev_scores), ("test", test, docs_test, test_scores)):
         chosen = sel.select_all(scores, docs, search.threshold, **kw)
-        out[split] = {**sel.evaluate(chosen, docs, list(df["statement"])), "examples": len(df),
-                      "mean_sentences": float(np.mean([len(c) for c in chosen]))}
+        out[split] = {
+            **sel.evaluate(chosen, docs, list(df["statement"])),
+            "examples": len(df),
+            "mean_sentences": float(np.mean([len(c) for c in chosen])),
+        }
     return out
 
 
-def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, splits: Mapping[str, str | Path],
-                     progress: bool = False, dev_scores: Sequence[Sequence[float]] | None = None) -> dict:
+def evaluate_variant(
+    params: Mapping,
+    name: str,
+    model_dir: str | Path,
+    splits: Mapping[str, str | Path],
+    progress: bool = False,
+    dev_scores: Sequence[Sequence[float]] | None = None,
+) -> dict:
     """Dev threshold search, then dev/test ROUGE on ``splits["dev"]`` / ``splits["test"]``.
     ``dev_scores``: the saved model's dev scores when the caller has them already
     (``TrainResult.best_dev_scores``), to skip scoring dev again."""
@@ -234,8 +281,15 @@ def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, splits: 
     amp = model_p["amp"] and device.type == "cuda"
 
     def scores(df):
-        return score_sentences(model, tokenizer, list(zip(df["query"], df["doc_sentences"])),
-                               batch_size=model_p["eval_batch_size"], device=device, amp=amp, progress=progress)
+        return score_sentences(
+            model,
+            tokenizer,
+            list(zip(df["query"], df["doc_sentences"])),
+            batch_size=model_p["eval_batch_size"],
+            device=device,
+            amp=amp,
+            progress=progress,
+        )
 
     if dev_scores is None or len(dev_scores) != len(dev):
         dev_scores = scores(dev)
@@ -243,11 +297,19 @@ def evaluate_variant(params: Mapping, name: str, model_dir: str | Path, splits: 
     training = Path(model_dir) / "training.json"
     tr = read_json(training) if training.exists() else {}
     metrics.update(
-        variant=name, label=spec["label"], head=spec["head"], pooling=spec["pooling"],
-        query=spec["query"], init=spec["init"], encoder=model_p["encoder"],
-        encoder_label=encoder_label(model_p, spec), rows={"dev": dev_counts, "test": test_counts},
-        training={k: tr.get(k) for k in ("best_epoch", "best_metric", "train_seconds", "windows_per_second",
-                                          "pack_stats", "history")},
+        variant=name,
+        label=spec["label"],
+        head=spec["head"],
+        pooling=spec["pooling"],
+        query=spec["query"],
+        init=spec["init"],
+        encoder=model_p["encoder"],
+        encoder_label=encoder_label(model_p, spec),
+        rows={"dev": dev_counts, "test": test_counts},
+        training={
+            k: tr.get(k)
+            for k in ("best_epoch", "best_metric", "train_seconds", "windows_per_second", "pack_stats", "history")
+        },
     )
     return metrics
 
@@ -264,14 +326,21 @@ def baseline_metrics(params: Mapping, splits: Mapping[str, str | Path]) -> dict:
         out.setdefault("all", {})[split] = sel.evaluate(all_sentences(docs), docs, refs)
         out.setdefault("lead", {})[split] = sel.evaluate(lead(docs, pre["lead_sentences"]), docs, refs)
         out.setdefault("oracle_classification", {})[split] = sel.evaluate(
-            oracle_summaries(list(df["oracle_indices"]), docs), docs, refs)
-    reg = evaluate_scores(pre, dev, test, [np.asarray(s, float) for s in dev["oracle_scores"]],
-                          [np.asarray(s, float) for s in test["oracle_scores"]])
+            oracle_summaries(list(df["oracle_indices"]), docs), docs, refs
+        )
+    reg = evaluate_scores(
+        pre,
+        dev,
+        test,
+        [np.asarray(s, float) for s in dev["oracle_scores"]],
+        [np.asarray(s, float) for s in test["oracle_scores"]],
+    )
     out["oracle_regression"] = {"dev": reg["dev"], "test": reg["test"], "threshold": reg["threshold"]}
     return out
 
 
 # --------------------------------------------------------------------------- the jobs
+
 
 def _rank() -> int:
     """This process's rank under torchrun (0 otherwise): only rank 0 evaluates and reports."""
@@ -279,8 +348,13 @@ def _rank() -> int:
 
 
 def _trained(name: str, result) -> dict:
-    return {"variant": name, "rank": _rank(), "best_epoch": result.best_epoch, "dev_rouge2": result.best_metric,
-            "windows_per_second": result.windows_per_second}
+    return {
+        "variant": name,
+        "rank": _rank(),
+        "best_epoch": result.best_epoch,
+        "dev_rouge2": result.best_metric,
+        "windows_per_second": result.windows_per_second,
+    }
 
 
 def train(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, progress: bool = True) -> dict:
@@ -291,8 +365,15 @@ def train(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, p
     return _trained(variant, result)
 
 
-def evaluate(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, progress: bool = True,
-             dev_scores: Sequence[Sequence[float]] | None = None) -> dict:
+def evaluate(
+    params: Mapping,
+    inputs: Mapping,
+    outputs: Mapping,
+    *,
+    variant: str,
+    progress: bool = True,
+    dev_scores: Sequence[Sequence[float]] | None = None,
+) -> dict:
     """Evaluate a trained variant. inputs: ``model_dir``, ``dev``, ``test``; outputs: ``metrics`` (JSON:
     threshold, dev/test ROUGE-1/2/L F1, rows, training record). Returns the metrics."""
     from wikiref.files import write_json
@@ -309,8 +390,14 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, variant: str, pro
     result = train_variant(params, variant, inputs, outputs["model_dir"], outputs.get("live_dir"), progress=progress)
     if _rank() != 0:
         return _trained(variant, result)
-    return evaluate(params, {**inputs, "model_dir": outputs["model_dir"]}, outputs, variant=variant,
-                    progress=progress, dev_scores=result.best_dev_scores)
+    return evaluate(
+        params,
+        {**inputs, "model_dir": outputs["model_dir"]},
+        outputs,
+        variant=variant,
+        progress=progress,
+        dev_scores=result.best_dev_scores,
+    )
 
 
 def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
@@ -325,15 +412,21 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     for name in variants(pre):
         path = inputs["variant_metrics"].get(name)
         if path is None or not Path(path).exists():
-            raise PretrainError(f"missing {path or f'the metrics of variant {name}'}: run "
-                                f"`wikiref pretrain run --variant {name}` first")
+            raise PretrainError(
+                f"missing {path or f'the metrics of variant {name}'}: run `wikiref pretrain run --variant {name}` first"
+            )
         metrics[name] = read_json(path)
     baselines = baseline_metrics(params, inputs)
     df = table4(pre, metrics, baselines)
     summary = summary_metrics(params["model"], pre, metrics, baselines)
-    write_table(df, outputs["table"], title="Table IV: ROUGE F1 of baselines and models on WikiRef",
-                profile=params["profile"], encoder=params["model"]["encoder"],
-                notes=table4_notes(params, metrics, summary))
+    write_table(
+        df,
+        outputs["table"],
+        title="Table IV: ROUGE F1 of baselines and models on WikiRef",
+        profile=params["profile"],
+        encoder=params["model"]["encoder"],
+        notes=table4_notes(params, metrics, summary),
+    )
     summary["profile"] = params["profile"]["name"]
     write_json(outputs["summary"], summary)
     return summary
@@ -361,6 +454,7 @@ def fixture(params: Mapping, inputs: Mapping, outputs: Mapping, *, synthetic: in
 
 # --------------------------------------------------------------------------- Table IV
 
+
 def _row(system: str, supervision: str, m: Mapping) -> dict:
     row = {"System": system, "Supervision": supervision}
     for split in ("dev", "test"):
@@ -386,46 +480,57 @@ def table4_notes(params: Mapping, variant_metrics: Mapping[str, Mapping], summar
     """The notes under Table IV: scoring, model and training settings, the dev ROUGE-2 comparisons."""
     pre, model = params["pretrain"], params["model"]
     first = next(iter(variant_metrics.values()))
-    notes = (f"ROUGE F1 x 100 (rouge-score, Porter stemming; ROUGE-L summary-level). "
-             f"Encoder {model['encoder']} (TRANSFORMER rows: same shape, random init); max_length "
-             f"{model['max_length']}, stride {model['stride']}, epochs {pre['epochs']}, batch {pre['batch_size']}, "
-             f"lr {pre['lr']}; train examples cap {pre['max_train_examples']}, "
-             f"dev/test cap {pre['max_eval_examples']}; "
-             f"dev/test examples: {first['dev']['examples']}/{first['test']['examples']}.")
+    notes = (
+        f"ROUGE F1 x 100 (rouge-score, Porter stemming; ROUGE-L summary-level). "
+        f"Encoder {model['encoder']} (TRANSFORMER rows: same shape, random init); max_length "
+        f"{model['max_length']}, stride {model['stride']}, epochs {pre['epochs']}, batch {pre['batch_size']}, "
+        f"lr {pre['lr']}; train examples cap {pre['max_train_examples']}, "
+        f"dev/test cap {pre['max_eval_examples']}; "
+        f"dev/test examples: {first['dev']['examples']}/{first['test']['examples']}."
+    )
     cmp = summary.get("comparison_dev_rouge2")
     if cmp:
-        notes += (f" Dev ROUGE-2: best pretrained variant {cmp['best_pretrained_variant']} "
-                  f"{cmp['best_pretrained_dev_rouge2']:.2f} vs LEAD {cmp['lead_dev_rouge2']:.2f} "
-                  f"({cmp['margin_over_lead']:+.2f})")
+        notes += (
+            f" Dev ROUGE-2: best pretrained variant {cmp['best_pretrained_variant']} "
+            f"{cmp['best_pretrained_dev_rouge2']:.2f} vs LEAD {cmp['lead_dev_rouge2']:.2f} "
+            f"({cmp['margin_over_lead']:+.2f})"
+        )
         if "transformer_dev_rouge2" in cmp:
             notes += f", vs TRANSFORMER {cmp['transformer_dev_rouge2']:.2f} ({cmp['margin_over_transformer']:+.2f})"
         if "same_config_pretrained_variant" in cmp:
-            notes += (f"; like for like, {cmp['same_config_pretrained_variant']} (the TRANSFORMER's head, pooling "
-                      f"and input, pretrained) {cmp['same_config_pretrained_dev_rouge2']:.2f}: "
-                      f"{cmp['same_config_margin_over_transformer']:+.2f} vs TRANSFORMER, "
-                      f"{cmp['same_config_margin_over_lead']:+.2f} vs LEAD")
+            notes += (
+                f"; like for like, {cmp['same_config_pretrained_variant']} (the TRANSFORMER's head, pooling "
+                f"and input, pretrained) {cmp['same_config_pretrained_dev_rouge2']:.2f}: "
+                f"{cmp['same_config_margin_over_transformer']:+.2f} vs TRANSFORMER, "
+                f"{cmp['same_config_margin_over_lead']:+.2f} vs LEAD"
+            )
         notes += ". The best of several variants on a small dev set is an optimistic pick."
     return notes
 
 
-def summary_metrics(model: Mapping, pretrain: Mapping, variant_metrics: Mapping[str, Mapping],
-                    baselines: Mapping) -> dict:
+def summary_metrics(
+    model: Mapping, pretrain: Mapping, variant_metrics: Mapping[str, Mapping], baselines: Mapping
+) -> dict:
     """DVC metrics of the step: dev/test ROUGE-2 per system, best variant, and the key comparisons."""
     dev_r2 = {n: m["dev"]["rouge2"] for n, m in variant_metrics.items()}
     out: dict[str, Any] = {
         "encoder": model["encoder"],
-        "variants": {n: {"dev_rouge2": m["dev"]["rouge2"], "test_rouge2": m["test"]["rouge2"],
-                         "threshold": m["threshold"]} for n, m in variant_metrics.items()},
-        "baselines": {k: {"dev_rouge2": v["dev"]["rouge2"], "test_rouge2": v["test"]["rouge2"]}
-                      for k, v in baselines.items()},
+        "variants": {
+            n: {"dev_rouge2": m["dev"]["rouge2"], "test_rouge2": m["test"]["rouge2"], "threshold": m["threshold"]}
+            for n, m in variant_metrics.items()
+        },
+        "baselines": {
+            k: {"dev_rouge2": v["dev"]["rouge2"], "test_rouge2": v["test"]["rouge2"]} for k, v in baselines.items()
+        },
         "best_variant": max(dev_r2, key=lambda n: (dev_r2[n], n)) if dev_r2 else None,
     }
     from wikiref.model.encoders import is_random
 
     # "pretrained" means real pretrained weights: with a random encoder (tiny-random) there is none.
     out["encoder_pretrained"] = not is_random(model["encoder"])
-    pretrained = {n: r for n, r in dev_r2.items()
-                  if variant_metrics[n]["init"] == "pretrained" and out["encoder_pretrained"]}
+    pretrained = {
+        n: r for n, r in dev_r2.items() if variant_metrics[n]["init"] == "pretrained" and out["encoder_pretrained"]
+    }
     random = {n: r for n, r in dev_r2.items() if variant_metrics[n]["init"] == "random"}
     if pretrained:
         best_pre = max(pretrained, key=lambda n: (pretrained[n], n))
@@ -457,8 +562,10 @@ def summary_metrics(model: Mapping, pretrain: Mapping, variant_metrics: Mapping[
 
 # --------------------------------------------------------------------------- fixtures
 
-_FILLER = ("market report city council weather season river museum school road festival harbour bridge "
-           "station library garden factory election budget railway tower village forest island").split()
+_FILLER = (
+    "market report city council weather season river museum school road festival harbour bridge "
+    "station library garden factory election budget railway tower village forest island"
+).split()
 
 
 def synthetic_oracle_frame(n: int, seed: int = 0, prefix: str = "syn") -> pd.DataFrame:
@@ -482,15 +589,25 @@ def synthetic_oracle_frame(n: int, seed: int = 0, prefix: str = "syn") -> pd.Dat
         k = int(rng.integers(1, 3))
         relevant = sorted(int(j) for j in rng.choice(n_sent, size=k, replace=False))
         for r, j in enumerate(relevant):  # two templates: relevant sentences share no trigram
-            sents[j] = (f"the {section} of {title} opened in {rng.integers(1900, 2020)} near {sents[j]}" if r == 0
-                        else f"{section} visitors counted {rng.integers(100, 999)} during {sents[j]}")
+            sents[j] = (
+                f"the {section} of {title} opened in {rng.integers(1900, 2020)} near {sents[j]}"
+                if r == 0
+                else f"{section} visitors counted {rng.integers(100, 999)} during {sents[j]}"
+            )
         statement = " ".join(sents[j].rstrip(" .") for j in relevant) + " ."
         scores = [rouge2_f1(s, statement) for s in sents]
-        rows.append({
-            "id": f"{prefix}{i:05d}", "query": [title, section], "doc_sentences": sents, "statement": statement,
-            "oracle_labels": [int(j in relevant) for j in range(n_sent)], "oracle_scores": scores,
-            "oracle_indices": relevant, "oracle_score": rouge2_f1(sel.summary_text(sents, relevant), statement),
-        })
+        rows.append(
+            {
+                "id": f"{prefix}{i:05d}",
+                "query": [title, section],
+                "doc_sentences": sents,
+                "statement": statement,
+                "oracle_labels": [int(j in relevant) for j in range(n_sent)],
+                "oracle_scores": scores,
+                "oracle_indices": relevant,
+                "oracle_score": rouge2_f1(sel.summary_text(sents, relevant), statement),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -505,12 +622,18 @@ def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
     for r in records:
         doc = [str(s) for s in r["document"]]
         labels = sorted(int(i) for i in r["labels"] if 0 <= int(i) < len(doc))
-        rows.append({
-            "id": str(r["id"]), "query": [str(t) for t in r["topics"]], "doc_sentences": doc,
-            "statement": str(r["cloze"]), "oracle_labels": [int(j in labels) for j in range(len(doc))],
-            "oracle_scores": [rouge2_f1(s, r["cloze"]) for s in doc], "oracle_indices": labels,
-            "oracle_score": rouge2_f1(sel.summary_text(doc, labels), r["cloze"]) if labels else 0.0,
-        })
+        rows.append(
+            {
+                "id": str(r["id"]),
+                "query": [str(t) for t in r["topics"]],
+                "doc_sentences": doc,
+                "statement": str(r["cloze"]),
+                "oracle_labels": [int(j in labels) for j in range(len(doc))],
+                "oracle_scores": [rouge2_f1(s, r["cloze"]) for s in doc],
+                "oracle_indices": labels,
+                "oracle_score": rouge2_f1(sel.summary_text(doc, labels), r["cloze"]) if labels else 0.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -29,9 +29,16 @@ def _duc_label(ab: Mapping) -> str:
 def table8(ab: Mapping) -> pd.DataFrame:
     """Rows: the pooling methods in params order; WikiRef R-2/R-L F1, DUC R-2/R-SU4 recall."""
     year = ab["test_year"]
-    rows = [{"Model": r["label"], "WikiRef R-2": round(r["wikiref"]["rouge2"], 2),
-             "WikiRef R-L": round(r["wikiref"]["rougeL"], 2), f"DUC {year} R-2": round(r["duc"]["ROUGE-2"], 2),
-             f"DUC {year} R-SU4": round(r["duc"]["ROUGE-SU4"], 2)} for r in ab["pooling"]["rows"]]
+    rows = [
+        {
+            "Model": r["label"],
+            "WikiRef R-2": round(r["wikiref"]["rouge2"], 2),
+            "WikiRef R-L": round(r["wikiref"]["rougeL"], 2),
+            f"DUC {year} R-2": round(r["duc"]["ROUGE-2"], 2),
+            f"DUC {year} R-SU4": round(r["duc"]["ROUGE-SU4"], 2),
+        }
+        for r in ab["pooling"]["rows"]
+    ]
     return pd.DataFrame(rows, columns=["Model", "WikiRef R-2", "WikiRef R-L", f"DUC {year} R-2", f"DUC {year} R-SU4"])
 
 
@@ -40,13 +47,21 @@ def table9(ab: Mapping) -> pd.DataFrame:
     rows = []
     for r in ab["subnetwork"]["rows"]:
         frac = (r.get("subnet") or {}).get("masked_trainable_fraction")
-        rows.append({"Method": r["method_label"], "Init": r["init_label"], "R-1": round(r["duc"]["ROUGE-1"], 2),
-                     "R-2": round(r["duc"]["ROUGE-2"], 2), "R-SU4": round(r["duc"]["ROUGE-SU4"], 2),
-                     "Trainable share of encoder layers": round(float(frac), 3) if frac is not None else 1.0})
+        rows.append(
+            {
+                "Method": r["method_label"],
+                "Init": r["init_label"],
+                "R-1": round(r["duc"]["ROUGE-1"], 2),
+                "R-2": round(r["duc"]["ROUGE-2"], 2),
+                "R-SU4": round(r["duc"]["ROUGE-SU4"], 2),
+                "Trainable share of encoder layers": round(float(frac), 3) if frac is not None else 1.0,
+            }
+        )
     return pd.DataFrame(rows, columns=["Method", "Init", "R-1", "R-2", "R-SU4", "Trainable share of encoder layers"])
 
 
 # --------------------------------------------------------------------------- figures
+
 
 def fig4(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
     """DUC test ROUGE-2 vs the percentage of the training years' clusters, with and without DA;
@@ -59,8 +74,11 @@ def fig4(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
     if da:
         series.append(Series(f"{arch} + DA", [p["percent"] for p in da], [p["duc"]["ROUGE-2"] for p in da], RED))
     if bert:
-        series.append(Series(f"{arch} (no DA)", [p["percent"] for p in bert], [p["duc"]["ROUGE-2"] for p in bert], BLUE,
-                             marker="s"))
+        series.append(
+            Series(
+                f"{arch} (no DA)", [p["percent"] for p in bert], [p["duc"]["ROUGE-2"] for p in bert], BLUE, marker="s"
+            )
+        )
     hlines = []
     styles = [(GREEN, ":"), (ORANGE, "-."), (PURPLE, (0, (5, 2, 1, 2)))]
     k = 0
@@ -72,15 +90,44 @@ def fig4(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
             k += 1
             hlines.append(HLine(f"DUC {name}, no DA", line["duc"]["ROUGE-2"], color, style))
     xs = sorted({p["percent"] for p in da + bert})
-    panel = Panel(ylabel=f"ROUGE-2 ({_duc_label(ab)})", xlabel=f"DUC {years} training data used (% of clusters)",
-                  series=series, hlines=hlines, xticks=xs, xticklabels=[f"{x:g}" for x in xs])
-    rows = [{"series": "da", "percent": p["percent"], "rouge2": p["duc"]["ROUGE-2"], "rouge_su4": p["duc"]["ROUGE-SU4"],
-             "train_clusters": p.get("train_clusters")} for p in da]
-    rows += [{"series": "no_da", "percent": p["percent"], "rouge2": p["duc"]["ROUGE-2"],
-              "rouge_su4": p["duc"]["ROUGE-SU4"], "train_clusters": p.get("train_clusters")} for p in bert]
-    rows += [{"series": f"line: {n}", "percent": None, "rouge2": v["duc"]["ROUGE-2"],
-              "rouge_su4": v["duc"]["ROUGE-SU4"], "train_clusters": v.get("train_clusters")}
-             for n, v in ab["duc_size"]["lines"].items()]
+    panel = Panel(
+        ylabel=f"ROUGE-2 ({_duc_label(ab)})",
+        xlabel=f"DUC {years} training data used (% of clusters)",
+        series=series,
+        hlines=hlines,
+        xticks=xs,
+        xticklabels=[f"{x:g}" for x in xs],
+    )
+    rows = [
+        {
+            "series": "da",
+            "percent": p["percent"],
+            "rouge2": p["duc"]["ROUGE-2"],
+            "rouge_su4": p["duc"]["ROUGE-SU4"],
+            "train_clusters": p.get("train_clusters"),
+        }
+        for p in da
+    ]
+    rows += [
+        {
+            "series": "no_da",
+            "percent": p["percent"],
+            "rouge2": p["duc"]["ROUGE-2"],
+            "rouge_su4": p["duc"]["ROUGE-SU4"],
+            "train_clusters": p.get("train_clusters"),
+        }
+        for p in bert
+    ]
+    rows += [
+        {
+            "series": f"line: {n}",
+            "percent": None,
+            "rouge2": v["duc"]["ROUGE-2"],
+            "rouge_su4": v["duc"]["ROUGE-SU4"],
+            "train_clusters": v.get("train_clusters"),
+        }
+        for n, v in ab["duc_size"]["lines"].items()
+    ]
     return [panel], pd.DataFrame(rows, columns=["series", "percent", "rouge2", "rouge_su4", "train_clusters"])
 
 
@@ -92,13 +139,33 @@ def fig5(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
     pool = (ab.get("budget") or {}).get("train_pool")
     xlabel = "WikiRef training data used (%" + (f" of {pool} examples)" if pool else ")")
     arch = ARCH.get(ab["base_pooling"], ab["base_pooling"])
-    top = Panel(ylabel="ROUGE-2 (WikiRef test)", xlabel=xlabel, xticks=xs, xticklabels=ticks,
-                series=[Series(f"{arch}", xs, [p["wikiref"]["rouge2"] for p in pts], RED)])
-    bottom = Panel(ylabel=f"ROUGE-2 ({_duc_label(ab)})", xlabel=xlabel, xticks=xs, xticklabels=ticks,
-                   series=[Series(f"{arch} + DA", xs, [p["duc"]["ROUGE-2"] for p in pts], RED)])
-    df = pd.DataFrame([{"fraction": p["fraction"], "train_examples": p["wikiref"]["train_examples"],
-                        "wikiref_rouge2": p["wikiref"]["rouge2"], "wikiref_rougeL": p["wikiref"]["rougeL"],
-                        "duc_rouge2": p["duc"]["ROUGE-2"], "duc_rouge_su4": p["duc"]["ROUGE-SU4"]} for p in pts])
+    top = Panel(
+        ylabel="ROUGE-2 (WikiRef test)",
+        xlabel=xlabel,
+        xticks=xs,
+        xticklabels=ticks,
+        series=[Series(f"{arch}", xs, [p["wikiref"]["rouge2"] for p in pts], RED)],
+    )
+    bottom = Panel(
+        ylabel=f"ROUGE-2 ({_duc_label(ab)})",
+        xlabel=xlabel,
+        xticks=xs,
+        xticklabels=ticks,
+        series=[Series(f"{arch} + DA", xs, [p["duc"]["ROUGE-2"] for p in pts], RED)],
+    )
+    df = pd.DataFrame(
+        [
+            {
+                "fraction": p["fraction"],
+                "train_examples": p["wikiref"]["train_examples"],
+                "wikiref_rouge2": p["wikiref"]["rouge2"],
+                "wikiref_rougeL": p["wikiref"]["rougeL"],
+                "duc_rouge2": p["duc"]["ROUGE-2"],
+                "duc_rouge_su4": p["duc"]["ROUGE-SU4"],
+            }
+            for p in pts
+        ]
+    )
     return [top, bottom], df
 
 
@@ -111,35 +178,76 @@ def fig6(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
     full = q.get("full")
     arch = ARCH.get(ab["base_pooling"], ab["base_pooling"])
     xlabel = f"WikiRef slice by oracle score ({100 * q['window']:g}% of the data each)"
-    top = Panel(ylabel="ROUGE-2 (WikiRef test)", xlabel=xlabel, xticks=xs, xticklabels=names,
-                series=[Series(f"{arch} (half of the data)", xs, [p["wikiref"]["rouge2"] for p in pts], BLUE)],
-                hlines=[HLine("full data", full["wikiref"]["rouge2"], RED, "--")] if full else [])
-    bottom = Panel(ylabel=f"ROUGE-2 ({_duc_label(ab)})", xlabel=xlabel, xticks=xs, xticklabels=names,
-                   series=[Series(f"{arch} + DA (half of the data)", xs, [p["duc"]["ROUGE-2"] for p in pts], BLUE)],
-                   hlines=[HLine("full data", full["duc"]["ROUGE-2"], RED, "--")] if full else [])
-    rows = [{"slice": p["name"], "start": p["start"], "train_examples": p["wikiref"]["train_examples"],
-             "oracle_score_min": (p["wikiref"].get("oracle_score_range") or [None, None])[0],
-             "oracle_score_max": (p["wikiref"].get("oracle_score_range") or [None, None])[1],
-             "wikiref_rouge2": p["wikiref"]["rouge2"], "duc_rouge2": p["duc"]["ROUGE-2"]} for p in pts]
+    top = Panel(
+        ylabel="ROUGE-2 (WikiRef test)",
+        xlabel=xlabel,
+        xticks=xs,
+        xticklabels=names,
+        series=[Series(f"{arch} (half of the data)", xs, [p["wikiref"]["rouge2"] for p in pts], BLUE)],
+        hlines=[HLine("full data", full["wikiref"]["rouge2"], RED, "--")] if full else [],
+    )
+    bottom = Panel(
+        ylabel=f"ROUGE-2 ({_duc_label(ab)})",
+        xlabel=xlabel,
+        xticks=xs,
+        xticklabels=names,
+        series=[Series(f"{arch} + DA (half of the data)", xs, [p["duc"]["ROUGE-2"] for p in pts], BLUE)],
+        hlines=[HLine("full data", full["duc"]["ROUGE-2"], RED, "--")] if full else [],
+    )
+    rows = [
+        {
+            "slice": p["name"],
+            "start": p["start"],
+            "train_examples": p["wikiref"]["train_examples"],
+            "oracle_score_min": (p["wikiref"].get("oracle_score_range") or [None, None])[0],
+            "oracle_score_max": (p["wikiref"].get("oracle_score_range") or [None, None])[1],
+            "wikiref_rouge2": p["wikiref"]["rouge2"],
+            "duc_rouge2": p["duc"]["ROUGE-2"],
+        }
+        for p in pts
+    ]
     if full:
-        rows.append({"slice": "full", "start": 0.0, "train_examples": full["wikiref"]["train_examples"],
-                     "oracle_score_min": None, "oracle_score_max": None,
-                     "wikiref_rouge2": full["wikiref"]["rouge2"], "duc_rouge2": full["duc"]["ROUGE-2"]})
+        rows.append(
+            {
+                "slice": "full",
+                "start": 0.0,
+                "train_examples": full["wikiref"]["train_examples"],
+                "oracle_score_min": None,
+                "oracle_score_max": None,
+                "wikiref_rouge2": full["wikiref"]["rouge2"],
+                "duc_rouge2": full["duc"]["ROUGE-2"],
+            }
+        )
     return [top, bottom], pd.DataFrame(rows)
 
 
 FIGURES: dict[str, dict[str, Any]] = {
-    FIG4_STEM: {"build": fig4, "key": "Fig. 4",
-                "title": "Fig. 4: ROUGE-2 on DUC {year} with various amounts of DUC training data, with and without "
-                         "WikiRef augmentation (DA)"},
-    FIG5_STEM: {"build": fig5, "key": "Fig. 5",
-                "title": "Fig. 5: ROUGE-2 with various amounts of WikiRef training data used as augmentation data"},
-    FIG6_STEM: {"build": fig6, "key": "Fig. 6",
-                "title": "Fig. 6: ROUGE-2 with half of the WikiRef training data of different quality"},
+    FIG4_STEM: {
+        "build": fig4,
+        "key": "Fig. 4",
+        "title": "Fig. 4: ROUGE-2 on DUC {year} with various amounts of DUC training data, with and without "
+        "WikiRef augmentation (DA)",
+    },
+    FIG5_STEM: {
+        "build": fig5,
+        "key": "Fig. 5",
+        "title": "Fig. 5: ROUGE-2 with various amounts of WikiRef training data used as augmentation data",
+    },
+    FIG6_STEM: {
+        "build": fig6,
+        "key": "Fig. 6",
+        "title": "Fig. 6: ROUGE-2 with half of the WikiRef training data of different quality",
+    },
 }
 TABLES: dict[str, dict[str, Any]] = {
-    TABLE8_STEM: {"build": table8, "key": "Table VIII",
-                  "title": "Table VIII: Effectiveness of different pooling methods to get sentence representations"},
-    TABLE9_STEM: {"build": table9, "key": "Table IX",
-                  "title": "Table IX: Performance of different subnetwork identification methods (DUC {year})"},
+    TABLE8_STEM: {
+        "build": table8,
+        "key": "Table VIII",
+        "title": "Table VIII: Effectiveness of different pooling methods to get sentence representations",
+    },
+    TABLE9_STEM: {
+        "build": table9,
+        "key": "Table IX",
+        "title": "Table IX: Performance of different subnetwork identification methods (DUC {year})",
+    },
 }

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 class ReportError(ValueError):
     """Bad input of the report: a missing ablations file or table."""
 
+
 COMPARISON_STEM = "paper_comparison"
 CLAIMS_STEM = "paper_claims"
 # Paper label of each table the pipeline writes (stem -> label); order = the paper's.
@@ -78,61 +79,98 @@ def write_comparison(tables_dir: Path, profile: Mapping, ablations: Mapping | No
     """``paper_comparison.*`` and ``paper_claims.*``; returns the summary metrics."""
     df, used = compare.comparison(tables_dir)
     standin = bool(profile.get("standin"))
-    label = ("STAND-IN numbers: the sample profile runs on stand-in data and a small encoder, so these numbers are "
-             "NOT comparable to the paper's; the table only shows which paper numbers each output corresponds to. "
-             if standin else "")
-    notes = (label + "Paper = the journal paper (wikiref-journal-qbert.txt), cited by table; Reproduced = this run "
-             f"(tables: {', '.join(used) or 'none yet'}); Difference = Reproduced - Paper. Only the rows and columns "
-             "this profile produces are listed. WikiRef scores are ROUGE F1 x 100, DUC scores ROUGE recall x 100.")
-    title = "Paper comparison: reproduced numbers beside the journal paper's" + (" (STAND-IN, not comparable)"
-                                                                                  if standin else "")
+    label = (
+        "STAND-IN numbers: the sample profile runs on stand-in data and a small encoder, so these numbers are "
+        "NOT comparable to the paper's; the table only shows which paper numbers each output corresponds to. "
+        if standin
+        else ""
+    )
+    notes = (
+        label + "Paper = the journal paper (wikiref-journal-qbert.txt), cited by table; Reproduced = this run "
+        f"(tables: {', '.join(used) or 'none yet'}); Difference = Reproduced - Paper. Only the rows and columns "
+        "this profile produces are listed. WikiRef scores are ROUGE F1 x 100, DUC scores ROUGE recall x 100."
+    )
+    title = "Paper comparison: reproduced numbers beside the journal paper's" + (
+        " (STAND-IN, not comparable)" if standin else ""
+    )
     write_table(df, tables_dir / COMPARISON_STEM, title=title, profile=profile, notes=notes)
     claims = compare.claim_checks(ablations)
-    cnotes = (label + "Figs. 4-6 print no numbers, so the findings the paper states about them (and about Tables "
-              "VIII-IX) are checked on the reproduced numbers instead; 'not produced' = this profile did not produce "
-              "the numbers the finding needs.")
-    claims_title = ("Paper findings (Figs. 4-6, Tables VIII-IX) checked on this run"
-                    + (" (STAND-IN, not comparable)" if standin else ""))
+    cnotes = (
+        label + "Figs. 4-6 print no numbers, so the findings the paper states about them (and about Tables "
+        "VIII-IX) are checked on the reproduced numbers instead; 'not produced' = this profile did not produce "
+        "the numbers the finding needs."
+    )
+    claims_title = "Paper findings (Figs. 4-6, Tables VIII-IX) checked on this run" + (
+        " (STAND-IN, not comparable)" if standin else ""
+    )
     write_table(claims, tables_dir / CLAIMS_STEM, title=claims_title, profile=profile, notes=cnotes)
-    summary: dict[str, Any] = {"cells_compared": int(len(df)), "standin": standin, "compared_tables": used,
-                               "by_table": {}}
+    summary: dict[str, Any] = {
+        "cells_compared": int(len(df)),
+        "standin": standin,
+        "compared_tables": used,
+        "by_table": {},
+    }
     for tab, g in df.groupby("Paper table", sort=False):
-        summary["by_table"][tab] = {"cells": int(len(g)),
-                                    "mean_abs_difference": round(float(g["Difference"].astype(float).abs().mean()), 4)}
-    summary["claims"] = {"checked": int((claims["Holds"] != "not produced").sum()),
-                         "hold": int((claims["Holds"] == "yes").sum())}
+        summary["by_table"][tab] = {
+            "cells": int(len(g)),
+            "mean_abs_difference": round(float(g["Difference"].astype(float).abs().mean()), 4),
+        }
+    summary["claims"] = {
+        "checked": int((claims["Holds"] != "not produced").sum()),
+        "hold": int((claims["Holds"] == "yes").sum()),
+    }
     return summary
 
 
-def write_analyses(ab: Mapping, tables_dir: Path, figures_dir: Path, profile: Mapping,
-                   dpi: int = figures.PNG_DPI, width_in: float = figures.COLUMN_WIDTH_IN) -> dict[str, list[Path]]:
+def write_analyses(
+    ab: Mapping,
+    tables_dir: Path,
+    figures_dir: Path,
+    profile: Mapping,
+    dpi: int = figures.PNG_DPI,
+    width_in: float = figures.COLUMN_WIDTH_IN,
+) -> dict[str, list[Path]]:
     """Tables VIII-IX and Figs. 4-6 from the ablation results; returns {stem: paths}."""
     enc = ab["encoder"]
     year = ab["test_year"]
     b = ab.get("budget") or {}
     docs = b.get("wikiref_doc_sentences")
-    budget = (f"ablation budget: windows of {b.get('max_length')} tokens, {b.get('pretrain_epochs')} WikiRef / "
-              f"{b.get('finetune_epochs')} DUC epoch(s), WikiRef pool {b.get('train_pool') or 'all'} examples"
-              + (f" (first {docs} sentences)" if docs else "") + f", head {ab['head']}")
+    budget = (
+        f"ablation budget: windows of {b.get('max_length')} tokens, {b.get('pretrain_epochs')} WikiRef / "
+        f"{b.get('finetune_epochs')} DUC epoch(s), WikiRef pool {b.get('train_pool') or 'all'} examples"
+        + (f" (first {docs} sentences)" if docs else "")
+        + f", head {ab['head']}"
+    )
     duc_kind = "STAND-IN DUC pseudo-year" if ab.get("duc_standin") else "DUC"
     written: dict[str, list[Path]] = {}
     for stem, spec in analyses.TABLES.items():
         df = spec["build"](ab)
-        notes = (f"WikiRef: test ROUGE F1 x 100 (threshold tuned on dev); {duc_kind} {year}: ROUGE recall x 100, "
-                 f"official ROUGE-1.5.5 scoring, fine-tuned on {'+'.join(map(str, ab['train_years']))}. {budget}.")
+        notes = (
+            f"WikiRef: test ROUGE F1 x 100 (threshold tuned on dev); {duc_kind} {year}: ROUGE recall x 100, "
+            f"official ROUGE-1.5.5 scoring, fine-tuned on {'+'.join(map(str, ab['train_years']))}. {budget}."
+        )
         if stem == analyses.TABLE9_STEM:
-            notes += (" NONE = every weight fine-tuned (the paper prints Init 'Bert' for this row; its numbers equal "
-                      "Q-BERT + DA in Table VI); ITERATIVE = gradual magnitude pruning while training on WikiRef; "
-                      "ONE-STEP = largest-magnitude weights of the DA model.")
-        written[stem] = write_table(df, tables_dir / stem, title=spec["title"].format(year=year), profile=profile,
-                                    encoder=enc, notes=notes)
+            notes += (
+                " NONE = every weight fine-tuned (the paper prints Init 'Bert' for this row; its numbers equal "
+                "Q-BERT + DA in Table VI); ITERATIVE = gradual magnitude pruning while training on WikiRef; "
+                "ONE-STEP = largest-magnitude weights of the DA model."
+            )
+        written[stem] = write_table(
+            df, tables_dir / stem, title=spec["title"].format(year=year), profile=profile, encoder=enc, notes=notes
+        )
     for stem, spec in analyses.FIGURES.items():
         panels, data = spec["build"](ab)
-        paths = figures.render(panels, figures_dir / stem, title=spec["title"].format(year=year),
-                               provenance=profile_caption({"name": profile["name"]}, enc) + "; " + budget,
-                               standin=bool(profile.get("standin")), dpi=dpi, width_in=width_in,
-                               notes=f"WikiRef: test ROUGE-2 F1 x 100; {duc_kind} {year}: ROUGE-2 recall x 100 "
-                                     "(official ROUGE-1.5.5 flags)")
+        paths = figures.render(
+            panels,
+            figures_dir / stem,
+            title=spec["title"].format(year=year),
+            provenance=profile_caption({"name": profile["name"]}, enc) + "; " + budget,
+            standin=bool(profile.get("standin")),
+            dpi=dpi,
+            width_in=width_in,
+            notes=f"WikiRef: test ROUGE-2 F1 x 100; {duc_kind} {year}: ROUGE-2 recall x 100 "
+            "(official ROUGE-1.5.5 flags)",
+        )
         csv = figures_dir / f"{stem}.csv"
         write_text(csv, data.to_csv(index=False, lineterminator="\n"))
         written[stem] = paths + [csv]
@@ -140,11 +178,15 @@ def write_analyses(ab: Mapping, tables_dir: Path, figures_dir: Path, profile: Ma
 
 
 def _html_tables(stems: Sequence[str], tables_dir: Path, profile: Mapping) -> str:
-    parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'><title>wikiref tables</title>",
-             "<style>body{font-family:sans-serif;font-size:13px;margin:1em}table{border-collapse:collapse;"
-             "margin:0.5em 0 2em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-             "td:first-child,th:first-child{text-align:left}.standin{color:#b00020;font-weight:bold}</style>",
-             "</head><body>", f"<h1>wikiref results: all tables</h1><p>{html.escape(profile_caption(profile))}</p>"]
+    parts = [
+        "<!DOCTYPE html>",
+        "<html><head><meta charset='utf-8'><title>wikiref tables</title>",
+        "<style>body{font-family:sans-serif;font-size:13px;margin:1em}table{border-collapse:collapse;"
+        "margin:0.5em 0 2em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}.standin{color:#b00020;font-weight:bold}</style>",
+        "</head><body>",
+        f"<h1>wikiref results: all tables</h1><p>{html.escape(profile_caption(profile))}</p>",
+    ]
     if profile.get("standin"):
         parts.append(f"<p class='standin'>{html.escape(STANDIN_NOTE)}</p>")
     for stem in stems:
@@ -158,24 +200,42 @@ def _html_tables(stems: Sequence[str], tables_dir: Path, profile: Mapping) -> st
     return "\n".join(parts) + "\n"
 
 
-def write_index(out: Outputs, profile: Mapping, table_stems: Sequence[str], figure_titles: Mapping[str, str],
-                metrics_files: Sequence[str], encoder: str | None) -> None:
+def write_index(
+    out: Outputs,
+    profile: Mapping,
+    table_stems: Sequence[str],
+    figure_titles: Mapping[str, str],
+    metrics_files: Sequence[str],
+    encoder: str | None,
+) -> None:
     """``results/README.md``: every table (md/csv/tex), figure (png/svg/csv) and metrics file, linked."""
     root = out.index.parent
     lines = ["# wikiref results", "", f"_{profile_caption(profile, encoder)}_", ""]
     if profile.get("standin"):
-        lines += [f"**{STANDIN_NOTE}.** The {profile['name']} profile runs on stand-in data ("
-                  f"{profile.get('description', 'see params.yaml')}); the numbers show that the pipeline runs end "
-                  "to end, not what the paper measured.", ""]
-    lines += ["Written by `wikiref report` (Snakemake rule `report`). An HTML report with the figures and "
-              "tables: `snakemake --report results/report.html` (after the workflow has run).", "", "## Tables", "",
-              "| Paper | Title | Files |", "|---|---|---|"]
+        lines += [
+            f"**{STANDIN_NOTE}.** The {profile['name']} profile runs on stand-in data ("
+            f"{profile.get('description', 'see params.yaml')}); the numbers show that the pipeline runs end "
+            "to end, not what the paper measured.",
+            "",
+        ]
+    lines += [
+        "Written by `wikiref report` (Snakemake rule `report`). An HTML report with the figures and "
+        "tables: `snakemake --report results/report.html` (after the workflow has run).",
+        "",
+        "## Tables",
+        "",
+        "| Paper | Title | Files |",
+        "|---|---|---|",
+    ]
     for stem in table_stems:
         md = out.tables_dir / f"{stem}.md"
         if not md.exists():
             continue
-        files = " · ".join(f"[{ext}]({_rel(out.tables_dir / f'{stem}.{ext}', root)})" for ext in ("md", "csv", "tex")
-                           if (out.tables_dir / f"{stem}.{ext}").exists())
+        files = " · ".join(
+            f"[{ext}]({_rel(out.tables_dir / f'{stem}.{ext}', root)})"
+            for ext in ("md", "csv", "tex")
+            if (out.tables_dir / f"{stem}.{ext}").exists()
+        )
         title = table_title(md).replace("|", "\\|")
         lines.append(f"| {PAPER_TABLES.get(stem, '')} | {title} | {files} |")
     lines += ["", f"All tables on one page: [{_rel(out.html, root)}]({_rel(out.html, root)})", "", "## Figures", ""]
@@ -184,10 +244,14 @@ def write_index(out: Outputs, profile: Mapping, table_stems: Sequence[str], figu
         if not png.exists():
             continue
         short = title.split(":")[0]
-        lines += [f"### {title}", "", f"![{short}]({_rel(png, root)})", "",
-                  " · ".join(f"[{ext}]({_rel(out.figures_dir / f'{stem}.{ext}', root)})"
-                             for ext in ("png", "svg", "csv")),
-                  ""]
+        lines += [
+            f"### {title}",
+            "",
+            f"![{short}]({_rel(png, root)})",
+            "",
+            " · ".join(f"[{ext}]({_rel(out.figures_dir / f'{stem}.{ext}', root)})" for ext in ("png", "svg", "csv")),
+            "",
+        ]
     if not any((out.figures_dir / f"{s}.png").exists() for s in figure_titles):
         lines += ["_No figures: the ablations stage has not produced results yet._", ""]
     lines += ["## Metrics (DVC: `dvc metrics show`)", ""]
@@ -197,15 +261,22 @@ def write_index(out: Outputs, profile: Mapping, table_stems: Sequence[str], figu
     write_text(out.index, "\n".join(lines))
 
 
-def build(params: Mapping, out: Outputs, *, ablations: Mapping | None, table_stems: Sequence[str],
-          metrics_files: Sequence[str]) -> dict:
+def build(
+    params: Mapping,
+    out: Outputs,
+    *,
+    ablations: Mapping | None,
+    table_stems: Sequence[str],
+    metrics_files: Sequence[str],
+) -> dict:
     """Everything the report step writes; returns the summary metrics."""
     profile = params["profile"]
     rp = params["report"]
     written: dict[str, list[Path]] = {}
     if ablations is not None:
-        written = write_analyses(ablations, out.tables_dir, out.figures_dir, profile, dpi=rp["dpi"],
-                                 width_in=rp["column_width_in"])
+        written = write_analyses(
+            ablations, out.tables_dir, out.figures_dir, profile, dpi=rp["dpi"], width_in=rp["column_width_in"]
+        )
     summary = write_comparison(out.tables_dir, profile, ablations)
     stems = [s for s in PAPER_TABLES if s in set(table_stems) | set(written) | {COMPARISON_STEM, CLAIMS_STEM}]
     stems += sorted(set(table_stems) - set(stems))
@@ -248,7 +319,17 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         if not path.exists():
             raise ReportError(f"{path} missing: run `wikiref ablations collect` first")
         ablations = read_json(path)
-    out = Outputs(tables_dir=Path(outputs["tables_dir"]), figures_dir=Path(outputs["figures_dir"]),
-                  index=Path(outputs["index"]), html=Path(outputs["html"]), summary=Path(outputs["summary"]))
-    return build(params, out, ablations=ablations, table_stems=table_stems(inputs.get("tables", ()), out.tables_dir),
-                 metrics_files=sorted(set(inputs.get("metrics", ()))))
+    out = Outputs(
+        tables_dir=Path(outputs["tables_dir"]),
+        figures_dir=Path(outputs["figures_dir"]),
+        index=Path(outputs["index"]),
+        html=Path(outputs["html"]),
+        summary=Path(outputs["summary"]),
+    )
+    return build(
+        params,
+        out,
+        ablations=ablations,
+        table_stems=table_stems(inputs.get("tables", ()), out.tables_dir),
+        metrics_files=sorted(set(inputs.get("metrics", ()))),
+    )

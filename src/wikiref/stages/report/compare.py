@@ -47,8 +47,9 @@ TABLE_SPECS: tuple[TableSpec, ...] = (
     TableSpec("table1", ("table1_wikiref_splits",), ("Statistic",)),
     TableSpec("table2", ("table2_wikiref_percentiles",), ("Statistic",)),
     TableSpec("table4", ("table4_wikiref",), ("System", "Supervision")),
-    TableSpec("table6", ("table6_duc_baselines", "table6_duc"), ("System",), label=_table6_label,
-              extra_keys=("Group",)),
+    TableSpec(
+        "table6", ("table6_duc_baselines", "table6_duc"), ("System",), label=_table6_label, extra_keys=("Group",)
+    ),
     TableSpec("table8", ("table8_pooling",), ("Model",)),
     TableSpec("table9", ("table9_subnetworks",), ("Method", "Init")),
 )
@@ -77,8 +78,9 @@ def _number(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def table_cells(df: pd.DataFrame, key: Sequence[str], label=None,
-                extra_keys: Sequence[str] = ()) -> dict[str, dict[str, float]]:
+def table_cells(
+    df: pd.DataFrame, key: Sequence[str], label=None, extra_keys: Sequence[str] = ()
+) -> dict[str, dict[str, float]]:
     """``{row label: {column: value}}`` of a reproduced table (numeric cells only)."""
     missing = [k for k in key if k not in df.columns]
     if missing:
@@ -111,13 +113,22 @@ def compare_table(paper: Mapping, spec: TableSpec, reproduced: Mapping[str, Mapp
             repro_v = int(r) if isinstance(value, int) and float(r).is_integer() else float(r)
             diff = repro_v - paper_v
             diff = round(diff, 2) if isinstance(diff, float) else diff
-            out.append({"Paper table": entry["source"].split(" (")[0], "Row": row_label, "Column": str(col),
-                        "Paper": paper_v, "Reproduced": repro_v, "Difference": diff})
+            out.append(
+                {
+                    "Paper table": entry["source"].split(" (")[0],
+                    "Row": row_label,
+                    "Column": str(col),
+                    "Paper": paper_v,
+                    "Reproduced": repro_v,
+                    "Difference": diff,
+                }
+            )
     return out
 
 
-def comparison(tables_dir: str | Path, specs: Iterable[TableSpec] = TABLE_SPECS,
-               paper: Mapping | None = None) -> tuple[pd.DataFrame, list[str]]:
+def comparison(
+    tables_dir: str | Path, specs: Iterable[TableSpec] = TABLE_SPECS, paper: Mapping | None = None
+) -> tuple[pd.DataFrame, list[str]]:
     """The comparison frame over every reproduced table found in ``tables_dir``, and the stems used."""
     paper = paper or paper_numbers()
     rows: list[dict] = []
@@ -135,6 +146,7 @@ def comparison(tables_dir: str | Path, specs: Iterable[TableSpec] = TABLE_SPECS,
 
 
 # --------------------------------------------------------------------------- Figs. 4-6 (findings)
+
 
 def _r2(point: Mapping | None, where: str = "duc") -> float | None:
     if not point:
@@ -158,21 +170,30 @@ def claim_checks(ablations: Mapping | None, paper: Mapping | None = None) -> pd.
     pairs = [(p["percent"], _r2(p), _r2(q)) for p in da for q in bert if p["percent"] == q["percent"]]
     pairs = [(x, a, b) for x, a, b in pairs if a is not None and b is not None]
     if pairs:
-        put("fig4_da_beats_bert", "; ".join(f"{x:g}%: +DA {a:.2f} vs {b:.2f}" for x, a, b in pairs),
-            all(a > b for _, a, b in pairs))
+        put(
+            "fig4_da_beats_bert",
+            "; ".join(f"{x:g}%: +DA {a:.2f} vs {b:.2f}" for x, a, b in pairs),
+            all(a > b for _, a, b in pairs),
+        )
     lines = size.get("lines") or {}
     both = _r2(next((p for p in bert if p["percent"] == 100), None))
     singles = {k: _r2(v) for k, v in lines.items() if k.endswith("only")}
     if both is not None and singles and all(v is not None for v in singles.values()):
-        put("fig4_both_years_beat_one", f"both {both:.2f}; " + "; ".join(f"{k} {v:.2f}" for k, v in singles.items()),
-            all(both > v for v in singles.values()))
+        put(
+            "fig4_both_years_beat_one",
+            f"both {both:.2f}; " + "; ".join(f"{k} {v:.2f}" for k, v in singles.items()),
+            all(both > v for v in singles.values()),
+        )
     pts = (ab.get("data_size") or {}).get("points") or []
     if len(pts) >= 2:
         lo, hi = min(pts, key=lambda p: p["fraction"]), max(pts, key=lambda p: p["fraction"])
         a, b = _r2(lo, "wikiref"), _r2(hi, "wikiref")
         if a is not None and b is not None:
-            put("fig5_more_data_helps_wikiref",
-                f"{100 * hi['fraction']:g}%: {b:.2f} vs {100 * lo['fraction']:g}%: {a:.2f}", b > a)
+            put(
+                "fig5_more_data_helps_wikiref",
+                f"{100 * hi['fraction']:g}%: {b:.2f} vs {100 * lo['fraction']:g}%: {a:.2f}",
+                b > a,
+            )
     q = ab.get("quality") or {}
     qp = q.get("points") or []
     if len(qp) >= 2:
@@ -189,8 +210,7 @@ def claim_checks(ablations: Mapping | None, paper: Mapping | None = None) -> pd.
         top = max(scored, key=lambda t: t[1])
         qb = next((v for lab, v in scored if norm(lab) == "Q-BERT"), None)
         if qb is not None:
-            put("table8_query_pooling_best", "; ".join(f"{lab} {v:.2f}" for lab, v in scored),
-                qb >= top[1])
+            put("table8_query_pooling_best", "; ".join(f"{lab} {v:.2f}" for lab, v in scored), qb >= top[1])
     srow = (ab.get("subnetwork") or {}).get("rows") or []
     scored = [(f"{r['method_label']} ({r['init_label']})", r["method"], _r2(r)) for r in srow if _r2(r) is not None]
     if len(scored) >= 2:
@@ -201,6 +221,12 @@ def claim_checks(ablations: Mapping | None, paper: Mapping | None = None) -> pd.
     rows = []
     for claim in paper["claims"]:
         text, holds = evidence.get(claim["id"], ("not produced by this profile", None))
-        rows.append({"Source": claim["source"], "Paper finding": claim["text"], "Reproduced": text,
-                     "Holds": "not produced" if holds is None else ("yes" if holds else "no")})
+        rows.append(
+            {
+                "Source": claim["source"],
+                "Paper finding": claim["text"],
+                "Reproduced": text,
+                "Holds": "not produced" if holds is None else ("yes" if holds else "no"),
+            }
+        )
     return pd.DataFrame(rows, columns=["Source", "Paper finding", "Reproduced", "Holds"])

@@ -71,10 +71,18 @@ def _finite(values) -> list[float]:
 def draw_panel(ax, panel: Panel) -> None:
     """Lines, dashed reference lines, axes labels and grid (the legend is placed by :func:`render`)."""
     for s in panel.series:
-        ax.plot(list(s.x), list(s.y), color=s.color, marker=s.marker, linestyle=s.linestyle, linewidth=1.4,
-                markersize=4, label=s.label)
+        ax.plot(
+            list(s.x),
+            list(s.y),
+            color=s.color,
+            marker=s.marker,
+            linestyle=s.linestyle,
+            linewidth=1.4,
+            markersize=4,
+            label=s.label,
+        )
     # Reference lines carry their value in the legend: two of them can lie on top of each other.
-    for h, label in zip(panel.hlines, _legend_labels(panel)[len(panel.series):]):
+    for h, label in zip(panel.hlines, _legend_labels(panel)[len(panel.series) :]):
         ax.axhline(h.y, color=h.color, linestyle=h.linestyle, linewidth=1.1, label=label)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
@@ -111,8 +119,17 @@ def _legend_rows(panel: Panel, ncol: int) -> int:
     return (n + ncol - 1) // ncol
 
 
-def render(panels: Sequence[Panel], stem: str | os.PathLike, *, title: str, provenance: str,
-           standin: bool = False, notes: str = "", dpi: int = PNG_DPI, width_in: float = COLUMN_WIDTH_IN) -> list[Path]:
+def render(
+    panels: Sequence[Panel],
+    stem: str | os.PathLike,
+    *,
+    title: str,
+    provenance: str,
+    standin: bool = False,
+    notes: str = "",
+    dpi: int = PNG_DPI,
+    width_in: float = COLUMN_WIDTH_IN,
+) -> list[Path]:
     """Draw ``panels`` stacked vertically; write ``<stem>.png`` and ``<stem>.svg``; return the paths."""
     import matplotlib
 
@@ -133,28 +150,51 @@ def render(panels: Sequence[Panel], stem: str | os.PathLike, *, title: str, prov
     foot_h = 0.12 * len(footer_lines) + (0.2 if standin else 0.0) + 0.1
     height = title_h + sum(blocks) + foot_h
     left_in, right_in = 0.55, 0.2
-    rc = {"font.size": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 6.5,
-          "axes.linewidth": 0.8, "svg.hashsalt": "wikiref", "svg.fonttype": "path"}
+    rc = {
+        "font.size": 8,
+        "axes.labelsize": 8,
+        "xtick.labelsize": 7,
+        "ytick.labelsize": 7,
+        "legend.fontsize": 6.5,
+        "axes.linewidth": 0.8,
+        "svg.hashsalt": "wikiref",
+        "svg.fonttype": "path",
+    }
     with plt.rc_context(rc):
         fig = plt.figure(figsize=(width_in, height))
         top = height - title_h
         for panel, block, ncol in zip(panels, blocks, ncols):
             bottom = top - 0.08 - axes_h
-            ax = fig.add_axes((left_in / width_in, bottom / height, (width_in - left_in - right_in) / width_in,
-                               axes_h / height))
+            ax = fig.add_axes(
+                (left_in / width_in, bottom / height, (width_in - left_in - right_in) / width_in, axes_h / height)
+            )
             draw_panel(ax, panel)
             if panel.series or panel.hlines:
                 # Centred on the figure (not the axes, which sit right of the y label).
                 x_mid = (0.5 * width_in - left_in) / (width_in - left_in - right_in)
-                ax.legend(loc="upper center", bbox_to_anchor=(x_mid, -xlabel_h / axes_h), ncol=ncol, frameon=False,
-                          handlelength=2.4, columnspacing=1.0, borderaxespad=0.0)
+                ax.legend(
+                    loc="upper center",
+                    bbox_to_anchor=(x_mid, -xlabel_h / axes_h),
+                    ncol=ncol,
+                    frameon=False,
+                    handlelength=2.4,
+                    columnspacing=1.0,
+                    borderaxespad=0.0,
+                )
             top -= block
-        fig.text(0.5, 1 - 0.06 / height, "\n".join(title_lines), ha="center", va="top", fontsize=8,
-                 fontweight="bold")
+        fig.text(0.5, 1 - 0.06 / height, "\n".join(title_lines), ha="center", va="top", fontsize=8, fontweight="bold")
         y = 0.06 / height
         if standin:
-            fig.text(0.5, y, "STAND-IN DATA: not comparable to the paper", ha="center", va="bottom", fontsize=7.5,
-                     color=STANDIN_COLOR, fontweight="bold")
+            fig.text(
+                0.5,
+                y,
+                "STAND-IN DATA: not comparable to the paper",
+                ha="center",
+                va="bottom",
+                fontsize=7.5,
+                color=STANDIN_COLOR,
+                fontweight="bold",
+            )
             y += 0.2 / height
         fig.text(0.5, y, "\n".join(footer_lines), ha="center", va="bottom", fontsize=6, color=GREY)
         paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
