@@ -444,7 +444,7 @@ def fixture(params: Mapping, inputs: Mapping, outputs: Mapping, *, synthetic: in
     if synthetic:
         parts.append(synthetic_oracle_frame(synthetic, seed=0))
     if not parts:
-        raise PretrainError("fixture: give a cloze file and/or a number of synthetic examples")
+        raise PretrainError("give a cloze file and/or a number of synthetic examples")
     df = pd.concat(parts, ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
     bucket = df["id"].map(lambda s: int(hashlib.sha1(s.encode()).hexdigest(), 16) % 10)
     frames = {"train": df[bucket < 6], "dev": df[(bucket >= 6) & (bucket < 8)], "test": df[bucket >= 8]}
