@@ -478,6 +478,28 @@ def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
     assert not any(outputs[k].exists() for k in ("predictions", "summaries", "metrics"))
 
 
+def test_rule_inputs_of_a_setting():
+    """What a setting's jobs start from (their Snakemake inputs), as paths from wikiref.layout."""
+    p = _params()
+    checkpoint = [
+        "models/pretrain/clf_qbert/model.safetensors",
+        "models/pretrain/clf_qbert/config.json",
+        "results/metrics/pretrain_clf_qbert.json",
+    ]
+    assert ft.pretrained_inputs(p, "qbert_da") == checkpoint  # best among the query-pooling variants: one
+    assert len(ft.pretrained_inputs(p, "da_pre")) == 6  # best: reg_bert and clf_qbert are candidates
+    assert ft.pretrained_inputs(p, "bert") == [] == ft.start_inputs(p, "bert")
+    pruned = [
+        "models/finetune/qbert_da_iter/pruned/" + f
+        for f in ("model.safetensors", "subnet_masks.safetensors", "pruning.json")
+    ]
+    assert ft.start_inputs(p, "qbert_da_iter") == pruned == ft.pruned_files("qbert_da_iter")
+    assert ft.pruned_files("{setting}")[0] == "models/finetune/{setting}/pruned/model.safetensors"
+    assert ft.setting_only(p, "bert") == {"finetune.settings": [p["finetune"]["settings"][0]]}
+    with pytest.raises(ft.FinetuneError, match="unknown setting"):
+        ft.start_inputs(p, "nope")
+
+
 def test_setting_params_are_the_setting_alone(repo):
     """What a rule passes a (setting, year) job: the registry's keys of its job, finetune.settings cut to that
     setting, everything else as configured (the pretrain section only for a pretrained start)."""
@@ -485,7 +507,9 @@ def test_setting_params_are_the_setting_alone(repo):
     for s in params["finetune"]["settings"]:
         job = ft.run_job_name(s)
         assert job == ("run_pretrained" if s["init"] == "pretrained" else "run")
-        got = json.loads(config.job_params(params, *job_keys("finetune", job), replace={"finetune.settings": [s]}))
+        got = json.loads(
+            config.job_params(params, *job_keys("finetune", job), replace=ft.setting_only(params, s["name"]))
+        )
         sections = ("seed", "model", "finetune", "duc") + (("pretrain",) if s["init"] == "pretrained" else ())
         want = {k: params[k] for k in sections}
         want["finetune"] = dict(params["finetune"], settings=[s])

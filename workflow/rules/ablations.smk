@@ -48,7 +48,7 @@ rule ablations_pretrain:
         p=ABLATIONS_CELL_PARAMS,
         model_dir=lambda wc, output: os.path.dirname(output.model),
         oracle_dir=lambda wc, input: os.path.dirname(input.train),
-        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
+        pretrain_root=lambda wc, output: os.path.dirname(os.path.dirname(output.model)),
     shell:
         "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --oracle-dir {params.oracle_dir:q}"
         " --pretrain-root {params.pretrain_root:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"

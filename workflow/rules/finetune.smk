@@ -9,38 +9,11 @@
 # The jobs are small: one thread each, and the gpu resource only when a GPU will be used, so on a
 # CPU-only machine two jobs share 2 cores instead of queueing for a GPU that does not exist.
 
-from wikiref.stages.finetune import candidate_variants, run_job_name
+from wikiref.stages import finetune
 
 FINETUNE_SETTINGS = {s["name"]: s for s in config["finetune"]["settings"]}
 FINETUNE_ITERATIVE = [n for n, s in FINETUNE_SETTINGS.items() if s["method"] == "iterative"]
 FINETUNE_YEARS = config["duc"]["years"]
-
-
-def finetune_setting_params(job, setting):
-    """--params-json of one setting's job: the keys the job reads, finetune.settings cut to this setting."""
-    return stage_params("finetune", job, **{"finetune.settings": [FINETUNE_SETTINGS[setting]]})
-
-
-def finetune_pretrained_inputs(setting):
-    """Checkpoints (and, for variant best, every candidate's metrics) a setting may start from."""
-    files = []
-    for variant in candidate_variants(FINETUNE_SETTINGS[setting], config["pretrain"]):
-        files += [
-            layout.PRETRAIN_MODEL.format(variant=variant),
-            layout.PRETRAIN_CONFIG.format(variant=variant),
-            layout.PRETRAIN_VARIANT_METRICS.format(variant=variant),
-        ]
-    return files
-
-
-def finetune_pruned_files(setting):
-    return [f"{layout.FINETUNE_PRUNED_DIR.format(setting=setting)}/{name}" for name in layout.FINETUNE_PRUNED_FILES]
-
-
-def finetune_start_inputs(wc):
-    if FINETUNE_SETTINGS[wc.setting]["method"] == "iterative":
-        return finetune_pruned_files(wc.setting)
-    return finetune_pretrained_inputs(wc.setting)
 
 
 if FINETUNE_ITERATIVE:
@@ -49,9 +22,9 @@ if FINETUNE_ITERATIVE:
         input:
             train=layout.ORACLE_FILE.format(split="train"),
             dev=layout.ORACLE_FILE.format(split="dev"),
-            start=lambda wc: finetune_pretrained_inputs(wc.setting),
+            start=lambda wc: finetune.pretrained_inputs(config, wc.setting),
         output:
-            [f"{layout.FINETUNE_PRUNED_DIR}/{name}" for name in layout.FINETUNE_PRUNED_FILES],
+            finetune.pruned_files("{setting}"),
         log:
             layout.log_file("finetune/{setting}_prune"),
         benchmark:
@@ -62,7 +35,7 @@ if FINETUNE_ITERATIVE:
         resources:
             gpu=gpu_resource(config),
         params:
-            p=lambda wc: finetune_setting_params("prune", wc.setting),
+            p=lambda wc: stage_params("finetune", "prune", **finetune.setting_only(config, wc.setting)),
             oracle_dir=lambda wc, input: os.path.dirname(input.train),
             pretrain_dir=layout.PRETRAIN_DIR,
             metrics_dir=layout.METRICS,
@@ -77,7 +50,7 @@ if FINETUNE_ITERATIVE:
 rule finetune_job:
     input:
         years=expand(layout.DUC_YEAR, year=FINETUNE_YEARS),
-        start=finetune_start_inputs,
+        start=lambda wc: finetune.start_inputs(config, wc.setting),
     output:
         metrics=layout.FINETUNE_JOB_METRICS,
         predictions=layout.FINETUNE_PREDICTIONS,
@@ -93,7 +66,11 @@ rule finetune_job:
     resources:
         gpu=gpu_resource(config),
     params:
-        p=lambda wc: finetune_setting_params(run_job_name(FINETUNE_SETTINGS[wc.setting]), wc.setting),
+        p=lambda wc: stage_params(
+            "finetune",
+            finetune.run_job_name(FINETUNE_SETTINGS[wc.setting]),
+            **finetune.setting_only(config, wc.setting),
+        ),
         data_dir=lambda wc, input: os.path.dirname(input.years[0]),
         pretrain_dir=layout.PRETRAIN_DIR,
         metrics_dir=layout.METRICS,
@@ -120,7 +97,7 @@ rule finetune_table:
     threads: 1
     params:
         p=stage_params("finetune", "table"),
-        table=layout.TABLE6,
+        table=lambda wc, output: os.path.splitext(output.tables[0])[0],
         metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
     shell:
         "wikiref finetune table --params-json {params.p:q} --metrics-dir {params.metrics_dir:q}"

@@ -53,7 +53,7 @@ rule pretrain_table:
         p=stage_params("pretrain", "table"),
         data=lambda wc, input: os.path.dirname(input.dev),
         metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
-        table=layout.TABLE4,
+        table=lambda wc, output: os.path.splitext(output.tables[0])[0],
     shell:
         "wikiref pretrain table --params-json {params.p:q} --data {params.data:q}"
         " --metrics-dir {params.metrics_dir:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"

@@ -11,35 +11,25 @@ report: "../report/workflow.rst"
 REPORT_UPSTREAM = report_inputs(config)
 # The other stages' tables (stems) and metrics files the index lists.
 REPORT_UPSTREAM_TABLES = sorted(
-    {os.path.splitext(os.path.basename(t))[0] for t in REPORT_UPSTREAM if t.startswith(layout.TABLES + "/")}
+    {os.path.splitext(os.path.basename(t))[0] for t in REPORT_UPSTREAM if t.startswith(f"{layout.TABLES}/")}
 )
-REPORT_UPSTREAM_METRICS = [t for t in REPORT_UPSTREAM if t.startswith(layout.METRICS + "/")]
-# The caption (workflow/report/<file>) and HTML-report category of each table the report writes.
-REPORT_TABLE_CAPTIONS = {
-    "table8_pooling": ("tables8_9.rst", "Tables"),
-    "table9_subnetworks": ("tables8_9.rst", "Tables"),
-    "paper_comparison": ("comparison.rst", "Paper comparison"),
-    "paper_claims": ("claims.rst", "Paper comparison"),
+REPORT_UPSTREAM_METRICS = [t for t in REPORT_UPSTREAM if t.startswith(f"{layout.METRICS}/")]
+# How each figure and table the report writes appears in the HTML report: caption (workflow/report/*.rst),
+# category and labels. A figure's caption is named after it: fig4_duc_train_size -> fig4.rst.
+REPORT_FIGURES = {
+    stem: {
+        "caption": f"../report/{stem.split('_')[0]}.rst",
+        "category": "Figures",
+        "labels": {"figure": stem.split("_")[0].replace("fig", "Fig. ")},
+    }
+    for stem in layout.REPORT_FIGURE_STEMS
 }
-
-
-def report_figure(stem):
-    """A figure's PNG in the HTML report; its caption is workflow/report/fig<N>.rst."""
-    label = stem.split("_")[0]  # fig4_duc_train_size -> fig4
-    return report(
-        f"{layout.FIGURES}/{stem}.png",
-        caption=f"../report/{label}.rst",
-        category="Figures",
-        labels={"figure": label.replace("fig", "Fig. ")},
-    )
-
-
-def report_table(stem):
-    """A table's CSV in the HTML report."""
-    caption, category = REPORT_TABLE_CAPTIONS[stem]
-    return report(
-        f"{layout.TABLES}/{stem}.csv", caption=f"../report/{caption}", category=category, labels={"table": stem}
-    )
+REPORT_TABLES = {
+    "table8_pooling": {"caption": "../report/tables8_9.rst", "category": "Tables"},
+    "table9_subnetworks": {"caption": "../report/tables8_9.rst", "category": "Tables"},
+    "paper_comparison": {"caption": "../report/comparison.rst", "category": "Paper comparison"},
+    "paper_claims": {"caption": "../report/claims.rst", "category": "Paper comparison"},
+}
 
 
 rule report:
@@ -47,9 +37,12 @@ rule report:
         ablations=layout.ABLATIONS_METRICS,
         upstream=REPORT_UPSTREAM,
     output:
-        figures=[report_figure(stem) for stem in layout.REPORT_FIGURE_STEMS],
+        figures=[report(f"{layout.FIGURES}/{stem}.png", **REPORT_FIGURES[stem]) for stem in layout.REPORT_FIGURE_STEMS],
         figure_files=layout.report_figure_files(),
-        tables=[report_table(stem) for stem in layout.REPORT_TABLE_STEMS],
+        tables=[
+            report(f"{layout.TABLES}/{stem}.csv", labels={"table": stem}, **REPORT_TABLES[stem])
+            for stem in layout.REPORT_TABLE_STEMS
+        ],
         table_files=[f for f in layout.report_tables() if not f.endswith(".csv")],
         html=report(
             layout.REPORT_HTML, caption="../report/tables.rst", category="Tables", labels={"table": "all tables"}
@@ -65,8 +58,8 @@ rule report:
         p=stage_params("report", "run"),
         tables=REPORT_UPSTREAM_TABLES,
         metrics=REPORT_UPSTREAM_METRICS,
-        tables_dir=layout.TABLES,
-        figures_dir=layout.FIGURES,
+        tables_dir=lambda wc, output: os.path.dirname(output.tables[0]),
+        figures_dir=lambda wc, output: os.path.dirname(output.figures[0]),
     shell:
         "wikiref report --params-json {params.p:q} --ablations {input.ablations:q} --tables {params.tables}"
         " --metrics {params.metrics} --tables-dir {params.tables_dir:q}"

@@ -103,6 +103,39 @@ def run_job_name(setting: Mapping) -> str:
     return "run_pretrained" if setting["init"] == "pretrained" else "run"
 
 
+def setting_only(params: Mapping, name: str) -> dict[str, Any]:
+    """What a setting's jobs receive in place of the configured ``finetune.settings`` (``replace=`` of
+    :func:`wikiref.config.job_params`): that setting alone, so adding or editing another setting reruns
+    none of its jobs."""
+    return {"finetune.settings": [find_setting(params["finetune"], name)]}
+
+
+def pretrained_inputs(params: Mapping, name: str) -> list[str]:
+    """The files setting ``name`` may start from: the checkpoint of each candidate variant and its
+    metrics (which ``best`` compares); none for a setting that starts from the encoder."""
+    files: list[str] = []
+    for variant in candidate_variants(find_setting(params["finetune"], name), params["pretrain"]):
+        files += [
+            layout.PRETRAIN_MODEL.format(variant=variant),
+            layout.PRETRAIN_CONFIG.format(variant=variant),
+            layout.PRETRAIN_VARIANT_METRICS.format(variant=variant),
+        ]
+    return files
+
+
+def pruned_files(name: str) -> list[str]:
+    """What :func:`prune` writes for setting ``name`` (a ``{setting}`` wildcard works too)."""
+    return [f"{layout.FINETUNE_PRUNED_DIR.format(setting=name)}/{f}" for f in layout.FINETUNE_PRUNED_FILES]
+
+
+def start_inputs(params: Mapping, name: str) -> list[str]:
+    """The files a fine-tuning job of setting ``name`` starts from: the pruned model (method iterative)
+    or :func:`pretrained_inputs`."""
+    if find_setting(params["finetune"], name)["method"] == "iterative":
+        return pruned_files(name)
+    return pretrained_inputs(params, name)
+
+
 def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     """Pretrain variants a ``pretrained`` setting may start from (one, or the candidates of ``best``)."""
     if setting["init"] != "pretrained":
