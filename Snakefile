@@ -17,17 +17,18 @@ configfile: os.path.join(workflow.basedir, "params.yaml")
 
 validate(config, os.path.join(workflow.basedir, "workflow", "schemas", "params.schema.yaml"))
 
+from functools import partial
+
 from wikiref import layout
-from wikiref.config import gpu_resource, job_params
-from wikiref.registry import all_targets, job_keys, stage_targets
+from wikiref.config import gpu_resource
+from wikiref.layout import table_stem
+from wikiref.registry import all_targets, params_json, stage_targets
 
-
-def stage_params(stage, job, **replace):
-    """--params-json of one job: the parameters the registry says it reads (key paths allowed)."""
-    return job_params(config, *job_keys(stage, job), replace=replace or None)
-
-
-P = lambda *keys: job_params(config, *keys)  # TEMPORARY during the rules rewrite
+# stage_params(stage, job, **replace): the --params-json of one job, exactly the parameters the registry
+# says it reads (wikiref.registry.JOB_KEYS), key paths allowed.
+stage_params = partial(params_json, config)
+# The software of every job: the package and its pinned dependencies (used with --sdm conda).
+SOFTWARE_ENV = os.path.join(workflow.basedir, "environment.yml")
 
 
 include: "workflow/rules/sample.smk"

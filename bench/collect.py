@@ -59,8 +59,18 @@ def main() -> int:
     env = {"python": platform.python_version(), "machine": platform.machine()}
 
     def emit(name, seconds, **extra):
-        print(json.dumps({"bench": name, "seconds": round(seconds, 3), "xml_mb": round(mb, 2),
-                          "xml_mb_per_s": round(mb / seconds, 2), **extra}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "bench": name,
+                    "seconds": round(seconds, 3),
+                    "xml_mb": round(mb, 2),
+                    "xml_mb_per_s": round(mb / seconds, 2),
+                    **extra,
+                }
+            ),
+            flush=True,
+        )
 
     emit("bz2_decompress", t_bz2, compressed_mb=round(compressed / 1e6, 2), dump=dump, **env)
 
@@ -70,8 +80,13 @@ def main() -> int:
     import mwparserfromhell
 
     t_mwp, _ = best_of(args.repeat, lambda: [mwparserfromhell.parse(p.text) for p in pages])
-    emit("mwparserfromhell", t_read + t_mwp, articles=len(pages), pages_per_s=round(len(pages) / (t_read + t_mwp), 1),
-         c_tokenizer=bool(mwparserfromhell.parser.use_c))
+    emit(
+        "mwparserfromhell",
+        t_read + t_mwp,
+        articles=len(pages),
+        pages_per_s=round(len(pages) / (t_read + t_mwp), 1),
+        c_tokenizer=bool(mwparserfromhell.parser.use_c),
+    )
 
     cfg = StatementConfig()
 
@@ -84,9 +99,15 @@ def main() -> int:
         return n, stats
 
     t_parse, (n_articles, stats) = best_of(args.repeat, parse_all)
-    emit("collect_parse", t_parse, articles=n_articles, statements=stats["statements_total"],
-         statements_kept=stats["statements_kept"], pages_per_s=round(n_articles / t_parse, 1),
-         statements_per_s=round(stats["statements_total"] / t_parse, 1))
+    emit(
+        "collect_parse",
+        t_parse,
+        articles=n_articles,
+        statements=stats["statements_total"],
+        statements_kept=stats["statements_kept"],
+        pages_per_s=round(n_articles / t_parse, 1),
+        statements_per_s=round(stats["statements_total"] / t_parse, 1),
+    )
 
     if args.warc:
         from wikiref.stages.collect.extract import ExtractConfig, extract_document
@@ -104,13 +125,31 @@ def main() -> int:
             return ok
 
         t_fx, ok = best_of(args.repeat, fetch_extract)
-        print(json.dumps({"bench": "fetch_extract", "seconds": round(t_fx, 3), "documents": len(urls), "ok": ok,
-                          "docs_per_s": round(len(urls) / t_fx, 1)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "bench": "fetch_extract",
+                    "seconds": round(t_fx, 3),
+                    "documents": len(urls),
+                    "ok": ok,
+                    "docs_per_s": round(len(urls) / t_fx, 1),
+                }
+            ),
+            flush=True,
+        )
 
-    print(json.dumps({"bench": "summary", "parse_vs_bz2": round(t_parse / t_bz2, 1),
-                      "read_vs_bz2": round(t_read / t_bz2, 1), "mwparserfromhell_share": round(t_mwp / t_parse, 2),
-                      "note": "collect_parse seconds / bz2 decompression seconds of the same file, same run"}),
-          flush=True)
+    print(
+        json.dumps(
+            {
+                "bench": "summary",
+                "parse_vs_bz2": round(t_parse / t_bz2, 1),
+                "read_vs_bz2": round(t_read / t_bz2, 1),
+                "mwparserfromhell_share": round(t_mwp / t_parse, 2),
+                "note": "collect_parse seconds / bz2 decompression seconds of the same file, same run",
+            }
+        ),
+        flush=True,
+    )
     return 0
 
 

@@ -44,18 +44,54 @@ def main(argv=None) -> int:
         part, stats = tmp / "part.parquet", tmp / "part.stats.json"
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([str(exe), "curate", "part", "--params-json", job_params(params, *job_keys("curate", "part")),
-                        "--part", Path(args.raw).stem, "--raw", args.raw, "--out", str(part), "--stats", str(stats),
-                        "--threads", str(args.threads)],
-                       check=True, capture_output=True, text=True)
+        subprocess.run(
+            [
+                str(exe),
+                "curate",
+                "part",
+                "--params-json",
+                job_params(params, *job_keys("curate", "part")),
+                "--part",
+                Path(args.raw).stem,
+                "--raw",
+                args.raw,
+                "--out",
+                str(part),
+                "--stats",
+                str(stats),
+                "--threads",
+                str(args.threads),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         t_part = time.perf_counter() - t0
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_part = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
         t0 = time.perf_counter()
-        subprocess.run([str(exe), "curate", "merge", "--params-json", job_params(params, *job_keys("curate", "merge")),
-                        "--parts", str(part), "--out", str(tmp / "examples.parquet"),
-                        "--thresholds", str(tmp / "thresholds.json"), "--stats", str(tmp / "stats.json"),
-                        "--metrics", str(tmp / "metrics.json")], check=True, capture_output=True, text=True)
+        subprocess.run(
+            [
+                str(exe),
+                "curate",
+                "merge",
+                "--params-json",
+                job_params(params, *job_keys("curate", "merge")),
+                "--parts",
+                str(part),
+                "--out",
+                str(tmp / "examples.parquet"),
+                "--thresholds",
+                str(tmp / "thresholds.json"),
+                "--stats",
+                str(tmp / "stats.json"),
+                "--metrics",
+                str(tmp / "metrics.json"),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         t_merge = time.perf_counter() - t0
         full = json.loads((tmp / "stats.json").read_text())
         ann = pq.read_table(part, columns=["doc_sentences", "statement"])
@@ -65,22 +101,26 @@ def main(argv=None) -> int:
             greedy_oracle(d, s, metric="rouge2_recall", max_sentences=params["curate"]["oracle_max_sentences"])
         t_oracle = time.perf_counter() - t0
     rows = full["rows_in"]
-    print(json.dumps({
-        "bench": "curate",
-        "raw": args.raw,
-        "threads": args.threads,
-        "cpu_count": os.cpu_count(),
-        "raw_rows": rows,
-        "kept": full["kept"],
-        "annotate_seconds": round(t_part, 2),
-        "annotate_rows_per_s": round(rows / t_part, 2),
-        "annotate_cpu_seconds": round(cpu_part, 2),
-        "annotate_rows_per_cpu_second": round(rows / cpu_part, 2),
-        "merge_seconds": round(t_merge, 2),
-        "stage_rows_per_s": round(rows / (t_part + t_merge), 2),
-        "oracle_c_seconds_one_core": round(t_oracle, 2),
-        "oracle_c_share_of_annotate_cpu": round(t_oracle / cpu_part, 4),
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "curate",
+                "raw": args.raw,
+                "threads": args.threads,
+                "cpu_count": os.cpu_count(),
+                "raw_rows": rows,
+                "kept": full["kept"],
+                "annotate_seconds": round(t_part, 2),
+                "annotate_rows_per_s": round(rows / t_part, 2),
+                "annotate_cpu_seconds": round(cpu_part, 2),
+                "annotate_rows_per_cpu_second": round(rows / cpu_part, 2),
+                "merge_seconds": round(t_merge, 2),
+                "stage_rows_per_s": round(rows / (t_part + t_merge), 2),
+                "oracle_c_seconds_one_core": round(t_oracle, 2),
+                "oracle_c_share_of_annotate_cpu": round(t_oracle / cpu_part, 4),
+            }
+        )
+    )
     return 0
 
 

@@ -60,8 +60,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-shared", action="store_true", help="do not use ../shared/data/wikicite-sample")
     ap.add_argument("--limit", type=int, default=0, help="at most this many examples (0 = all)")
     ap.add_argument("--repeat", type=int, default=5, help="warm passes of the fast path (default: %(default)s)")
-    ap.add_argument("--metrics", nargs="+", default=["rouge2_f1:none", "rouge2_recall:5", "rougeL_f1:none"],
-                    help="metric:max_sentences pairs (default: oracle labels, curation filter (c), ROUGE-L)")
+    ap.add_argument(
+        "--metrics",
+        nargs="+",
+        default=["rouge2_f1:none", "rouge2_recall:5", "rougeL_f1:none"],
+        help="metric:max_sentences pairs (default: oracle labels, curation filter (c), ROUGE-L)",
+    )
     args = ap.parse_args(argv)
 
     from rouge_score import rouge_scorer
@@ -81,8 +85,10 @@ def main(argv=None) -> int:
         scorer = rouge_scorer.RougeScorer([metric.split("_")[0]], use_stemmer=True)
 
         t0 = time.perf_counter()
-        naive = [greedy_oracle_reference(s, r, metric=metric, max_sentences=max_sentences, scorer=scorer)
-                 for s, r, _ in examples]
+        naive = [
+            greedy_oracle_reference(s, r, metric=metric, max_sentences=max_sentences, scorer=scorer)
+            for s, r, _ in examples
+        ]
         t_naive = time.perf_counter() - t0
 
         clear_caches()
@@ -97,21 +103,26 @@ def main(argv=None) -> int:
             assert again == fast
 
         differing = sum(1 for a, b in zip(fast, naive) if a != b)
-        print(json.dumps({
-            "bench": "oracle",
-            "metric": metric,
-            "max_sentences": max_sentences,
-            "examples": n,
-            "sentences": n_sents,
-            "sources": sources,
-            "rouge_score_greedy_examples_per_s": round(n / t_naive, 2),
-            "fast_greedy_cold_examples_per_s": round(n / t_cold, 2),
-            "fast_greedy_warm_examples_per_s": round(n / t_warm, 2),
-            "speedup_cold": round(t_naive / t_cold, 1),
-            "speedup_warm": round(t_naive / t_warm, 1),
-            "differing_selections": differing,
-            "python": sys.version.split()[0],
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "bench": "oracle",
+                    "metric": metric,
+                    "max_sentences": max_sentences,
+                    "examples": n,
+                    "sentences": n_sents,
+                    "sources": sources,
+                    "rouge_score_greedy_examples_per_s": round(n / t_naive, 2),
+                    "fast_greedy_cold_examples_per_s": round(n / t_cold, 2),
+                    "fast_greedy_warm_examples_per_s": round(n / t_warm, 2),
+                    "speedup_cold": round(t_naive / t_cold, 1),
+                    "speedup_warm": round(t_naive / t_warm, 1),
+                    "differing_selections": differing,
+                    "python": sys.version.split()[0],
+                }
+            ),
+            flush=True,
+        )
         if differing:
             return 2
     return 0

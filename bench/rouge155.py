@@ -22,8 +22,32 @@ from pathlib import Path
 from wikiref.rouge import official as o
 from wikiref.rouge.parity import parse_report, perl_rouge_available, prepare_perl_rouge, run_perl_rouge
 
-_SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ber", "con", "dis", "ex", "gen", "in", "ment", "pro",
-        "tion", "ing", "ed", "er", "al", "ous", "ive", "ness"]
+_SYL = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "ti",
+    "vo",
+    "ber",
+    "con",
+    "dis",
+    "ex",
+    "gen",
+    "in",
+    "ment",
+    "pro",
+    "tion",
+    "ing",
+    "ed",
+    "er",
+    "al",
+    "ous",
+    "ive",
+    "ness",
+]
 
 
 def _vocab(rng: random.Random, size: int = 6000) -> list[str]:
@@ -67,12 +91,23 @@ def build(root: Path, topics: int, systems: int, seed: int, jackknife: bool = Fa
             name = f"{tid}.M.250.A.{m}"
             (root / "models" / name).write_text("\n".join(_text(rng, vocab, weights, rng.randint(230, 260))) + "\n")
             models.append((m, f'<M ID="{m}">{name}</M>'))
-        subsets = ([(tid, models)] if not jackknife
-                   else [(f"{tid}-{d}", [x for x in models if x[0] != d]) for d, _ in models])
+        subsets = (
+            [(tid, models)] if not jackknife else [(f"{tid}-{d}", [x for x in models if x[0] != d]) for d, _ in models]
+        )
         for eid, sub in subsets:
-            xml += [f'<EVAL ID="{eid}">', f"<PEER-ROOT>{root / 'peers'}</PEER-ROOT>",
-                    f"<MODEL-ROOT>{root / 'models'}</MODEL-ROOT>", '<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>',
-                    "<PEERS>", *peers, "</PEERS>", "<MODELS>", *(x[1] for x in sub), "</MODELS>", "</EVAL>"]
+            xml += [
+                f'<EVAL ID="{eid}">',
+                f"<PEER-ROOT>{root / 'peers'}</PEER-ROOT>",
+                f"<MODEL-ROOT>{root / 'models'}</MODEL-ROOT>",
+                '<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>',
+                "<PEERS>",
+                *peers,
+                "</PEERS>",
+                "<MODELS>",
+                *(x[1] for x in sub),
+                "</MODELS>",
+                "</EVAL>",
+            ]
     xml.append("</ROUGE_EVAL>")
     cfg = root / "config.xml"
     cfg.write_text("\n".join(xml) + "\n")
@@ -98,8 +133,13 @@ def main() -> int:
     reason = perl_rouge_available()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp)
-        cfg = build(work / f"eval-{args.topics}x{args.systems}{'-jk' if args.jackknife else ''}", args.topics,
-                    args.systems, args.seed, args.jackknife)
+        cfg = build(
+            work / f"eval-{args.topics}x{args.systems}{'-jk' if args.jackknife else ''}",
+            args.topics,
+            args.systems,
+            args.seed,
+            args.jackknife,
+        )
         release = None if reason else prepare_perl_rouge(work / "perl")
         py_cmd = [sys.executable, "-m", "wikiref", "rouge155", *args.flags.split(), str(cfg)]
         cpu0 = _children_cpu()
@@ -107,8 +147,15 @@ def main() -> int:
         py = subprocess.run(py_cmd, capture_output=True, text=True, check=True).stdout
         t_py = time.perf_counter() - t0
         cpu_py = _children_cpu() - cpu0
-        rec = {"bench": "rouge155", "topics": args.topics, "systems": args.systems, "jackknife": args.jackknife,
-               "peer_summaries": args.topics * args.systems, "flags": args.flags, "python_s": round(t_py, 3)}
+        rec = {
+            "bench": "rouge155",
+            "topics": args.topics,
+            "systems": args.systems,
+            "jackknife": args.jackknife,
+            "peer_summaries": args.topics * args.systems,
+            "flags": args.flags,
+            "python_s": round(t_py, 3),
+        }
         if reason:
             rec["perl"] = f"unavailable: {reason}"
         else:
@@ -118,10 +165,17 @@ def main() -> int:
             t_perl = time.perf_counter() - t0
             cpu_perl = _children_cpu() - cpu0
             a, b = parse_report(perl), parse_report(py)
-            rec.update(perl_s=round(t_perl, 3), speedup=round(t_perl / t_py, 1), python_cpu_s=round(cpu_py, 3),
-                       perl_cpu_s=round(cpu_perl, 3), cpu_speedup=round(cpu_perl / cpu_py, 1),
-                       identical_output=perl == py, per_eval_lines=len(a["eval"]),
-                       per_eval_equal=a["eval"] == b["eval"], averages_equal=a["avg"] == b["avg"])
+            rec.update(
+                perl_s=round(t_perl, 3),
+                speedup=round(t_perl / t_py, 1),
+                python_cpu_s=round(cpu_py, 3),
+                perl_cpu_s=round(cpu_perl, 3),
+                cpu_speedup=round(cpu_perl / cpu_py, 1),
+                identical_output=perl == py,
+                per_eval_lines=len(a["eval"]),
+                per_eval_equal=a["eval"] == b["eval"],
+                averages_equal=a["avg"] == b["avg"],
+            )
     print(json.dumps(rec))
     return 0
 

@@ -42,9 +42,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         release = prepare_perl_rouge(Path(tmp) / "perl")
         for fi, flags in enumerate(FLAG_SETS):
-            rec = {"bench": "rouge_official", "flags": flags, "cases": 0, "perl_errors_matched": 0,
-                   "per_eval_triples": {}, "max_abs_diff": {}, "avg_lines": 0, "avg_lines_equal": 0,
-                   "perl_s": 0.0, "python_s": 0.0}
+            rec = {
+                "bench": "rouge_official",
+                "flags": flags,
+                "cases": 0,
+                "perl_errors_matched": 0,
+                "per_eval_triples": {},
+                "max_abs_diff": {},
+                "avg_lines": 0,
+                "avg_lines_equal": 0,
+                "perl_s": 0.0,
+                "python_s": 0.0,
+            }
             for c in range(args.cases):
                 seed = args.seed + 1000 * fi + c
                 root = Path(tmp) / f"case{seed}"

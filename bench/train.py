@@ -33,8 +33,8 @@ SHARED = Path(os.environ.get("WIKIREF_SHARED_DATA", Path(__file__).resolve().par
 
 
 def _examples(n_windows_wanted: int, config, tokenizer):
-    from wikiref.stages import pretrain as pt
     from wikiref.model.training import pack_examples
+    from wikiref.stages import pretrain as pt
 
     cloze = SHARED / "wikicite-sample" / "cloze.jsonl"
     if cloze.exists():
@@ -63,31 +63,62 @@ def child(args) -> dict:
         torch.set_num_threads(args.threads)
     naive = args.child == "naive"
     torch.manual_seed(0)
-    config = ScorerConfig(encoder=args.encoder, pooling="query", head="classification", max_length=args.max_length,
-                          stride=args.stride, attention_dropout=args.attention_dropout)
+    config = ScorerConfig(
+        encoder=args.encoder,
+        pooling="query",
+        head="classification",
+        max_length=args.max_length,
+        stride=args.stride,
+        attention_dropout=args.attention_dropout,
+    )
     model, tok = build_scorer(config)
     examples, source = _examples(args.windows, config, tok)
     windows, stats = pack_examples(config, tok, examples)
     device = resolve_device(args.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    settings = TrainSettings(epochs=1, batch_size=args.batch_size, lr=3e-5, seed=0, device=args.device,
-                             progress=False, pad_to_max_length=naive)
+    settings = TrainSettings(
+        epochs=1,
+        batch_size=args.batch_size,
+        lr=3e-5,
+        seed=0,
+        device=args.device,
+        progress=False,
+        pad_to_max_length=naive,
+    )
     out_dir = Path(args.out) / args.child
     res = train(model, tok, examples, examples[:1], settings, out_dir)
     t, c = time.perf_counter(), time.process_time()
-    score_windows(model, windows, len(examples), [len(e.sentences) for e in examples], batch_size=args.batch_size,
-                  device=device, pad_id=tok.pad_token_id or 0, pad_to=args.max_length if naive else None)
+    score_windows(
+        model,
+        windows,
+        len(examples),
+        [len(e.sentences) for e in examples],
+        batch_size=args.batch_size,
+        device=device,
+        pad_id=tok.pad_token_id or 0,
+        pad_to=args.max_length if naive else None,
+    )
     infer_s, infer_cpu = time.perf_counter() - t, time.process_time() - c
     real_tokens = sum(len(w) for w in windows)
     out = {
-        "bench": "train", "mode": "naive-pad-to-max" if naive else "bucketed-dynamic", "encoder": args.encoder,
-        "device": device.type, "threads": torch.get_num_threads(), "max_length": args.max_length,
-        "stride": args.stride, "batch_size": args.batch_size, "attention_dropout": args.attention_dropout,
-        "data": source, "examples": len(examples),
-        "windows": len(windows), "mean_window_tokens": real_tokens / len(windows),
-        "train_windows_per_s": res.windows_per_second, "infer_windows_per_s": len(windows) / infer_s,
-        "train_windows_per_cpu_s": res.windows_per_cpu_second, "infer_windows_per_cpu_s": len(windows) / infer_cpu,
+        "bench": "train",
+        "mode": "naive-pad-to-max" if naive else "bucketed-dynamic",
+        "encoder": args.encoder,
+        "device": device.type,
+        "threads": torch.get_num_threads(),
+        "max_length": args.max_length,
+        "stride": args.stride,
+        "batch_size": args.batch_size,
+        "attention_dropout": args.attention_dropout,
+        "data": source,
+        "examples": len(examples),
+        "windows": len(windows),
+        "mean_window_tokens": real_tokens / len(windows),
+        "train_windows_per_s": res.windows_per_second,
+        "infer_windows_per_s": len(windows) / infer_s,
+        "train_windows_per_cpu_s": res.windows_per_cpu_second,
+        "infer_windows_per_cpu_s": len(windows) / infer_cpu,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     if device.type == "cuda":
@@ -104,8 +135,12 @@ def main() -> int:
     ap.add_argument("--windows", type=int, default=24, help="at least this many windows (whole examples)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     ap.add_argument("--device", default="auto")
-    ap.add_argument("--attention-dropout", type=float, default=None,
-                    help="override the encoder's attention dropout (model.attention_dropout; 0 = fused CPU kernel)")
+    ap.add_argument(
+        "--attention-dropout",
+        type=float,
+        default=None,
+        help="override the encoder's attention dropout (model.attention_dropout; 0 = fused CPU kernel)",
+    )
     ap.add_argument("--out", default=None, help="scratch folder (default: a temporary one)")
     ap.add_argument("--child", choices=["real", "naive"], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -117,10 +152,28 @@ def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for mode in ("real", "naive"):
-            cmd = [sys.executable, __file__, "--child", mode, "--out", args.out or tmp, "--encoder", args.encoder,
-                   "--max-length", str(args.max_length), "--stride", str(args.stride), "--batch-size",
-                   str(args.batch_size), "--windows", str(args.windows), "--threads", str(args.threads),
-                   "--device", args.device]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                mode,
+                "--out",
+                args.out or tmp,
+                "--encoder",
+                args.encoder,
+                "--max-length",
+                str(args.max_length),
+                "--stride",
+                str(args.stride),
+                "--batch-size",
+                str(args.batch_size),
+                "--windows",
+                str(args.windows),
+                "--threads",
+                str(args.threads),
+                "--device",
+                args.device,
+            ]
             if args.attention_dropout is not None:
                 cmd += ["--attention-dropout", str(args.attention_dropout)]
             res = subprocess.run(cmd, capture_output=True, text=True)
@@ -131,14 +184,19 @@ def main() -> int:
             print(line, flush=True)
             results[mode] = json.loads(line)
     r, n = results["real"], results["naive"]
-    print(json.dumps({
-        "bench": "train", "summary": True,
-        "train_speedup_dynamic_vs_naive": r["train_windows_per_s"] / n["train_windows_per_s"],
-        "infer_speedup_dynamic_vs_naive": r["infer_windows_per_s"] / n["infer_windows_per_s"],
-        "train_cpu_speedup_dynamic_vs_naive": r["train_windows_per_cpu_s"] / n["train_windows_per_cpu_s"],
-        "infer_cpu_speedup_dynamic_vs_naive": r["infer_windows_per_cpu_s"] / n["infer_windows_per_cpu_s"],
-        "peak_rss_mb": {"dynamic": r["peak_rss_mb"], "naive": n["peak_rss_mb"]},
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "train",
+                "summary": True,
+                "train_speedup_dynamic_vs_naive": r["train_windows_per_s"] / n["train_windows_per_s"],
+                "infer_speedup_dynamic_vs_naive": r["infer_windows_per_s"] / n["infer_windows_per_s"],
+                "train_cpu_speedup_dynamic_vs_naive": r["train_windows_per_cpu_s"] / n["train_windows_per_cpu_s"],
+                "infer_cpu_speedup_dynamic_vs_naive": r["infer_windows_per_cpu_s"] / n["infer_windows_per_cpu_s"],
+                "peak_rss_mb": {"dynamic": r["peak_rss_mb"], "naive": n["peak_rss_mb"]},
+            }
+        )
+    )
     return 0
 
 

@@ -45,8 +45,9 @@ def main(argv=None) -> int:
     names = rules_from_logs(run_dir)
     if not root.is_dir():
         raise SystemExit(f"{root} not found: run the workflow there first")
-    per: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_wall_s": 0.0,
-                                                "max_rss_mb": 0.0})
+    per: dict[str, dict] = defaultdict(
+        lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_wall_s": 0.0, "max_rss_mb": 0.0}
+    )
     for path in sorted(root.rglob("*.tsv")):
         with open(path, newline="") as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))

@@ -15,6 +15,7 @@ benchmark files, Snakemake's own state and the fetch cache are not outputs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import re
@@ -37,10 +38,8 @@ def _strip(obj):
 def digest(path: Path) -> str:
     data = path.read_bytes()
     if path.suffix == ".json":
-        try:
+        with contextlib.suppress(ValueError):  # not JSON after all: compare the bytes
             data = json.dumps(_strip(json.loads(data)), sort_keys=True).encode()
-        except ValueError:
-            pass  # not JSON after all: compare the bytes
     return hashlib.sha256(data).hexdigest()
 
 
@@ -73,8 +72,16 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"path": p, "status": f"only in {args.compare}"}))
     for p in differ:
         print(json.dumps({"path": p, "status": "differs"}))
-    print(json.dumps({"files": len(set(mine) | set(other)), "identical": len(set(mine) & set(other)) - len(differ),
-                      "differ": len(differ), "missing": len(only_mine) + len(only_other)}))
+    print(
+        json.dumps(
+            {
+                "files": len(set(mine) | set(other)),
+                "identical": len(set(mine) & set(other)) - len(differ),
+                "differ": len(differ),
+                "missing": len(only_mine) + len(only_other),
+            }
+        )
+    )
     return 1 if differ or only_mine or only_other else 0
 
 

@@ -24,10 +24,12 @@ HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version
 def page_xml(pid, title, text, ns=0, redirect=None):
     red = f'<redirect title="{redirect}" />' if redirect else ""
     esc = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return (f"  <page><title>{title}</title><ns>{ns}</ns><id>{pid}</id>{red}<revision><id>{pid * 10}</id>"
-            f"<timestamp>2019-01-01T00:00:00Z</timestamp><contributor><username>u</username><id>1</id></contributor>"
-            f"<model>wikitext</model><format>text/x-wiki</format><text xml:space=\"preserve\">{esc}</text>"
-            f"<sha1>x</sha1></revision></page>\n")
+    return (
+        f"  <page><title>{title}</title><ns>{ns}</ns><id>{pid}</id>{red}<revision><id>{pid * 10}</id>"
+        f"<timestamp>2019-01-01T00:00:00Z</timestamp><contributor><username>u</username><id>1</id></contributor>"
+        f'<model>wikitext</model><format>text/x-wiki</format><text xml:space="preserve">{esc}</text>'
+        f"<sha1>x</sha1></revision></page>\n"
+    )
 
 
 def dump_xml(pages):
@@ -75,7 +77,7 @@ def independent_first_citation_count(text: str) -> Counter:
             defs.setdefault(name_of(m), m.group(3))
     out, prev_end = Counter(), None
     for m in refs:
-        first = prev_end is None or not re.fullmatch(r"[\s,;:.]*", text[prev_end:m.start()])
+        first = prev_end is None or not re.fullmatch(r"[\s,;:.]*", text[prev_end : m.start()])
         prev_end = m.end()
         if not first:
             continue
@@ -95,8 +97,11 @@ def test_statement_citation_pairs_match_an_independent_count(real_dump):
         independent.update(independent_first_citation_count(page.text))
     # Exact figures of this parser on the real fragment (regression guard).
     assert stats["statements_total"] == stats["citations_first"] == 7079
-    assert (stats["kept_citation_type:cite web"], stats["kept_citation_type:cite news"],
-            stats["kept_citation_type:cite press release"]) == (1838, 262, 8)
+    assert (
+        stats["kept_citation_type:cite web"],
+        stats["kept_citation_type:cite news"],
+        stats["kept_citation_type:cite press release"],
+    ) == (1838, 262, 8)
     # The regex count also sees refs inside infoboxes/tables/captions (495 such refs, all types),
     # which are not prose statements; the two must agree within that margin, type by type.
     for t in ("cite web", "cite news", "cite press release"):
@@ -104,7 +109,8 @@ def test_statement_citation_pairs_match_an_independent_count(real_dump):
         assert ours <= independent[t] <= ours + stats["refs_outside_prose"], (t, ours, independent[t])
         assert ours >= 0.85 * independent[t], (t, ours, independent[t])
     assert stats["statements_total"] == stats["statements_kept"] + sum(
-        v for k, v in stats.items() if k.startswith("statement_dropped:"))
+        v for k, v in stats.items() if k.startswith("statement_dropped:")
+    )
 
 
 def test_plain_multistream_gzip_and_xml(tmp_path):

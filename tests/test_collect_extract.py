@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from wikiref.stages.collect.extract import ExtractConfig, detect_language, extract_document, visible_text
 
-EN = ("The council approved the new budget on Tuesday after a long debate about road repairs, school funding "
-      "and the future of the public library. Members said the plan balances growth with careful spending. ")
-FR = ("Le conseil municipal a approuvé mardi le nouveau budget après un long débat sur la réfection des routes, "
-      "le financement des écoles et l'avenir de la bibliothèque publique. Les élus estiment que le plan est équilibré. ")
+EN = (
+    "The council approved the new budget on Tuesday after a long debate about road repairs, school funding "
+    "and the future of the public library. Members said the plan balances growth with careful spending. "
+)
+FR = (
+    "Le conseil municipal a approuvé mardi le nouveau budget après un long débat sur la réfection des routes, "
+    "le financement des écoles et l'avenir de la bibliothèque publique. Les élus estiment que le plan est équilibré. "
+)
 
 
 def page(body, title="Budget approved"):
@@ -22,8 +26,11 @@ CFG = ExtractConfig(min_doc_chars=200)
 
 
 def test_main_text_and_title():
-    html = page("<nav><a href='/'>Home</a> <a href='/news'>News</a></nav>" + article(EN) +
-                "<footer>Copyright 2019 Example Corp. All rights reserved.</footer>")
+    html = page(
+        "<nav><a href='/'>Home</a> <a href='/news'>News</a></nav>"
+        + article(EN)
+        + "<footer>Copyright 2019 Example Corp. All rights reserved.</footer>"
+    )
     ex = extract_document(html, "http://example.org/a", CFG)
     assert ex.ok and ex.title == "Budget approved" and ex.language == "en"
     assert ex.text.startswith("The council approved")  # the repeated heading is not kept twice
@@ -60,4 +67,6 @@ def test_fallback_title_and_helpers():
     assert ex.ok and ex.title == "From the citation"
     assert detect_language(EN)[0] == "en" and detect_language(FR)[0] == "fr"
     assert visible_text(page("<style>p{}</style><p>Hi  there</p>")) == "Hi there"
-    assert ExtractConfig.from_params({"min_doc_chars": 5, "language": "de"}) == ExtractConfig(min_doc_chars=5, language="de")
+    assert ExtractConfig.from_params({"min_doc_chars": 5, "language": "de"}) == ExtractConfig(
+        min_doc_chars=5, language="de"
+    )

@@ -110,14 +110,17 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, json.dumps({"archived_snapshots": {}}).encode(), "application/json")
             ts = q.get("timestamp", ["20200101"])[0] + "000000"
             snap = f"http://127.0.0.1:{srv.server_port}/web/{ts}/{q['url'][0]}"
-            body = {"archived_snapshots": {"closest": {"available": True, "status": "200", "url": snap,
-                                                       "timestamp": ts}}}
+            body = {
+                "archived_snapshots": {"closest": {"available": True, "status": "200", "url": snap, "timestamp": ts}}
+            }
             return self.send(200, json.dumps(body).encode(), "application/json")
         if path.startswith("/web/"):
             srv.snapshots.append(path)
             if "id_/" not in path:
                 return self.send(200, b"<html><body>WAYBACK TOOLBAR + page</body></html>")
-            return self.send(200, b"<html><head><title>Archived</title></head><body><p>Archived copy.</p></body></html>")
+            return self.send(
+                200, b"<html><head><title>Archived</title></head><body><p>Archived copy.</p></body></html>"
+            )
         return self.send(404, b"")
 
 
@@ -146,9 +149,18 @@ def server():
 
 
 def cfg(**kw):
-    base = dict(backend="live", allow_private_addresses=True, per_host_interval_s=0.0, retries=2, backoff_s=0.01,
-                connect_timeout_s=2, read_timeout_s=0.5, total_timeout_s=5, max_body_bytes=3000,
-                user_agent="wikiref-test/1.0 (+loopback)")
+    base = dict(
+        backend="live",
+        allow_private_addresses=True,
+        per_host_interval_s=0.0,
+        retries=2,
+        backoff_s=0.01,
+        connect_timeout_s=2,
+        read_timeout_s=0.5,
+        total_timeout_s=5,
+        max_body_bytes=3000,
+        user_agent="wikiref-test/1.0 (+loopback)",
+    )
     base.update(kw)
     return FetchConfig(**base)
 
@@ -211,7 +223,8 @@ def test_slow_response_times_out(server):
     res = LiveBackend(cfg(retries=1)).fetch(url(server, "/slow"))
     assert not res.ok and res.reason == "timeout"
     res = LiveBackend(cfg(retries=0, read_timeout_s=2, total_timeout_s=0.5, max_body_bytes=10_000)).fetch(
-        url(server, "/drip"))
+        url(server, "/drip")
+    )
     assert not res.ok and res.reason == "timeout"
 
 
@@ -228,8 +241,17 @@ def test_private_addresses_are_refused_by_default(server):
     res = live.fetch(url(server, "/ok"))
     assert not res.ok and res.reason == "private_address"
     assert server.hits["/ok"] == 0 and server.hits["/robots.txt"] == 0
-    for host in ("127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.4", "169.254.169.254", "::1", "fe80::1",
-                 "0.0.0.0", "224.0.0.1"):
+    for host in (
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.1",
+        "172.16.5.4",
+        "169.254.169.254",
+        "::1",
+        "fe80::1",
+        "0.0.0.0",
+        "224.0.0.1",
+    ):
         with pytest.raises(AddressRefused):
             check_host(host, 80, allow_private=False)
     check_host("8.8.8.8", 80, allow_private=False)  # a public literal passes (no DNS needed)
@@ -303,8 +325,10 @@ def test_wayback_helpers():
     assert wayback_timestamp("January 5, 2019") == "20190105"
     assert wayback_timestamp("5 Jan 2019") == "20190105"
     assert wayback_timestamp("") == wayback_timestamp("someday") == ""
-    assert to_raw_snapshot("https://web.archive.org/web/20190105123456/http://x.org/a") == \
-        "https://web.archive.org/web/20190105123456id_/http://x.org/a"
+    assert (
+        to_raw_snapshot("https://web.archive.org/web/20190105123456/http://x.org/a")
+        == "https://web.archive.org/web/20190105123456id_/http://x.org/a"
+    )
 
 
 def write_warc(path, records):
@@ -315,20 +339,37 @@ def write_warc(path, records):
         w = WARCWriter(fh, gzip=str(path).endswith(".gz"))
         for uri, status, ctype, body, extra in records:
             http = StatusAndHeaders(status, [("Content-Type", ctype)], protocol="HTTP/1.1")
-            w.write_record(w.create_warc_record(uri, "response", payload=io.BytesIO(body), length=len(body),
-                                                http_headers=http, warc_headers_dict=extra))
+            w.write_record(
+                w.create_warc_record(
+                    uri,
+                    "response",
+                    payload=io.BytesIO(body),
+                    length=len(body),
+                    http_headers=http,
+                    warc_headers_dict=extra,
+                )
+            )
 
 
 @pytest.mark.parametrize("name", ["a.warc.gz", "a.warc"])
 def test_warc_backend(tmp_path, name):
     path = tmp_path / name
-    write_warc(path, [
-        ("http://Example.org:80/page#frag", "200 OK", "text/html; charset=utf-8", PAGE, {"WARC-Wikiref-Standin": "true"}),
-        ("http://example.org/gone", "404 Not Found", "text/html", b"", {}),
-        ("http://example.org/doc.pdf", "200 OK", "application/pdf", b"%PDF", {}),
-        ("http://example.org/huge", "200 OK", "text/html", b"x" * 5000, {}),
-        ("http://example.org/page", "200 OK", "text/html", b"second copy", {}),
-    ])
+    write_warc(
+        path,
+        [
+            (
+                "http://Example.org:80/page#frag",
+                "200 OK",
+                "text/html; charset=utf-8",
+                PAGE,
+                {"WARC-Wikiref-Standin": "true"},
+            ),
+            ("http://example.org/gone", "404 Not Found", "text/html", b"", {}),
+            ("http://example.org/doc.pdf", "200 OK", "application/pdf", b"%PDF", {}),
+            ("http://example.org/huge", "200 OK", "text/html", b"x" * 5000, {}),
+            ("http://example.org/page", "200 OK", "text/html", b"second copy", {}),
+        ],
+    )
     wb = WarcBackend(cfg(backend="warc", max_body_bytes=3000), [str(path)])
     res = wb.fetch("http://Example.org:80/page#frag")
     assert res.ok and res.body == PAGE and res.standin and res.source == "warc"
@@ -351,6 +392,13 @@ def test_warc_missing_file_and_make_fetcher(tmp_path):
 
 
 def test_config_from_params():
-    c = FetchConfig.from_params({"backend": "warc", "warc_paths": ["a.warc.gz"], "cache_dir": "c",
-                                 "content_types": ["text/html"], "allow_private_addresses": False})
+    c = FetchConfig.from_params(
+        {
+            "backend": "warc",
+            "warc_paths": ["a.warc.gz"],
+            "cache_dir": "c",
+            "content_types": ["text/html"],
+            "allow_private_addresses": False,
+        }
+    )
     assert c.warc_paths == ("a.warc.gz",) and c.content_types == ("text/html",) and not c.allow_private_addresses

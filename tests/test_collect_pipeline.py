@@ -32,9 +32,11 @@ N_PAGES = 6
 def _page_xml(page) -> str:
     esc = page.text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     title = page.title.replace("&", "&amp;").replace("<", "&lt;")
-    return (f"<page><title>{title}</title><ns>0</ns><id>{page.page_id}</id><revision><id>{page.revision_id}</id>"
-            f"<timestamp>{page.timestamp}</timestamp><model>wikitext</model><format>text/x-wiki</format>"
-            f"<text xml:space=\"preserve\">{esc}</text></revision></page>\n")
+    return (
+        f"<page><title>{title}</title><ns>0</ns><id>{page.page_id}</id><revision><id>{page.revision_id}</id>"
+        f"<timestamp>{page.timestamp}</timestamp><model>wikitext</model><format>text/x-wiki</format>"
+        f'<text xml:space="preserve">{esc}</text></revision></page>\n'
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +44,16 @@ def small_sample(tmp_path_factory):
     """A small dump of REAL articles (the smallest ones of the gensim fragment that cite several web
     pages, in dump order) + a stand-in WARC for their URLs, so each collect run takes seconds."""
     root = tmp_path_factory.mktemp("sample")
-    pages = [p for p in iter_pages(locate_gensim_dump())
-             if len(p.text) < 40_000 and p.text.lower().count("{{cite web") >= 5]
-    pages = sorted(sorted(pages, key=lambda p: len(p.text))[:N_PAGES + 2], key=lambda p: p.page_id)
-    xml = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
-           '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>\n'
-           + "".join(_page_xml(p) for p in pages) + "</mediawiki>\n")
+    pages = [
+        p for p in iter_pages(locate_gensim_dump()) if len(p.text) < 40_000 and p.text.lower().count("{{cite web") >= 5
+    ]
+    pages = sorted(sorted(pages, key=lambda p: len(p.text))[: N_PAGES + 2], key=lambda p: p.page_id)
+    xml = (
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
+        '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>\n'
+        + "".join(_page_xml(p) for p in pages)
+        + "</mediawiki>\n"
+    )
     (root / "dump").mkdir()
     (root / "dump" / f"{PART}.xml.bz2").write_bytes(bz2.compress(xml.encode("utf-8")))
     params = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -125,8 +131,14 @@ def test_stale_work_folder_is_discarded(reference, small_sample, tmp_path):
     out = tmp_path / "out"
     other = collect_params(small_sample, tmp_path)
     other["statements"]["min_statement_chars"] = 400
-    run_part({"collect": other}, {}, {"raw": out / "x.parquet", "stats": out / "x.stats.json"}, part=PART,
-             work_dir=out / f".{PART}.work", keep_work=True)
+    run_part(
+        {"collect": other},
+        {},
+        {"raw": out / "x.parquet", "stats": out / "x.stats.json"},
+        part=PART,
+        work_dir=out / f".{PART}.work",
+        keep_work=True,
+    )
     assert (out / f".{PART}.work").exists()
     run(collect_params(small_sample, tmp_path), out)  # different params: the old checkpoints must not leak in
     assert (out / f"{PART}.parquet").read_bytes() == raw
@@ -136,9 +148,21 @@ def _cli(c, out: Path, env_extra=None, **popen):
     env = dict(os.environ)
     env.pop("WIKIREF_COLLECT_KILL_AFTER", None)
     env.update(env_extra or {})
-    cmd = [sys.executable, "-m", "wikiref", "collect", "part", "--params-json", json.dumps({"collect": c}),
-           "--part", PART, "--out", str(out / f"{PART}.parquet"),
-           "--stats", str(out / f"{PART}.stats.json")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "wikiref",
+        "collect",
+        "part",
+        "--params-json",
+        json.dumps({"collect": c}),
+        "--part",
+        PART,
+        "--out",
+        str(out / f"{PART}.parquet"),
+        "--stats",
+        str(out / f"{PART}.stats.json"),
+    ]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
 
 
@@ -195,8 +219,21 @@ def test_collect_merge_cli(reference, tmp_path):
     c, stats, _, st = reference
     (tmp_path / "a.stats.json").write_bytes(st)
     out = tmp_path / "collect.json"
-    assert main(["collect", "merge", "--params-json", json.dumps({"collect": c}), "--stats",
-                 str(tmp_path / "a.stats.json"), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "collect",
+                "merge",
+                "--params-json",
+                json.dumps({"collect": c}),
+                "--stats",
+                str(tmp_path / "a.stats.json"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     merged = json.loads(out.read_text())
     assert merged["total"]["examples"]["written"] == stats["examples"]["written"]
     assert merged["parts"] == [PART] and merged["per_part"][PART]["articles"] == N_PAGES
@@ -214,25 +251,44 @@ def test_merge_checks_the_parts_and_the_books(reference, tmp_path, capsys):
     (tmp_path / "b.stats.json").write_text(json.dumps(other))
     # stats of a part that collect.dump.parts does not list: a clear error, no output
     with pytest.raises(CollectError, match="collect.dump.parts"):
-        merge({"collect": c}, {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
-              {"metrics": tmp_path / "m.json"})
-    rc = main(["collect", "merge", "--params-json", json.dumps({"collect": c}), "--stats",
-               str(tmp_path / "b.stats.json"), "--out", str(tmp_path / "m.json")])
+        merge(
+            {"collect": c},
+            {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
+            {"metrics": tmp_path / "m.json"},
+        )
+    rc = main(
+        [
+            "collect",
+            "merge",
+            "--params-json",
+            json.dumps({"collect": c}),
+            "--stats",
+            str(tmp_path / "b.stats.json"),
+            "--out",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert rc == 1 and "wikiref collect merge:" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
     # both parts listed: summed
     two = json.loads(json.dumps(c))
     two["dump"]["parts"] = [PART, "other"]
-    merged = merge({"collect": two}, {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
-                   {"metrics": tmp_path / "m.json"})
+    merged = merge(
+        {"collect": two},
+        {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
+        {"metrics": tmp_path / "m.json"},
+    )
     assert json.loads((tmp_path / "m.json").read_text()) == merged
     assert merged["total"]["examples"]["written"] == 2 * stats["examples"]["written"]
     # books that do not balance are not merged
     broken = dict(other, examples=dict(other["examples"], written=other["examples"]["written"] + 1))
     (tmp_path / "b.stats.json").write_text(json.dumps(broken))
     with pytest.raises(RuntimeError, match="do not balance"):
-        merge({"collect": two}, {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
-              {"metrics": tmp_path / "m2.json"})
+        merge(
+            {"collect": two},
+            {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
+            {"metrics": tmp_path / "m2.json"},
+        )
 
 
 def test_cli_part_writes_the_layout_paths_by_default(reference, small_sample, tmp_path, monkeypatch):
@@ -241,8 +297,21 @@ def test_cli_part_writes_the_layout_paths_by_default(reference, small_sample, tm
 
     c, _, raw, st = reference
     monkeypatch.chdir(tmp_path)
-    assert main(["collect", "part", "--params-json", json.dumps({"collect": c}), "--part", PART,
-                 "--dump", str(small_sample / "dump" / f"{PART}.xml.bz2")]) == 0
+    assert (
+        main(
+            [
+                "collect",
+                "part",
+                "--params-json",
+                json.dumps({"collect": c}),
+                "--part",
+                PART,
+                "--dump",
+                str(small_sample / "dump" / f"{PART}.xml.bz2"),
+            ]
+        )
+        == 0
+    )
     assert Path(layout.RAW_PART.format(part=PART)).read_bytes() == raw
     assert Path(layout.RAW_PART_STATS.format(part=PART)).read_bytes() == st
 
@@ -252,8 +321,20 @@ def test_missing_dump_part_is_a_clear_error(reference, tmp_path, capsys):
 
     c = json.loads(json.dumps(reference[0]))
     c["dump"]["dir"] = str(tmp_path)
-    rc = main(["collect", "part", "--params-json", json.dumps({"collect": c}), "--part", PART,
-               "--out", str(tmp_path / "o.parquet"), "--stats", str(tmp_path / "o.json")])
+    rc = main(
+        [
+            "collect",
+            "part",
+            "--params-json",
+            json.dumps({"collect": c}),
+            "--part",
+            PART,
+            "--out",
+            str(tmp_path / "o.parquet"),
+            "--stats",
+            str(tmp_path / "o.json"),
+        ]
+    )
     assert rc == 1 and not (tmp_path / "o.parquet").exists()
     assert f"dump part {PART!r} not found" in capsys.readouterr().err
 
@@ -261,10 +342,13 @@ def test_missing_dump_part_is_a_clear_error(reference, tmp_path, capsys):
 # --- the live backend end to end, on a loopback server ---------------------------------------
 
 PAGES = {
-    "/good": b"<html><head><title>Good page</title></head><body><article>" + b"".join(
+    "/good": b"<html><head><title>Good page</title></head><body><article>"
+    + b"".join(
         b"<p>In %d the harbour was rebuilt after the storm destroyed the old piers and the warehouses "
-        b"along the river front, and trade returned within a few years.</p>" % (1921 + i) for i in range(4)) +
-        b"</article></body></html>",
+        b"along the river front, and trade returned within a few years.</p>" % (1921 + i)
+        for i in range(4)
+    )
+    + b"</article></body></html>",
     "/short": b"<html><body><article><p>Too short.</p></article></body></html>",
 }
 
@@ -292,23 +376,34 @@ def test_live_backend_end_to_end(tmp_path):
     srv.hits = {}
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{srv.server_port}"
-    wikitext = (f"The harbour was rebuilt.<ref>{{{{cite web|url={base}/good|title=G}}}}</ref> "
-                f"Cited again here.<ref>{{{{cite news|url={base}/good|title=G}}}}</ref>\n\n"
-                f"Short source.<ref>{{{{cite web|url={base}/short}}}}</ref>\n\n"
-                f"Gone source.<ref>{{{{cite web|url={base}/gone}}}}</ref>\n\n"
-                f"Secret source.<ref>{{{{cite web|url={base}/secret}}}}</ref>\n")
+    wikitext = (
+        f"The harbour was rebuilt.<ref>{{{{cite web|url={base}/good|title=G}}}}</ref> "
+        f"Cited again here.<ref>{{{{cite news|url={base}/good|title=G}}}}</ref>\n\n"
+        f"Short source.<ref>{{{{cite web|url={base}/short}}}}</ref>\n\n"
+        f"Gone source.<ref>{{{{cite web|url={base}/gone}}}}</ref>\n\n"
+        f"Secret source.<ref>{{{{cite web|url={base}/secret}}}}</ref>\n"
+    )
     esc = wikitext.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    xml = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
-           '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>'
-           f'<page><title>Harbour</title><ns>0</ns><id>7</id><revision><id>70</id><timestamp>2019-01-01T00:00:00Z'
-           f'</timestamp><model>wikitext</model><format>text/x-wiki</format><text>{esc}</text></revision></page>'
-           '</mediawiki>')
+    xml = (
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
+        '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>'
+        f"<page><title>Harbour</title><ns>0</ns><id>7</id><revision><id>70</id><timestamp>2019-01-01T00:00:00Z"
+        f"</timestamp><model>wikitext</model><format>text/x-wiki</format><text>{esc}</text></revision></page>"
+        "</mediawiki>"
+    )
     (tmp_path / "dump").mkdir()
     (tmp_path / "dump" / "p1.xml.bz2").write_bytes(bz2.compress(xml.encode()))
     c = yaml.safe_load((REPO / "params.yaml").read_text())["collect"]
     c["dump"].update(dir=str(tmp_path / "dump"), parts=["p1"], max_pages=0)
-    c["fetch"].update(backend="live", warc_paths=[], cache_dir=str(tmp_path / "cache"), allow_private_addresses=True,
-                      per_host_interval_s=0, retries=0, workers=2)
+    c["fetch"].update(
+        backend="live",
+        warc_paths=[],
+        cache_dir=str(tmp_path / "cache"),
+        allow_private_addresses=True,
+        per_host_interval_s=0,
+        retries=0,
+        workers=2,
+    )
     try:
         for _ in range(2):
             stats = run_part({"collect": c}, {}, outputs(tmp_path / "out", "p1"), part="p1")
@@ -318,9 +413,9 @@ def test_live_backend_end_to_end(tmp_path):
     rows = pq.read_table(tmp_path / "out" / "p1.parquet").to_pylist()
     assert [(r["statement"], r["citation_type"]) for r in rows] in (
         [("The harbour was rebuilt.", "cite web"), ("Cited again here.", "cite news")],
-        [("Cited again here.", "cite news"), ("The harbour was rebuilt.", "cite web")])
+        [("Cited again here.", "cite news"), ("The harbour was rebuilt.", "cite web")],
+    )
     assert rows[0]["doc_title"] == "Good page" and rows[0]["fetch_source"] == "live" and not rows[0]["doc_standin"]
-    assert stats["examples"]["dropped"] == {"extract:too_short": 1, "fetch:http_404": 1,
-                                            "fetch:robots_disallowed": 1}
+    assert stats["examples"]["dropped"] == {"extract:too_short": 1, "fetch:http_404": 1, "fetch:robots_disallowed": 1}
     assert srv.hits["/good"] == 1 and srv.hits["/gone"] == 1  # once across two runs: the cache
     assert "/secret" not in srv.hits

@@ -88,19 +88,41 @@ def test_consecutive_refs_belong_to_one_statement_and_only_the_first_counts():
     assert stats["citations_not_first"] == 4
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("cite web", "cite web"), ("Cite web", "cite web"), ("Cite_Web", "cite web"), (" cite  web ", "cite web"),
-    ("Template:Cite web", "cite web"), ("cite website", "cite web"), ("Web cite", "cite web"),
-    ("cite newspaper", "cite news"), ("Cite News", "cite news"), ("cite_press_release", "cite press release"),
-    ("Cite press release", "cite press release"), ("cite pr", "cite press release"),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("cite web", "cite web"),
+        ("Cite web", "cite web"),
+        ("Cite_Web", "cite web"),
+        (" cite  web ", "cite web"),
+        ("Template:Cite web", "cite web"),
+        ("cite website", "cite web"),
+        ("Web cite", "cite web"),
+        ("cite newspaper", "cite news"),
+        ("Cite News", "cite news"),
+        ("cite_press_release", "cite press release"),
+        ("Cite press release", "cite press release"),
+        ("cite pr", "cite press release"),
+    ],
+)
 def test_citation_type_variants_and_aliases_are_kept(name, expected):
     rows, _ = kept(f"Some statement text.<ref>{{{{{name}|url=http://x.org/p|title=T}}}}</ref>")
     assert [r[2] for r in rows] == [expected]
 
 
-@pytest.mark.parametrize("name", ["cite book", "cite journal", "cite av media", "cite encyclopedia", "citation",
-                                  "cite episode", "cite thesis", "cite video game"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cite book",
+        "cite journal",
+        "cite av media",
+        "cite encyclopedia",
+        "citation",
+        "cite episode",
+        "cite thesis",
+        "cite video game",
+    ],
+)
 def test_other_citation_types_are_dropped_with_a_counted_reason(name):
     art, stats = parse(f"Some statement text.<ref>{{{{{name}|url=http://x.org/p|title=T}}}}</ref>")
     assert [s.drop for s in art.statements] == ["citation_type_not_kept"]
@@ -110,14 +132,14 @@ def test_other_citation_types_are_dropped_with_a_counted_reason(name):
 
 def test_named_refs_resolved_before_and_after_their_definition_and_list_defined():
     text = (
-        "Reused before the definition.<ref name=\"late\" />\n\n"
-        f"Defined here.<ref name=\"late\">{web('http://late.org')}</ref>\n\n"
+        'Reused before the definition.<ref name="late" />\n\n'
+        f'Defined here.<ref name="late">{web("http://late.org")}</ref>\n\n'
         "Reused after it.<ref name=late/>\n\n"
         "Quoted differently.<ref name='late' />\n\n"
-        "From the reference list.<ref name=\"ld\"/>\n\n"
-        "Nowhere defined at all.<ref name=\"ghost\"/>\n\n"
+        'From the reference list.<ref name="ld"/>\n\n'
+        'Nowhere defined at all.<ref name="ghost"/>\n\n'
         "== References ==\n"
-        f"{{{{reflist|refs=\n<ref name=\"ld\">{{{{cite news|url=http://ld.org|title=LD}}}}</ref>\n}}}}\n"
+        f'{{{{reflist|refs=\n<ref name="ld">{{{{cite news|url=http://ld.org|title=LD}}}}</ref>\n}}}}\n'
     )
     art, stats = parse(text)
     got = [(s.text, s.citation.url if s.citation else None, s.drop) for s in art.statements]
@@ -139,19 +161,20 @@ def test_markup_is_stripped_from_statements():
         "<!-- hidden comment -->'''Bold''' and ''italic'' with [[Link target|shown text]] and [[Plain]], "
         "[[File:Pic.jpg|thumb|A caption [[inside]]]] a {{citation needed|date=May 2019}}template, "
         "[http://ext.org an external link], &amp; an entity, {{convert|5|km}} long, "
-        "<span style=\"x\">spanned</span> text[[Category:Things]].<ref>" + web() + "</ref>"
+        '<span style="x">spanned</span> text[[Category:Things]].<ref>' + web() + "</ref>"
     )
     rows, _ = kept(text)
-    assert rows[0][1] == ("Bold and italic with shown text and Plain, a template, an external link, "
-                          "& an entity, 5 km long, spanned text.")
+    assert rows[0][1] == (
+        "Bold and italic with shown text and Plain, a template, an external link, & an entity, 5 km long, spanned text."
+    )
 
 
 def test_tables_infoboxes_and_galleries_are_not_prose_but_their_refs_are_counted():
     text = (
-        "{{Infobox country|name=X|population=5<ref>" + web('http://info.org') + "</ref>}}\n"
-        "{| class=\"wikitable\"\n|-\n| cell text<ref>" + web('http://table.org') + "</ref>\n|}\n"
-        "<gallery>\nFile:A.jpg|caption<ref>" + web('http://gal.org') + "</ref>\n</gallery>\n"
-        "Real prose sentence.<ref>" + web('http://prose.org') + "</ref>"
+        "{{Infobox country|name=X|population=5<ref>" + web("http://info.org") + "</ref>}}\n"
+        '{| class="wikitable"\n|-\n| cell text<ref>' + web("http://table.org") + "</ref>\n|}\n"
+        "<gallery>\nFile:A.jpg|caption<ref>" + web("http://gal.org") + "</ref>\n</gallery>\n"
+        "Real prose sentence.<ref>" + web("http://prose.org") + "</ref>"
     )
     rows, stats = kept(text)
     assert [(r[1], r[3]) for r in rows] == [("Real prose sentence.", "http://prose.org")]
@@ -159,15 +182,19 @@ def test_tables_infoboxes_and_galleries_are_not_prose_but_their_refs_are_counted
 
 
 def test_list_items_are_separate_paragraphs():
-    text = ("Intro line:\n* first item claim<ref>" + web('http://1.org') + "</ref>\n"
-            "* second item claim<ref>" + web('http://2.org') + "</ref>\n")
+    text = (
+        "Intro line:\n* first item claim<ref>" + web("http://1.org") + "</ref>\n"
+        "* second item claim<ref>" + web("http://2.org") + "</ref>\n"
+    )
     rows, _ = kept(text)
     assert [r[1] for r in rows] == ["first item claim", "second item claim"]
 
 
 def test_reference_sections_are_skipped_and_counted():
-    text = ("Body claim here.<ref>" + web('http://body.org') + "</ref>\n== External links ==\n"
-            "* Official site<ref>" + web('http://ext.org') + "</ref>\n")
+    text = (
+        "Body claim here.<ref>" + web("http://body.org") + "</ref>\n== External links ==\n"
+        "* Official site<ref>" + web("http://ext.org") + "</ref>\n"
+    )
     art, stats = parse(text)
     assert [s.drop for s in art.statements] == ["", "in_skipped_section"]
     assert stats["statement_dropped:in_skipped_section"] == 1
@@ -176,13 +203,13 @@ def test_reference_sections_are_skipped_and_counted():
 def test_bare_urls_notes_missing_urls_short_and_empty_statements_are_counted():
     text = (
         "Bare link support.<ref>[http://bare.org Some page]</ref>\n\n"
-        "An explanatory note.<ref group=\"note\">Just a remark.</ref>\n\n"
+        'An explanatory note.<ref group="note">Just a remark.</ref>\n\n'
         "Web citation without a URL.<ref>{{cite web|title=No URL}}</ref>\n\n"
         "Web citation with a bad URL.<ref>{{cite web|url=not a url|title=X}}</ref>\n\n"
-        "Tiny.<ref>" + web('http://tiny.org') + "</ref>\n\n"
-        "<ref>" + web('http://nothing.org') + "</ref>\n\n"
+        "Tiny.<ref>" + web("http://tiny.org") + "</ref>\n\n"
+        "<ref>" + web("http://nothing.org") + "</ref>\n\n"
         "Plain text reference.<ref>Smith, J. (2001). A Book. p. 4.</ref>\n\n"
-        "Short footnote ends this statement.{{sfn|Smith|2001|p=3}} Then more.<ref>" + web('http://m.org') + "</ref>"
+        "Short footnote ends this statement.{{sfn|Smith|2001|p=3}} Then more.<ref>" + web("http://m.org") + "</ref>"
     )
     art, stats = parse(text)
     got = [(s.text, s.citation.type if s.citation else None, s.drop) for s in art.statements]
@@ -198,14 +225,17 @@ def test_bare_urls_notes_missing_urls_short_and_empty_statements_are_counted():
         ("Then more.", "cite web", ""),
     ]
     assert stats["statements_total"] == stats["statements_kept"] + sum(
-        v for k, v in stats.items() if k.startswith("statement_dropped:"))
+        v for k, v in stats.items() if k.startswith("statement_dropped:")
+    )
 
 
 def test_access_date_title_and_archive_url_are_read():
     import mwparserfromhell
 
-    code = mwparserfromhell.parse("{{cite web |url= http://x.org/p |title=The ''Title'' |access-date=5 January 2019"
-                                  " |archive-url=https://web.archive.org/web/2019/http://x.org/p}}")
+    code = mwparserfromhell.parse(
+        "{{cite web |url= http://x.org/p |title=The ''Title'' |access-date=5 January 2019"
+        " |archive-url=https://web.archive.org/web/2019/http://x.org/p}}"
+    )
     c = citation_from_ref(code, CFG.alias_map())
     assert (c.type, c.url, c.title, c.access_date) == ("cite web", "http://x.org/p", "The ''Title''", "5 January 2019")
     assert c.archive_url.startswith("https://web.archive.org/web/2019/")
@@ -213,18 +243,22 @@ def test_access_date_title_and_archive_url_are_read():
     assert citation_from_ref(code, CFG.alias_map()).access_date == "2019-01-05"
 
 
-@pytest.mark.parametrize("text", [
-    "Unclosed template {{cite web|url=http://x.org and text.<ref>" + web() + "</ref>",
-    "Unclosed ref <ref>{{cite web|url=http://x.org|title=T}} and more text",
-    "{{Infobox|a=b\n== Heading ==\nText.<ref>" + web() + "</ref>",
-    "Broken [[link and <ref name=\"x\">dangling",
-    "}}}} ]] |} stray closers.<ref>" + web() + "</ref>",
-    "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unclosed template {{cite web|url=http://x.org and text.<ref>" + web() + "</ref>",
+        "Unclosed ref <ref>{{cite web|url=http://x.org|title=T}} and more text",
+        "{{Infobox|a=b\n== Heading ==\nText.<ref>" + web() + "</ref>",
+        'Broken [[link and <ref name="x">dangling',
+        "}}}} ]] |} stray closers.<ref>" + web() + "</ref>",
+        "",
+    ],
+)
 def test_malformed_wikitext_never_crashes_and_balances(text):
     art, stats = parse(text)
     assert stats["statements_total"] == stats["statements_kept"] + sum(
-        v for k, v in stats.items() if k.startswith("statement_dropped:"))
+        v for k, v in stats.items() if k.startswith("statement_dropped:")
+    )
     for st in kept_statements(art):
         assert "{{" not in st.text and "<ref" not in st.text and "[[" not in st.text
 
@@ -236,8 +270,10 @@ def test_unbalanced_markup_in_a_statement_is_a_counted_skip():
 
 
 def test_paragraphs_record_the_urls_they_cite():
-    text = ("One.<ref>" + web('http://a.org') + "</ref> Two.<ref>" + web('http://b.org') + "</ref>"
-            "<ref>" + web('http://c.org') + "</ref>\n\nOther paragraph text.\n")
+    text = (
+        "One.<ref>" + web("http://a.org") + "</ref> Two.<ref>" + web("http://b.org") + "</ref>"
+        "<ref>" + web("http://c.org") + "</ref>\n\nOther paragraph text.\n"
+    )
     art, _ = parse(text)
     lead = art.sections[0]
     assert lead.paragraphs == ["One. Two.", "Other paragraph text."]
@@ -246,8 +282,12 @@ def test_paragraphs_record_the_urls_they_cite():
 
 
 def test_config_from_params_and_helpers():
-    cfg = StatementConfig.from_params({"citation_types": ["Cite_Web"], "statements": {
-        "min_statement_chars": 3, "aliases": {"cite web": ["my web"]}, "skip_sections": ["Refs"]}})
+    cfg = StatementConfig.from_params(
+        {
+            "citation_types": ["Cite_Web"],
+            "statements": {"min_statement_chars": 3, "aliases": {"cite web": ["my web"]}, "skip_sections": ["Refs"]},
+        }
+    )
     assert cfg.citation_types == ("cite web",)
     assert cfg.alias_map()["my web"] == "cite web"
     assert cfg.skip_sections == ("refs",)

@@ -35,20 +35,42 @@ def raw_rows(cloze_examples, n=None):
     for i, ex in enumerate(cloze_examples[:n]):
         sents = ex["document"]
         paras = ["  ".join(sents[k : k + 3]) for k in range(0, len(sents), 3)]
-        rows.append({
-            "id": f"ex{i:03d}", "article": ex["topics"][0], "query": list(ex["topics"]), "statement": ex["cloze"],
-            "url": f"https://www.example.org/page/{i}/", "citation_type": "cite web", "doc_title": f"Page {i}",
-            "doc_text": "\n".join(paras), "part": "fixture",
-        })
+        rows.append(
+            {
+                "id": f"ex{i:03d}",
+                "article": ex["topics"][0],
+                "query": list(ex["topics"]),
+                "statement": ex["cloze"],
+                "url": f"https://www.example.org/page/{i}/",
+                "citation_type": "cite web",
+                "doc_title": f"Page {i}",
+                "doc_text": "\n".join(paras),
+                "part": "fixture",
+            }
+        )
     return rows
 
 
 def synthetic(i, **kw):
     """An annotated row (what phase 1 produces) without running spaCy."""
-    row = {"id": f"s{i:04d}", "article": "A", "query": ["A", "B"], "statement": "s", "doc_sentences": ["x"],
-           "doc_tokens": 100 + i, "doc_sents": 10, "summary_tokens": 20, "summary_sents": 1, "query_depth": 2,
-           "query_tokens": 4, "lemma_recall": 0.8, "curate_oracle_score": 0.5, "curate_oracle_indices": [0],
-           "doc_key": f"k{i}", "doc_hash": f"h{i}"}
+    row = {
+        "id": f"s{i:04d}",
+        "article": "A",
+        "query": ["A", "B"],
+        "statement": "s",
+        "doc_sentences": ["x"],
+        "doc_tokens": 100 + i,
+        "doc_sents": 10,
+        "summary_tokens": 20,
+        "summary_sents": 1,
+        "query_depth": 2,
+        "query_tokens": 4,
+        "lemma_recall": 0.8,
+        "curate_oracle_score": 0.5,
+        "curate_oracle_indices": [0],
+        "doc_key": f"k{i}",
+        "doc_hash": f"h{i}",
+    }
     row.update(kw)
     return row
 
@@ -63,7 +85,9 @@ def test_url_key():
         "example.com/news/story",
     ]
     assert len({curate.url_key(u) for u in same}) == 1
-    assert curate.url_key("https://example.com/news/story?id=2&b=1") == curate.url_key("https://example.com/news/story?b=1&id=2")
+    assert curate.url_key("https://example.com/news/story?id=2&b=1") == curate.url_key(
+        "https://example.com/news/story?b=1&id=2"
+    )
     assert curate.url_key("https://example.com/news/other") != curate.url_key(same[0])
     assert curate.url_key("") == "" and curate.url_key(None) == ""
     assert curate.url_key("not a url at all") == curate.url_key("not a url at all") != ""
@@ -75,8 +99,16 @@ def test_body_hash_ignores_case_and_whitespace():
 
 
 def test_check_row_reasons():
-    good = {"id": "1", "article": "A", "query": ["A"], "statement": "S s.", "url": "u", "citation_type": "cite web",
-            "doc_title": "", "doc_text": "text"}
+    good = {
+        "id": "1",
+        "article": "A",
+        "query": ["A"],
+        "statement": "S s.",
+        "url": "u",
+        "citation_type": "cite web",
+        "doc_title": "",
+        "doc_text": "text",
+    }
     assert curate.check_row(good, 0) is None
     assert curate.check_row({**good, "statement": "  "}, 0) == "empty_statement"
     assert curate.check_row({**good, "doc_text": ""}, 0) == "empty_doc_text"
@@ -150,7 +182,8 @@ def test_annotate_rows_on_real_documents(cloze_examples):
         assert r["summary_sents"] == len(r["summary_sentences"]) >= 1
         assert 0.0 <= r["lemma_recall"] <= 1.0
         assert (r["curate_oracle_indices"], r["curate_oracle_score"]) == greedy_oracle(
-            r["doc_sentences"], r["statement"], metric="rouge2_recall", max_sentences=5)
+            r["doc_sentences"], r["statement"], metric="rouge2_recall", max_sentences=5
+        )
         assert r["doc_key"] == curate.url_key(r["url"]) and r["doc_hash"] == curate.body_hash(r["doc_text"])
     # the real statements are mostly supported by their documents
     assert sum(r["lemma_recall"] >= 0.5 for r in out) >= 4
@@ -172,8 +205,29 @@ def part_params_json() -> str:
 def _run_part(tmp, raw, threads):
     out = tmp / f"part{threads}.parquet"
     stats = tmp / f"part{threads}.stats.json"
-    assert cli_main(["curate", "part", "--params-json", part_params_json(), "--part", "fixture", "--raw", str(raw),
-                     "--out", str(out), "--stats", str(stats), "--threads", str(threads), "--shard-size", "3"]) == 0
+    assert (
+        cli_main(
+            [
+                "curate",
+                "part",
+                "--params-json",
+                part_params_json(),
+                "--part",
+                "fixture",
+                "--raw",
+                str(raw),
+                "--out",
+                str(out),
+                "--stats",
+                str(stats),
+                "--threads",
+                str(threads),
+                "--shard-size",
+                "3",
+            ]
+        )
+        == 0
+    )
     return out, stats
 
 
@@ -206,9 +260,27 @@ def test_cli_part_and_merge(tmp_path, cloze_examples):
 
     pj = config.job_params({"curate": PARAMS}, *job_keys("curate", "merge"))
     paths = {k: tmp_path / f"{k}" for k in ("examples.parquet", "thresholds.json", "stats.json", "metrics.json")}
-    assert cli_main(["curate", "merge", "--params-json", pj, "--parts", str(part1),
-                     "--out", str(paths["examples.parquet"]), "--thresholds", str(paths["thresholds.json"]),
-                     "--stats", str(paths["stats.json"]), "--metrics", str(paths["metrics.json"])]) == 0
+    assert (
+        cli_main(
+            [
+                "curate",
+                "merge",
+                "--params-json",
+                pj,
+                "--parts",
+                str(part1),
+                "--out",
+                str(paths["examples.parquet"]),
+                "--thresholds",
+                str(paths["thresholds.json"]),
+                "--stats",
+                str(paths["stats.json"]),
+                "--metrics",
+                str(paths["metrics.json"]),
+            ]
+        )
+        == 0
+    )
     thr = json.loads(paths["thresholds.json"].read_text())
     assert set(thr["window"]) == set(CURATE_STATISTICS) and thr["percentile_low"] == 5
     full = json.loads(paths["stats.json"].read_text())
@@ -232,12 +304,14 @@ def test_merge_entry_point_writes_its_outputs(tmp_path):
     """merge() on annotated rows made without spaCy: outputs written, counts returned and accounted."""
     import json
 
-    rows = [synthetic(i, part="p") for i in range(40)] + [synthetic(100 + i, lemma_recall=0.1, part="p")
-                                                          for i in range(5)]
+    rows = [synthetic(i, part="p") for i in range(40)] + [
+        synthetic(100 + i, lemma_recall=0.1, part="p") for i in range(5)
+    ]
     part = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist(rows), part)
-    (tmp_path / "p.stats.json").write_text(json.dumps({"part_file": "raw/p.parquet", "rows_in": 47, "annotated": 45,
-                                                       "dropped": {"empty_query": 2}}))
+    (tmp_path / "p.stats.json").write_text(
+        json.dumps({"part_file": "raw/p.parquet", "rows_in": 47, "annotated": 45, "dropped": {"empty_query": 2}})
+    )
     outputs = {"examples": tmp_path / "e.parquet", "thresholds": tmp_path / "t.json", "stats": tmp_path / "s.json"}
     full = curate.merge({"curate": PARAMS}, {"parts": [part]}, outputs)
     assert full == json.loads((tmp_path / "s.json").read_text())
@@ -252,10 +326,30 @@ def test_cli_part_rejects_wrong_columns(tmp_path, capsys):
     raw = tmp_path / "raw.parquet"
     _write_raw(raw, [{"id": "1", "statement": "x"}])
     with pytest.raises(SchemaError, match="missing columns"):
-        curate.run_part({"text": TEXT, "curate": PARAMS}, {"raw": raw},
-                        {"part": tmp_path / "o.parquet", "stats": tmp_path / "s.json"})
-    assert cli_main(["curate", "part", "--params-json", part_params_json(), "--part", "x", "--raw", str(raw),
-                     "--out", str(tmp_path / "o.parquet"), "--stats", str(tmp_path / "s.json")]) == 1
+        curate.run_part(
+            {"text": TEXT, "curate": PARAMS},
+            {"raw": raw},
+            {"part": tmp_path / "o.parquet", "stats": tmp_path / "s.json"},
+        )
+    assert (
+        cli_main(
+            [
+                "curate",
+                "part",
+                "--params-json",
+                part_params_json(),
+                "--part",
+                "x",
+                "--raw",
+                str(raw),
+                "--out",
+                str(tmp_path / "o.parquet"),
+                "--stats",
+                str(tmp_path / "s.json"),
+            ]
+        )
+        == 1
+    )
     assert "missing columns" in capsys.readouterr().err
     assert not (tmp_path / "o.parquet").exists()
 
@@ -265,10 +359,21 @@ def test_cli_part_params_are_validated(tmp_path):
 
     raw = tmp_path / "raw.parquet"
     _write_raw(raw, [{"id": "1", "statement": "x"}])
-    base = ["curate", "part", "--part", "x", "--raw", str(raw), "--out", str(tmp_path / "o"),
-            "--stats", str(tmp_path / "s")]
-    bad_type = json.dumps({"text": TEXT, "curate": {"include_doc_title": "yes", "oracle_max_sentences": 5,
-                                                    "max_raw_per_part": 0}})
+    base = [
+        "curate",
+        "part",
+        "--part",
+        "x",
+        "--raw",
+        str(raw),
+        "--out",
+        str(tmp_path / "o"),
+        "--stats",
+        str(tmp_path / "s"),
+    ]
+    bad_type = json.dumps(
+        {"text": TEXT, "curate": {"include_doc_title": "yes", "oracle_max_sentences": 5, "max_raw_per_part": 0}}
+    )
     assert cli_main(base + ["--params-json", bad_type]) == 2
     unknown = json.dumps({"text": TEXT, "curate": {"include_doc_titel": True}})
     assert cli_main(base + ["--params-json", unknown]) == 2
@@ -279,8 +384,23 @@ def test_cli_merge_fails_clearly_when_nothing_survives_a(tmp_path, capsys):
 
     part = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist([synthetic(i, lemma_recall=0.1) for i in range(5)]), part)
-    rc = cli_main(["curate", "merge", "--params-json", json.dumps({"curate": PARAMS}), "--parts", str(part),
-                   "--out", str(tmp_path / "e.parquet"), "--thresholds", str(tmp_path / "t.json"),
-                   "--stats", str(tmp_path / "s.json"), "--metrics", str(tmp_path / "m.json")])
+    rc = cli_main(
+        [
+            "curate",
+            "merge",
+            "--params-json",
+            json.dumps({"curate": PARAMS}),
+            "--parts",
+            str(part),
+            "--out",
+            str(tmp_path / "e.parquet"),
+            "--thresholds",
+            str(tmp_path / "t.json"),
+            "--stats",
+            str(tmp_path / "s.json"),
+            "--metrics",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert rc == 1 and not (tmp_path / "e.parquet").exists()
     assert "no example survived filter (a)" in capsys.readouterr().err

@@ -13,21 +13,38 @@ from wikiref.rouge import official, parity
 from wikiref.stages.duc import baselines as db
 from wikiref.stages.duc import reader as duc
 
-REFS = [["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],
-        ["Tribes used casino income for schools and health care."]]
+REFS = [
+    ["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],
+    ["Tribes used casino income for schools and health care."],
+]
 
 
 def topic(num="D0601A", year=2006):
     return {
-        "year": year, "topic": num, "query": ["Indian tribes and casinos", "What are the effects of casinos on tribes?"],
-        "references": REFS, "reference_ids": ["A", "B"],
+        "year": year,
+        "topic": num,
+        "query": ["Indian tribes and casinos", "What are the effects of casinos on tribes?"],
+        "references": REFS,
+        "reference_ids": ["A", "B"],
         "documents": [
-            {"doc_id": "APW19990101.0001", "doc_date": "19990101",
-             "sentences": ["The weather was cold in January.", "Casinos brought jobs to Indian tribes.",
-                           "Schools were built with casino income."]},
-            {"doc_id": "NYT19990707.0002", "doc_date": "19990707",
-             "sentences": ["A new bridge opened downtown on Monday morning.", "Traffic was heavy.",
-                           "Officials praised the design of the bridge."]},
+            {
+                "doc_id": "APW19990101.0001",
+                "doc_date": "19990101",
+                "sentences": [
+                    "The weather was cold in January.",
+                    "Casinos brought jobs to Indian tribes.",
+                    "Schools were built with casino income.",
+                ],
+            },
+            {
+                "doc_id": "NYT19990707.0002",
+                "doc_date": "19990707",
+                "sentences": [
+                    "A new bridge opened downtown on Monday morning.",
+                    "Traffic was heavy.",
+                    "Officials praised the design of the bridge.",
+                ],
+            },
         ],
     }
 
@@ -80,11 +97,24 @@ def _write_year(path: Path, year: int, topics: list[dict]) -> None:
     rows = []
     for t in topics:
         for pos, d in enumerate(t["documents"]):
-            rows.append({"id": f"{year}/{t['topic']}/{d['doc_id']}", "year": year, "topic": t["topic"],
-                         "query": t["query"], "title": t["query"][0], "narrative": t["query"][1],
-                         "doc_id": d["doc_id"], "doc_date": d["doc_date"], "doc_position": pos, "doc_headline": "",
-                         "doc_sentences": d["sentences"], "sentence_targets": [0.0] * len(d["sentences"]),
-                         "references": ["\n".join(r) for r in t["references"]], "reference_ids": t["reference_ids"]})
+            rows.append(
+                {
+                    "id": f"{year}/{t['topic']}/{d['doc_id']}",
+                    "year": year,
+                    "topic": t["topic"],
+                    "query": t["query"],
+                    "title": t["query"][0],
+                    "narrative": t["query"][1],
+                    "doc_id": d["doc_id"],
+                    "doc_date": d["doc_date"],
+                    "doc_position": pos,
+                    "doc_headline": "",
+                    "doc_sentences": d["sentences"],
+                    "sentence_targets": [0.0] * len(d["sentences"]),
+                    "references": ["\n".join(r) for r in t["references"]],
+                    "reference_ids": t["reference_ids"],
+                }
+            )
     pd.DataFrame(rows).to_parquet(path)
 
 
@@ -105,8 +135,25 @@ def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path
     params = config.load_params(repo / "params.yaml")
     pj = config.job_params(params, *job_keys("duc", "baselines"))
     metrics, table, rouge_dir = tmp_path / "m.json", tmp_path / "t6", tmp_path / "rouge"
-    assert main(["duc", "baselines", "--params-json", pj, "--inputs", *map(str, year_files), "--metrics", str(metrics),
-                 "--table", str(table), "--rouge-dir", str(rouge_dir)]) == 0
+    assert (
+        main(
+            [
+                "duc",
+                "baselines",
+                "--params-json",
+                pj,
+                "--inputs",
+                *map(str, year_files),
+                "--metrics",
+                str(metrics),
+                "--table",
+                str(table),
+                "--rouge-dir",
+                str(rouge_dir),
+            ]
+        )
+        == 0
+    )
     m = json.loads(metrics.read_text())
     df = pd.read_csv(str(table) + ".csv")
     assert list(df.System) == ["LEAD", "QUERY-SIM", "ORACLE"]
@@ -119,8 +166,9 @@ def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path
         pytest.skip(f"ROUGE-1.5.5.pl cannot run here: {reason}")
     release = parity.prepare_perl_rouge(tmp_path / "perl")
     for system in ("lead", "query_sim", "oracle"):
-        out = parity.parse_report(parity.run_perl_rouge(release, rouge_dir / system / "2007" / "rouge.xml",
-                                                        official.DUC_FLAGS + " -a -d"))
+        out = parity.parse_report(
+            parity.run_perl_rouge(release, rouge_dir / system / "2007" / "rouge.xml", official.DUC_FLAGS + " -a -d")
+        )
         for measure in ("ROUGE-1", "ROUGE-2", "ROUGE-SU4"):
             ours = m["systems"][system]["2007"][measure]
             assert float(out["avg"][("1", measure, "R")][0]) == ours["R"]
@@ -146,8 +194,23 @@ def test_baselines_entry_point_and_a_year_without_topics(repo, tmp_path, year_fi
     pd.read_parquet(year_files[0]).iloc[:0].to_parquet(empty)
     with pytest.raises(stage.DucError, match="has no topics"):
         stage.baselines(job, {"years": [empty]}, outputs)
-    assert main(["duc", "baselines", "--params-json", json.dumps(job), "--inputs", str(empty),
-                 "--metrics", str(tmp_path / "m2.json"), "--table", str(tmp_path / "t62")]) == 1
+    assert (
+        main(
+            [
+                "duc",
+                "baselines",
+                "--params-json",
+                json.dumps(job),
+                "--inputs",
+                str(empty),
+                "--metrics",
+                str(tmp_path / "m2.json"),
+                "--table",
+                str(tmp_path / "t62"),
+            ]
+        )
+        == 1
+    )
     assert "has no topics" in capsys.readouterr().err and not (tmp_path / "m2.json").exists()
 
 

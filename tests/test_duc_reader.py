@@ -90,9 +90,11 @@ Money laundering by crime gangs crosses borders between several countries.
 
 def aquaint(docno: str, date: str, paragraphs: list[str]) -> str:
     body = "\n".join(f"<P>\n{p}\n</P>" for p in paragraphs)
-    return (f"<DOC>\n<DOCNO> {docno} </DOCNO>\n<DOCTYPE> NEWS STORY </DOCTYPE>\n<DATE_TIME> {date} 18:43 </DATE_TIME>\n"
-            f"<BODY>\n<HEADLINE>\nheadline of {docno}\n</HEADLINE>\n<TEXT>\n{body}\n</TEXT>\n</BODY>\n"
-            f"<TRAILER> AP-NY-07-07-99 1843EDT </TRAILER>\n</DOC>\n")
+    return (
+        f"<DOC>\n<DOCNO> {docno} </DOCNO>\n<DOCTYPE> NEWS STORY </DOCTYPE>\n<DATE_TIME> {date} 18:43 </DATE_TIME>\n"
+        f"<BODY>\n<HEADLINE>\nheadline of {docno}\n</HEADLINE>\n<TEXT>\n{body}\n</TEXT>\n</BODY>\n"
+        f"<TRAILER> AP-NY-07-07-99 1843EDT </TRAILER>\n</DOC>\n"
+    )
 
 
 def make_nist_tree(root: Path) -> Path:
@@ -104,31 +106,46 @@ def make_nist_tree(root: Path) -> Path:
     docs = y / "DUC2005_Summarization_Documents" / "duc2005_docs"
     (docs / "d301i" / "FT921-10225").write_text(FT_DOC)
     (docs / "d301i" / "LA010189-0001").write_text(LA_DOCS)  # a TREC file with two <DOC>s
-    (docs / "d307b" / "FT934-1").write_text(FT_DOC.replace("FT921-10225", "FT934-1").replace("920303", "931201")
-                                            .replace("Organized crime", "The dam project"))
+    (docs / "d307b" / "FT934-1").write_text(
+        FT_DOC.replace("FT921-10225", "FT934-1")
+        .replace("920303", "931201")
+        .replace("Organized crime", "The dam project")
+    )
     models = y / "results" / "ROUGE" / "models"
     models.mkdir(parents=True)
-    (models / "D301.M.250.I.A").write_text("Organized crime crosses borders between Italy, Colombia and Poland.\n"
-                                           "Gangs launder money and smuggle cars.\n")
+    (models / "D301.M.250.I.A").write_text(
+        "Organized crime crosses borders between Italy, Colombia and Poland.\nGangs launder money and smuggle cars.\n"
+    )
     (models / "D301.M.250.I.B").write_text("Crime gangs from Italy and Colombia expand into eastern Europe.\n")
     (models / "D301.M.100.I.A").write_text("a 100-word summary: not the 250-word task\n")
     (models / "D301.M.250.J.A").write_text("another assessor's topic\n")
     (models / "D307.M.250.B.C").write_text("Dams are planned; problems are floods and resettlement.\n")
-    for year, docs_sub, models_sub in ((2006, "DUC2006_Summarization_Documents/duc2006_docs", "NISTeval/ROUGE/models"),
-                                       (2007, "duc2007_testdocs/main", "mainEval/ROUGE/models")):
+    for year, docs_sub, models_sub in (
+        (2006, "DUC2006_Summarization_Documents/duc2006_docs", "NISTeval/ROUGE/models"),
+        (2007, "duc2007_testdocs/main", "mainEval/ROUGE/models"),
+    ):
         y = root / str(year)
         yy = str(year)[2:]
         (y / f"duc{year}_topics.sgml").parent.mkdir(parents=True, exist_ok=True)
         (y / f"duc{year}_topics.sgml").write_text(
             f"<topic>\n<num> D{yy}01A </num>\n<title> Indian tribes and casinos </title>\n<narr>\n"
-            "What are the effects of casinos on Indian tribes? Include economic and social effects.\n</narr>\n</topic>\n")
+            "What are the effects of casinos on Indian tribes? Include economic and social effects.\n</narr>\n</topic>\n"
+        )
         cdir = y / docs_sub / f"D{yy}01A"
         cdir.mkdir(parents=True)
-        (cdir / f"APW{year - 7}0707.0181").write_text(aquaint(f"APW{year - 7}0707.0181", f"{year - 7}-07-07", [
-            "Casinos brought jobs to many Indian tribes. Unemployment fell on the reservations.",
-            "Critics say gambling causes social problems."]))
-        (cdir / f"NYT{year - 7}0101.0001").write_text(aquaint(f"NYT{year - 7}0101.0001", f"{year - 7}-01-01", [
-            "The tribe opened its first casino in January."]))
+        (cdir / f"APW{year - 7}0707.0181").write_text(
+            aquaint(
+                f"APW{year - 7}0707.0181",
+                f"{year - 7}-07-07",
+                [
+                    "Casinos brought jobs to many Indian tribes. Unemployment fell on the reservations.",
+                    "Critics say gambling causes social problems.",
+                ],
+            )
+        )
+        (cdir / f"NYT{year - 7}0101.0001").write_text(
+            aquaint(f"NYT{year - 7}0101.0001", f"{year - 7}-01-01", ["The tribe opened its first casino in January."])
+        )
         m = y / models_sub
         m.mkdir(parents=True)
         (m / f"D{yy}01.M.250.A.A").write_text("Casinos gave Indian tribes jobs and money.\nSocial problems followed.\n")
@@ -156,16 +173,20 @@ def test_reads_duc2005_trec_files(nist_root):
     assert set(docs) == {"FT921-10225", "LA010189-0001", "LA050190-0042"}
     ft = docs["FT921-10225"]
     # <TEXT> without <P>: paragraphs at blank lines, wrapped lines joined, entities decoded
-    assert ft.paragraphs == ["Organized crime groups from Italy and Colombia are expanding into eastern Europe, police said.",
-                             "Drug trafficking & money laundering are the main activities of the gangs, which cross borders freely."]
+    assert ft.paragraphs == [
+        "Organized crime groups from Italy and Colombia are expanding into eastern Europe, police said.",
+        "Drug trafficking & money laundering are the main activities of the gangs, which cross borders freely.",
+    ]
     assert ft.date == "19920303" and ft.headline.startswith("FT 03 MAR 92")
     assert docs["LA010189-0001"].date == "19890101" and len(docs["LA010189-0001"].paragraphs) == 2
     assert docs["LA050190-0042"].date == "19900501"
     assert t.most_recent_document().docno == "FT921-10225"
     duc.split_sentences(topics, regex_splitter)
-    assert t.query == ["International Organized Crime",
-                       "Identify and describe types of organized crime that crosses borders or involves more than one country.",
-                       "Name the countries involved."]
+    assert t.query == [
+        "International Organized Crime",
+        "Identify and describe types of organized crime that crosses borders or involves more than one country.",
+        "Name the countries involved.",
+    ]
 
 
 @pytest.mark.parametrize("year", [2006, 2007])
@@ -211,7 +232,10 @@ def test_topic_rows_targets_are_pooled_rouge2_recall(nist_root):
     assert max(r["sentence_targets"]) > 0
     back = duc.rows_to_topics(rows)
     assert back[0]["topic"] == "d301i" and [d["doc_id"] for d in back[0]["documents"]] == [
-        "LA010189-0001", "LA050190-0042", "FT921-10225"]
+        "LA010189-0001",
+        "LA050190-0042",
+        "FT921-10225",
+    ]
 
 
 @pytest.mark.slow
@@ -222,8 +246,19 @@ def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist
     overlay.write_text(yaml.safe_dump({"duc": {"root": str(nist_root), "standin": False}}))
     work = tmp_path / "work"
     work.mkdir()
-    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--directory", str(work),
-           "--configfile", str(repo / "config/paper.yaml"), str(overlay), "--cores", "1", "duc_all"]
+    cmd = [
+        str(Path(sys.executable).parent / "snakemake"),
+        "-s",
+        str(repo / "Snakefile"),
+        "--directory",
+        str(work),
+        "--configfile",
+        str(repo / "config/paper.yaml"),
+        str(overlay),
+        "--cores",
+        "1",
+        "duc_all",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     df = pd.read_parquet(work / "data/duc/2005.parquet")

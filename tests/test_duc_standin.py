@@ -17,9 +17,11 @@ from wikiref.stages.duc import reader as duc
 from wikiref.stages.duc import stage
 from wikiref.stages.duc import standin as ds
 
-WORDS = ("river city council bridge election festival museum railway harbour market school stadium "
-         "mountain forest park library church castle airport hospital factory university theatre "
-         "population economy climate history culture government tourism agriculture industry").split()
+WORDS = (
+    "river city council bridge election festival museum railway harbour market school stadium "
+    "mountain forest park library church castle airport hospital factory university theatre "
+    "population economy climate history culture government tourism agriculture industry"
+).split()
 
 
 def _sentence(rng: random.Random, n: int) -> str:
@@ -38,16 +40,18 @@ def raw_examples(n_articles: int = 9, seed: int = 0) -> pd.DataFrame:
             url = f"http://example.org/{a}/{d}"
             doc_text = "\n".join(" ".join(_sentence(rng, rng.randint(6, 14)) for _ in range(3)) for _ in range(4))
             for k in range(rng.randint(1, 3)):
-                rows.append({
-                    "id": f"{a:02d}{d:02d}{k:02d}",
-                    "article": title,
-                    "query": [title, f"Section {d % 3}"] + ([f"Sub {k}"] if k == 2 else []),
-                    "statement": _sentence(rng, rng.randint(8, 30)),
-                    "url": url,
-                    "citation_type": "cite web",
-                    "doc_title": f"Page {a}-{d}",
-                    "doc_text": doc_text,
-                })
+                rows.append(
+                    {
+                        "id": f"{a:02d}{d:02d}{k:02d}",
+                        "article": title,
+                        "query": [title, f"Section {d % 3}"] + ([f"Sub {k}"] if k == 2 else []),
+                        "statement": _sentence(rng, rng.randint(8, 30)),
+                        "url": url,
+                        "citation_type": "cite web",
+                        "doc_title": f"Page {a}-{d}",
+                        "doc_text": doc_text,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -149,11 +153,26 @@ def test_prepare_and_baselines_on_the_standin(repo, tmp_path, raw_parquet):
     """standin -> prepare (spaCy sentences, targets) -> baselines (official ROUGE), each with its rule's params."""
     sizes = dict(clusters_per_year=2, docs_per_cluster=3, models_per_cluster=2)
     root = tmp_path / "duc-standin"
-    assert main(["duc", "standin", "--params-json", _params(repo, tmp_path, **sizes), "--raw", str(raw_parquet),
-                 "--out", str(root)]) == 0
+    assert (
+        main(
+            [
+                "duc",
+                "standin",
+                "--params-json",
+                _params(repo, tmp_path, **sizes),
+                "--raw",
+                str(raw_parquet),
+                "--out",
+                str(root),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "data" / "duc"
-    assert main(["duc", "prepare", "--params-json", _params(repo, tmp_path, "prepare", **sizes),
-                 "--out-dir", str(out)]) == 0
+    assert (
+        main(["duc", "prepare", "--params-json", _params(repo, tmp_path, "prepare", **sizes), "--out-dir", str(out)])
+        == 0
+    )
     df = pd.read_parquet(out / "2006.parquet")
     assert df.id.is_monotonic_increasing and set(df.year) == {2006}
     assert all(len(s) == len(t) > 0 for s, t in zip(df.doc_sentences, df.sentence_targets))
@@ -162,9 +181,23 @@ def test_prepare_and_baselines_on_the_standin(repo, tmp_path, raw_parquet):
     assert stats["standin"] is True and stats["topics"] == 2 and stats["root"] == str(root)
     metrics = tmp_path / "m.json"
     table = tmp_path / "t6"
-    assert main(["duc", "baselines", "--params-json", _params(repo, tmp_path, "baselines", **sizes),
-                 "--inputs", *[str(out / f"{y}.parquet") for y in (2005, 2006, 2007)],
-                 "--metrics", str(metrics), "--table", str(table)]) == 0
+    assert (
+        main(
+            [
+                "duc",
+                "baselines",
+                "--params-json",
+                _params(repo, tmp_path, "baselines", **sizes),
+                "--inputs",
+                *[str(out / f"{y}.parquet") for y in (2005, 2006, 2007)],
+                "--metrics",
+                str(metrics),
+                "--table",
+                str(table),
+            ]
+        )
+        == 0
+    )
     m = json.loads(metrics.read_text())
     assert m["standin"] is True and m["years"]["2005"]["topics"] == 2
     for system in ("lead", "query_sim", "oracle"):

@@ -33,8 +33,18 @@ def test_check_command_detects_staleness(repo, tmp_path):
 def test_registry_shape(repo):
     params = config.load_params(repo / "params.yaml")
     names = [s.name for s in stages(params)]
-    assert names == ["sample", "collect", "curate", "split", "oracle", "duc", "pretrain", "finetune",
-                     "ablations", "report"]
+    assert names == [
+        "sample",
+        "collect",
+        "curate",
+        "split",
+        "oracle",
+        "duc",
+        "pretrain",
+        "finetune",
+        "ablations",
+        "report",
+    ]
     doc = dvc_yaml_dict(params)
     schema_sections = set(config.load_schema()["properties"])
     for name, st in doc["stages"].items():
@@ -74,11 +84,14 @@ def test_code_deps_cover_every_module_a_stage_runs(repo, subprocess_env):
         deps = set(code_deps(st.name))
         assert f"src/wikiref/cli/{st.name}.py" in deps
         assert any(d.startswith(f"src/wikiref/stages/{st.name}") for d in deps), st.name
-        modules = [d[len("src/"):-len(".py")].replace("/", ".").removesuffix(".__init__")
-                   for d in deps if d.endswith(".py")]
-        code = ("import sys, importlib\n"
-                f"for m in {modules!r}: importlib.import_module(m)\n"
-                "print('\\n'.join(sorted(m for m in sys.modules if m == 'wikiref' or m.startswith('wikiref.'))))")
+        modules = [
+            d[len("src/") : -len(".py")].replace("/", ".").removesuffix(".__init__") for d in deps if d.endswith(".py")
+        ]
+        code = (
+            "import sys, importlib\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m == 'wikiref' or m.startswith('wikiref.'))))"
+        )
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env)
         assert res.returncode == 0, res.stderr[-2000:]
         loaded = set(res.stdout.split())
@@ -91,7 +104,9 @@ def test_import_scan_sees_lazy_imports(tmp_path):
     from wikiref.registry import _imported_modules
 
     src = "def f():\n    from wikiref.stages import curate\n    import wikiref.model.training as t\n"
-    assert {"wikiref.stages.curate", "wikiref.model.training", "wikiref.stages", "wikiref.model"} <= _imported_modules(src)
+    assert {"wikiref.stages.curate", "wikiref.model.training", "wikiref.stages", "wikiref.model"} <= _imported_modules(
+        src
+    )
 
 
 def _dvc() -> str | None:
@@ -116,7 +131,10 @@ def test_dvc_plans_every_stage_in_a_fresh_checkout(repo, tmp_path):
         if (repo / name).exists():
             shutil.copy(repo / name, tmp_path / name)
     env = dict(os.environ, PATH=os.path.dirname(_dvc()) + os.pathsep + os.environ.get("PATH", ""))
-    run = lambda *cmd: subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+
+    def run(*cmd):
+        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+
     assert run("git", "init", "-q").returncode == 0
     assert run(_dvc(), "init", "-q").returncode == 0
     for cmd in ([_dvc(), "dag"], [_dvc(), "status"], [_dvc(), "repro", "--dry", "--force"]):

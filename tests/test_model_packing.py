@@ -92,9 +92,27 @@ def test_packer_layout_segments_and_spans(tokenizer):
     assert len(windows) == 1
     w = windows[0]
     toks = tokenizer.convert_ids_to_tokens(w.input_ids)
-    assert toks == ["[CLS]", "[L1]", "marina", "beach", "[L2]", "incidents", "[SEP]",
-                    "[CLS]", "the", "beach", "flooded", ".", "[SEP]",
-                    "[CLS]", "shelters", "were", "built", ".", "[SEP]"]
+    assert toks == [
+        "[CLS]",
+        "[L1]",
+        "marina",
+        "beach",
+        "[L2]",
+        "incidents",
+        "[SEP]",
+        "[CLS]",
+        "the",
+        "beach",
+        "flooded",
+        ".",
+        "[SEP]",
+        "[CLS]",
+        "shelters",
+        "were",
+        "built",
+        ".",
+        "[SEP]",
+    ]
     assert w.token_type_ids == [0] * 7 + [1] * 12
     assert w.query_span == (1, 6)
     assert w.sentences == [0, 1]

@@ -15,7 +15,10 @@ from wikiref.model.encoders import MINILM, minilm_dir, resolve_source
 torch.set_num_threads(1)
 
 EXAMPLES = [
-    (["Marina Beach", "Incidents"], ["The beach flooded in 2004 .", "Shelters were built .", "Fishermen sleep on the sand ."]),
+    (
+        ["Marina Beach", "Incidents"],
+        ["The beach flooded in 2004 .", "Shelters were built .", "Fishermen sleep on the sand ."],
+    ),
     (["Ken Fields"], ["He announced a bid .", "His slogan mocks Trump ."]),
 ]
 
@@ -23,8 +26,11 @@ EXAMPLES = [
 @pytest.fixture(scope="module")
 def tiny():
     torch.manual_seed(0)
-    return build_scorer(ScorerConfig(encoder="tiny-random", pooling="query", head="classification",
-                                     max_length=24, stride=8, num_levels=4))
+    return build_scorer(
+        ScorerConfig(
+            encoder="tiny-random", pooling="query", head="classification", max_length=24, stride=8, num_levels=4
+        )
+    )
 
 
 def test_minilm_resolves_to_the_installed_package():
@@ -93,11 +99,15 @@ def test_score_sentences_one_probability_per_sentence(tiny):
 
 def test_heads_and_losses():
     torch.manual_seed(0)
-    reg, _ = build_scorer(ScorerConfig(encoder="tiny-random", head="regression", pooling="mean", max_length=32, stride=8))
+    reg, _ = build_scorer(
+        ScorerConfig(encoder="tiny-random", head="regression", pooling="mean", max_length=32, stride=8)
+    )
     out = torch.tensor([0.5, -1.0])
     assert torch.equal(reg.to_scores(out), out)
     assert float(reg.loss(out, torch.tensor([0.5, 0.0]))) == pytest.approx(0.5)
-    clf, _ = build_scorer(ScorerConfig(encoder="tiny-random", head="classification", pooling="max", max_length=32, stride=8))
+    clf, _ = build_scorer(
+        ScorerConfig(encoder="tiny-random", head="classification", pooling="max", max_length=32, stride=8)
+    )
     assert float(clf.loss(torch.tensor([0.0]), torch.tensor([1.0]))) == pytest.approx(np.log(2))
     assert float(clf.to_scores(torch.tensor([0.0]))) == 0.5
 
@@ -137,7 +147,7 @@ def test_random_init_differs_from_pretrained_minilm():
     from safetensors import safe_open
 
     with safe_open(str(minilm_dir() / "model.safetensors"), "pt") as f:
-        key = next(k for k in f.keys() if k.endswith("layer.0.attention.self.query.weight"))
+        key = next(k for k in f.keys() if k.endswith("layer.0.attention.self.query.weight"))  # noqa: SIM118 (a safetensors handle, not a dict)
         torch.testing.assert_close(f.get_tensor(key), w_pre.detach())
     # "random:<name>" is the same as init: random
     assert ScorerConfig(encoder="random:" + MINILM).random_init

@@ -80,7 +80,9 @@ def test_boundary_bigram_counts_like_the_joined_string():
     # that neither sentence has alone.
     sents = ["new york", "nothing here", "city hall"]
     ref = "new york city"
-    assert greedy_oracle(sents, ref, metric="rouge2_recall") == greedy_oracle_reference(sents, ref, metric="rouge2_recall")
+    assert greedy_oracle(sents, ref, metric="rouge2_recall") == greedy_oracle_reference(
+        sents, ref, metric="rouge2_recall"
+    )
     assert greedy_oracle(sents, ref, metric="rouge2_recall") == ([0, 2], 1.0)
 
 
@@ -120,16 +122,41 @@ def test_oracle_cli_writes_the_contract_columns(tmp_path, cloze_examples):
     split_dir = tmp_path / "split"
     split_dir.mkdir()
     for k, name in enumerate(["train", "dev", "test"]):
-        rows = [{"id": f"{name}{i:02d}", "query": ex["topics"], "doc_sentences": ex["document"], "statement": ex["cloze"],
-                 "article": ex["topics"][0]} for i, ex in enumerate(cloze_examples[k::3])]
+        rows = [
+            {
+                "id": f"{name}{i:02d}",
+                "query": ex["topics"],
+                "doc_sentences": ex["document"],
+                "statement": ex["cloze"],
+                "article": ex["topics"][0],
+            }
+            for i, ex in enumerate(cloze_examples[k::3])
+        ]
         pq.write_table(pa.Table.from_pylist(rows[::-1]), split_dir / f"{name}.parquet")
     pj = json.dumps({"oracle": {"label_metric": "rouge2_f1", "score_metric": "rouge2_f1"}})
     outs = {}
     for threads in (1, 2):
         out = tmp_path / f"oracle{threads}"
-        assert cli_main(["oracle", "--params-json", pj, "--split-dir", str(split_dir), "--out-dir", str(out),
-                         "--metrics", str(tmp_path / f"m{threads}.json"), "--threads", str(threads),
-                         "--batch-rows", "20000" if threads == 1 else "3"]) == 0
+        assert (
+            cli_main(
+                [
+                    "oracle",
+                    "--params-json",
+                    pj,
+                    "--split-dir",
+                    str(split_dir),
+                    "--out-dir",
+                    str(out),
+                    "--metrics",
+                    str(tmp_path / f"m{threads}.json"),
+                    "--threads",
+                    str(threads),
+                    "--batch-rows",
+                    "20000" if threads == 1 else "3",
+                ]
+            )
+            == 0
+        )
         outs[threads] = out
     for name in ("train", "dev", "test"):
         a = (outs[1] / f"{name}.parquet").read_bytes()
@@ -153,9 +180,11 @@ def test_prebuilt_references_are_reused():
     refs = fast.References(["the city was new", "new york city grew"])
     sents = ["new york city", "the city was", "unrelated words"]
     assert sentence_scores(sents, refs, metric="rouge2_recall") == sentence_scores(
-        sents, ["the city was new", "new york city grew"], metric="rouge2_recall")
+        sents, ["the city was new", "new york city grew"], metric="rouge2_recall"
+    )
     assert greedy_oracle(sents, refs, metric="rouge2_recall") == greedy_oracle(
-        sents, ["the city was new", "new york city grew"], metric="rouge2_recall")
+        sents, ["the city was new", "new york city grew"], metric="rouge2_recall"
+    )
 
 
 def test_oracle_records_parallel_equals_serial(cloze_examples):
@@ -179,15 +208,23 @@ def test_run_entry_point_and_bad_input(tmp_path, cloze_examples, capsys):
     from wikiref.stages import oracle
 
     params = {"oracle": {"label_metric": "rouge2_f1", "score_metric": "rouge2_f1"}}
-    rows = [{"id": f"e{i:02d}", "query": ex["topics"], "doc_sentences": ex["document"], "statement": ex["cloze"]}
-            for i, ex in enumerate(cloze_examples[:6])]
+    rows = [
+        {"id": f"e{i:02d}", "query": ex["topics"], "doc_sentences": ex["document"], "statement": ex["cloze"]}
+        for i, ex in enumerate(cloze_examples[:6])
+    ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "dev.parquet")
-    pq.write_table(pa.Table.from_pylist(rows[:0], schema=pa.schema([(f.name, f.type) for f in ORACLE][:4])),
-                   tmp_path / "test.parquet")
-    outputs = {"dev": tmp_path / "out" / "dev.parquet", "test": tmp_path / "out" / "test.parquet",
-               "metrics": tmp_path / "m.json"}
-    metrics = oracle.run(params, {"dev": tmp_path / "dev.parquet", "test": tmp_path / "test.parquet"}, outputs,
-                         batch_rows=4)
+    pq.write_table(
+        pa.Table.from_pylist(rows[:0], schema=pa.schema([(f.name, f.type) for f in ORACLE][:4])),
+        tmp_path / "test.parquet",
+    )
+    outputs = {
+        "dev": tmp_path / "out" / "dev.parquet",
+        "test": tmp_path / "out" / "test.parquet",
+        "metrics": tmp_path / "m.json",
+    }
+    metrics = oracle.run(
+        params, {"dev": tmp_path / "dev.parquet", "test": tmp_path / "test.parquet"}, outputs, batch_rows=4
+    )
     assert metrics == json.loads((tmp_path / "m.json").read_text())
     assert metrics["splits"]["dev"]["examples"] == 6 and metrics["splits"]["test"]["examples"] == 0
     dev = pq.read_table(outputs["dev"])
@@ -195,11 +232,31 @@ def test_run_entry_point_and_bad_input(tmp_path, cloze_examples, capsys):
     empty = pq.read_table(outputs["test"])
     assert empty.num_rows == 0 and empty.schema.equals(ORACLE)  # an empty split still has the contract's columns
     # a split table without doc_sentences: a clear error, not a traceback
-    pq.write_table(pa.Table.from_pylist([{k: v for k, v in r.items() if k != "doc_sentences"} for r in rows]),
-                   tmp_path / "dev.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{k: v for k, v in r.items() if k != "doc_sentences"} for r in rows]),
+        tmp_path / "dev.parquet",
+    )
     with pytest.raises(SchemaError, match="doc_sentences"):
-        oracle.run(params, {"dev": tmp_path / "dev.parquet"}, {"dev": tmp_path / "x.parquet", "metrics": tmp_path / "x"})
-    assert cli_main(["oracle", "--params-json", json.dumps(params), "--split-dir", str(tmp_path), "--splits", "dev",
-                     "--out-dir", str(tmp_path / "out2"), "--metrics", str(tmp_path / "m2.json")]) == 1
+        oracle.run(
+            params, {"dev": tmp_path / "dev.parquet"}, {"dev": tmp_path / "x.parquet", "metrics": tmp_path / "x"}
+        )
+    assert (
+        cli_main(
+            [
+                "oracle",
+                "--params-json",
+                json.dumps(params),
+                "--split-dir",
+                str(tmp_path),
+                "--splits",
+                "dev",
+                "--out-dir",
+                str(tmp_path / "out2"),
+                "--metrics",
+                str(tmp_path / "m2.json"),
+            ]
+        )
+        == 1
+    )
     assert "missing columns ['doc_sentences']" in capsys.readouterr().err
     assert not (tmp_path / "out2").exists()

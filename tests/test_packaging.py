@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 
@@ -24,12 +24,18 @@ def test_environment_yml_mirrors_pyproject(repo):
     env = yaml.safe_load((repo / "environment.yml").read_text())
     pip_block = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     mirrored = {_norm(s) for s in pip_block if not s.startswith("-e")}
-    assert declared == mirrored, f"only in pyproject: {declared - mirrored}; only in environment.yml: {mirrored - declared}"
+    assert declared == mirrored, (
+        f"only in pyproject: {declared - mirrored}; only in environment.yml: {mirrored - declared}"
+    )
     assert any(s.startswith("-e .") for s in pip_block)
 
 
 def test_cpu_constraint_pins_torch(repo):
-    lines = [l.strip() for l in (repo / "constraints/cpu.txt").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in (repo / "constraints/cpu.txt").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert "torch==2.13.0" in lines
     project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
     torch = next(Requirement(d) for d in project["dependencies"] if d.startswith("torch"))

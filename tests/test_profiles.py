@@ -12,7 +12,9 @@ import yaml
 
 from wikiref import config
 
-PROFILES = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "workflow" / "profiles").glob("*/config.yaml"))
+PROFILES = sorted(
+    p.parent for p in (Path(__file__).resolve().parents[1] / "workflow" / "profiles").glob("*/config.yaml")
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +22,14 @@ def rule_names(repo, subprocess_env, tmp_path_factory) -> set[str]:
     """Every rule of the workflow under any params profile (some rules exist only in some profiles)."""
     names: set[str] = set()
     for overlay in (None, "config/tiny.yaml", "config/paper.yaml"):
-        cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--list-rules",
-               "--directory", str(tmp_path_factory.mktemp("rules"))]
+        cmd = [
+            str(Path(sys.executable).parent / "snakemake"),
+            "-s",
+            str(repo / "Snakefile"),
+            "--list-rules",
+            "--directory",
+            str(tmp_path_factory.mktemp("rules")),
+        ]
         if overlay:
             cmd += ["--configfile", str(repo / overlay)]
         res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=300)
@@ -64,7 +72,9 @@ def test_gpu_resource_comes_from_params(device, expected):
 
 def test_gpu_resource_never_probes_the_submitting_host(subprocess_env):
     """Deciding the resource must not import torch (i.e. look at the GPUs of the machine parsing the DAG)."""
-    code = ("import sys; from wikiref.config import gpu_resource; gpu_resource({'model': {'device': 'auto'}}); "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys; from wikiref.config import gpu_resource; gpu_resource({'model': {'device': 'auto'}}); "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env)
     assert res.returncode == 0, res.stderr

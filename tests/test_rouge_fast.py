@@ -16,10 +16,52 @@ from wikiref.rouge import fast
 # Words chosen so that random texts overlap a lot, share Porter stems ("running"/"runs"/"run"),
 # mix case, digits, punctuation and non-ASCII characters (which the tokenizer turns into separators).
 WORDS = [
-    "the", "a", "of", "run", "runs", "running", "Runner", "city", "cities", "New", "York", "new", "york",
-    "1999", "2016", "U.S.", "don't", "co-operation", "généralement", "naïve", "İstanbul", "Ωmega", "x",
-    "is", "was", "be", "been", "connect", "connected", "connection", "generously", "—", ",", ".", "(", ")",
-    "\"", "'s", "K", "ſ", "data-driven", "e-mail", "3.5%", "  ", "\n", "\t",
+    "the",
+    "a",
+    "of",
+    "run",
+    "runs",
+    "running",
+    "Runner",
+    "city",
+    "cities",
+    "New",
+    "York",
+    "new",
+    "york",
+    "1999",
+    "2016",
+    "U.S.",
+    "don't",
+    "co-operation",
+    "généralement",
+    "naïve",
+    "İstanbul",
+    "Ωmega",
+    "x",
+    "is",
+    "was",
+    "be",
+    "been",
+    "connect",
+    "connected",
+    "connection",
+    "generously",
+    "—",
+    ",",
+    ".",
+    "(",
+    ")",
+    '"',
+    "'s",
+    "K",
+    "ſ",
+    "data-driven",
+    "e-mail",
+    "3.5%",
+    "  ",
+    "\n",
+    "\t",
 ]
 
 SCORER = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
@@ -76,7 +118,9 @@ def test_real_text_exactly_equal(cloze_examples):
                 assert tuple(fast.SentenceSetRouge(sents, ref, t).score(subset)) == tuple(expected[t])
             n += 1
         # the whole document the other way round (long reference, short candidate)
-        assert fast.score(" ".join(sents), ref) == {t: fast.Score(*v) for t, v in SCORER.score(" ".join(sents), ref).items()}
+        assert fast.score(" ".join(sents), ref) == {
+            t: fast.Score(*v) for t, v in SCORER.score(" ".join(sents), ref).items()
+        }
     assert n == 8 * len(cloze_examples)
 
 

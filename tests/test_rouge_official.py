@@ -15,12 +15,32 @@ from wikiref.rouge.official.text import _Vocab
 def test_porter_stemmer_known_words():
     # Porter (1980) examples plus the script's step-4 change (-ement before -ment/-ent).
     cases = {
-        "caresses": "caress", "ponies": "poni", "cats": "cat", "feed": "feed", "agreed": "agre",
-        "plastered": "plaster", "motoring": "motor", "hopping": "hop", "filing": "file",
-        "happy": "happi", "relational": "relat", "conditional": "condit", "digitizer": "digit",
-        "generalization": "gener", "hopefulness": "hope", "electrical": "electr", "adjustment": "adjust",
-        "replacement": "replac", "dependent": "depend", "adoption": "adopt", "controll": "control",
-        "roll": "roll", "yelling": "yell", "youth": "youth", "ski": "ski", "sky": "sky",
+        "caresses": "caress",
+        "ponies": "poni",
+        "cats": "cat",
+        "feed": "feed",
+        "agreed": "agre",
+        "plastered": "plaster",
+        "motoring": "motor",
+        "hopping": "hop",
+        "filing": "file",
+        "happy": "happi",
+        "relational": "relat",
+        "conditional": "condit",
+        "digitizer": "digit",
+        "generalization": "gener",
+        "hopefulness": "hope",
+        "electrical": "electr",
+        "adjustment": "adjust",
+        "replacement": "replac",
+        "dependent": "depend",
+        "adoption": "adopt",
+        "controll": "control",
+        "roll": "roll",
+        "yelling": "yell",
+        "youth": "youth",
+        "ski": "ski",
+        "sky": "sky",
     }
     for word, stem in cases.items():
         assert o.porter_stem(word) == stem, word
@@ -129,9 +149,11 @@ def test_config_and_cli(tmp_path, capsys):
     )
     assert main(["rouge155", "-n", "2", "-m", "-2", "4", "-u", "-r", "10", "-d", str(cfg), "1"]) == 0
     out = capsys.readouterr().out.splitlines()
-    expected = o.score(["the cat sat", "on a mat"],
-                       [["The cat sat on the mat.", "It was happy."], ["A cat was sitting on a mat."]],
-                       flags="-n 2 -m -2 4 -u")
+    expected = o.score(
+        ["the cat sat", "on a mat"],
+        [["The cat sat on the mat.", "It was happy."], ["A cat was sitting on a mat."]],
+        flags="-n 2 -m -2 4 -u",
+    )
     line = next(ln for ln in out if ln.startswith("1 ROUGE-2 Eval D1.1 "))
     assert line == "1 ROUGE-2 Eval D1.1 R:{R:.5f} P:{P:.5f} F:{F:.5f}".format(**expected["ROUGE-2"])
     assert [ln.split()[1] for ln in out if "Average_R" in ln] == ["ROUGE-1", "ROUGE-2", "ROUGE-L", "ROUGE-SU4"]

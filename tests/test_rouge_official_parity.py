@@ -62,9 +62,17 @@ def perl_release(tmp_path_factory):
 def test_exception_table_equals_the_script_database(perl_release):
     db = perl_release / "data" / "WordNet-2.0.exc.db"
     dump = subprocess.run(
-        ["perl", "-MDB_File", "-e",
-         'tie %h,"DB_File",$ARGV[0],O_RDONLY,0440,$DB_HASH or die; print "$_\\t$h{$_}\\n" for sort keys %h', str(db)],
-        capture_output=True, text=True, check=True).stdout
+        [
+            "perl",
+            "-MDB_File",
+            "-e",
+            'tie %h,"DB_File",$ARGV[0],O_RDONLY,0440,$DB_HASH or die; print "$_\\t$h{$_}\\n" for sort keys %h',
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     table = dict(line.split("\t", 1) for line in dump.splitlines())
     assert table == o.load_exceptions()
 
@@ -72,17 +80,25 @@ def test_exception_table_equals_the_script_database(perl_release):
 def test_stemmer_equals_the_script_on_many_words(perl_release):
     src = (perl_release / "ROUGE-1.5.5.pl").read_text(encoding="latin-1")
     # run the script's own stem/MorphStem subroutines (taken from the installed script at test time)
-    harness = ("use DB_File; tie %exceptiondb,'DB_File',$ARGV[0],O_RDONLY,0440,$DB_HASH or die;\n"
-               + src[src.index("local %step2list;"):] + "\n"
-               + src[src.index("sub MorphStem {"):src.index("sub createNGram {")]
-               + '\n&initialise(); while(<STDIN>){chomp; print $_,"\\t",&MorphStem($_),"\\t",stem($_),"\\n";}\n')
+    harness = (
+        "use DB_File; tie %exceptiondb,'DB_File',$ARGV[0],O_RDONLY,0440,$DB_HASH or die;\n"
+        + src[src.index("local %step2list;") :]
+        + "\n"
+        + src[src.index("sub MorphStem {") : src.index("sub createNGram {")]
+        + '\n&initialise(); while(<STDIN>){chomp; print $_,"\\t",&MorphStem($_),"\\t",stem($_),"\\n";}\n'
+    )
     words = set(o.load_exceptions()) | {w.lower() for w in WORDS}
     rng = random.Random(7)
     letters = "aeiouybcdlmnrstgyz"
     words |= {"".join(rng.choice(letters) for _ in range(rng.randint(4, 12))) for _ in range(15000)}
     words = sorted(w for w in words if w.isalnum() and w.isascii() and len(w) > 3)
-    out = subprocess.run(["perl", "-e", harness, str(perl_release / "data" / "WordNet-2.0.exc.db")],
-                         input="\n".join(words) + "\n", capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["perl", "-e", harness, str(perl_release / "data" / "WordNet-2.0.exc.db")],
+        input="\n".join(words) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     stemmer = o.Stemmer(o.load_exceptions())
     rows = [line.split("\t") for line in out.splitlines()]
     assert len(rows) == len(words)
@@ -161,13 +177,17 @@ def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
     xml = ['<ROUGE_EVAL version="1.55">']
     for e in range(3):
         for role in ("P", "A", "B"):
-            text = "".join(f'<S SNTNO="{i}">{s.replace("<", " ")}</S>\n'
-                           for i, s in enumerate(random_summary(rng, True), 1))
+            text = "".join(
+                f'<S SNTNO="{i}">{s.replace("<", " ")}</S>\n' for i, s in enumerate(random_summary(rng, True), 1)
+            )
             (isi / role).mkdir(parents=True, exist_ok=True)
             (isi / role / f"D{e}").write_text("<DOC>\n" + text + "</DOC>\n", encoding="utf-8")
-        xml += [f'<EVAL ID="D{e}"><PEER-ROOT>{isi / "P"}</PEER-ROOT><MODEL-ROOT>{isi}</MODEL-ROOT>',
-                '<INPUT-FORMAT TYPE="ISI"></INPUT-FORMAT>', f'<PEERS><P ID="1">D{e}</P></PEERS>',
-                f'<MODELS><M ID="A">A/D{e}</M><M ID="B">B/D{e}</M></MODELS></EVAL>']
+        xml += [
+            f'<EVAL ID="D{e}"><PEER-ROOT>{isi / "P"}</PEER-ROOT><MODEL-ROOT>{isi}</MODEL-ROOT>',
+            '<INPUT-FORMAT TYPE="ISI"></INPUT-FORMAT>',
+            f'<PEERS><P ID="1">D{e}</P></PEERS>',
+            f'<MODELS><M ID="A">A/D{e}</M><M ID="B">B/D{e}</M></MODELS></EVAL>',
+        ]
     cfg = tmp_path / "isi.xml"
     cfg.write_text("\n".join(xml + ["</ROUGE_EVAL>"]) + "\n")
     assert_same(run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -a -d"), python_report(cfg, o.DUC_FLAGS + " -a -d"))

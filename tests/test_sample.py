@@ -140,11 +140,25 @@ def test_build_standins_recipe():
     assert pages[0].paragraphs == ["First A paragraph one two three four.", "Third A paragraph five six seven."]
     big = build_standins([(1, art)], target_tokens=1000)[0]
     assert "Cited A paragraph." not in big.paragraphs and "Also cites it." not in big.paragraphs
-    assert big.paragraphs == ["Lead paragraph words here.", "First A paragraph one two three four.",
-                              "Third A paragraph five six seven.", "B paragraph eight nine ten eleven.",
-                              "C paragraph twelve thirteen."]
-    html = standin_html(Standin(url="http://x.org/<1>", title="T & U", article="Art", page_id=1, sections=["Art > A"],
-                                paragraphs=["a < b"], tokens=3, citing_statements=1)).decode()
+    assert big.paragraphs == [
+        "Lead paragraph words here.",
+        "First A paragraph one two three four.",
+        "Third A paragraph five six seven.",
+        "B paragraph eight nine ten eleven.",
+        "C paragraph twelve thirteen.",
+    ]
+    html = standin_html(
+        Standin(
+            url="http://x.org/<1>",
+            title="T & U",
+            article="Art",
+            page_id=1,
+            sections=["Art > A"],
+            paragraphs=["a < b"],
+            tokens=3,
+            citing_statements=1,
+        )
+    ).decode()
     assert "<title>T &amp; U</title>" in html and "<p>a &lt; b</p>" in html
 
 

@@ -47,8 +47,10 @@ def test_no_document_in_two_splits(seed, n, frac):
     rng = random.Random(seed)
     ids, keys, hashes = _random_docs(rng, n, n_urls=max(2, n // 2), n_bodies=max(2, n // 2))
     assignment = split.assign_splits(ids, keys, hashes, dev=frac, test=frac, seed=seed)
-    assert split.overlap_report(assignment, keys, hashes) == {"doc_key_in_several_splits": 0,
-                                                              "doc_hash_in_several_splits": 0}
+    assert split.overlap_report(assignment, keys, hashes) == {
+        "doc_key_in_several_splits": 0,
+        "doc_hash_in_several_splits": 0,
+    }
     sizes = split.split_sizes(assignment)
     assert sum(sizes.values()) == n
     assert sizes["dev"] <= split.resolve_size(frac, n) and sizes["test"] <= split.resolve_size(frac, n)
@@ -63,8 +65,9 @@ def test_sizes_exact_with_small_groups_and_deterministic():
     # same seed, examples in another order -> the same split per example
     order = list(range(len(ids)))
     random.Random(2).shuffle(order)
-    b = split.assign_splits([ids[i] for i in order], [keys[i] for i in order], [hashes[i] for i in order],
-                            dev=120, test=150, seed=13)
+    b = split.assign_splits(
+        [ids[i] for i in order], [keys[i] for i in order], [hashes[i] for i in order], dev=120, test=150, seed=13
+    )
     assert [b[order.index(i)] for i in range(len(ids))] == a
     c = split.assign_splits(ids, keys, hashes, dev=120, test=150, seed=14)
     assert c != a
@@ -83,18 +86,32 @@ def _curated_table(n=60):
     rng = random.Random(5)
     rows = []
     for i in range(n):
-        rows.append({
-            "id": f"e{i:03d}", "article": f"Article {i % 17}", "query": [f"Article {i % 17}", "History"],
-            "statement": "s", "doc_sentences": ["a.", "b."], "summary_sentences": ["s"],
-            "doc_key": f"site/{i // 3}", "doc_hash": f"{i}", "doc_tokens": rng.randint(200, 600),
-            "doc_sents": rng.randint(9, 33), "summary_tokens": rng.randint(14, 75), "summary_sents": rng.randint(1, 3),
-            "query_depth": 2, "query_tokens": rng.randint(3, 13),
-        })
+        rows.append(
+            {
+                "id": f"e{i:03d}",
+                "article": f"Article {i % 17}",
+                "query": [f"Article {i % 17}", "History"],
+                "statement": "s",
+                "doc_sentences": ["a.", "b."],
+                "summary_sentences": ["s"],
+                "doc_key": f"site/{i // 3}",
+                "doc_hash": f"{i}",
+                "doc_tokens": rng.randint(200, 600),
+                "doc_sents": rng.randint(9, 33),
+                "summary_tokens": rng.randint(14, 75),
+                "summary_sents": rng.randint(1, 3),
+                "query_depth": 2,
+                "query_tokens": rng.randint(3, 13),
+            }
+        )
     return pa.Table.from_pylist(rows)
 
 
-PARAMS = {"profile": {"name": "sample", "standin": True, "description": "x"}, "seed": 13,
-          "split": {"dev": 0.2, "test": 0.2}}
+PARAMS = {
+    "profile": {"name": "sample", "standin": True, "description": "x"},
+    "seed": 13,
+    "split": {"dev": 0.2, "test": 0.2},
+}
 
 
 def test_cli_writes_splits_and_tables(tmp_path):
@@ -102,9 +119,23 @@ def test_cli_writes_splits_and_tables(tmp_path):
     table = _curated_table()
     pq.write_table(table, curated)
     pj = config.job_params(PARAMS, *job_keys("split", "run"))
-    rc = cli_main(["split", "--params-json", pj, "--curated", str(curated), "--out-dir", str(tmp_path / "split"),
-                   "--table1", str(tmp_path / "tables" / "t1"), "--table2", str(tmp_path / "tables" / "t2"),
-                   "--metrics", str(tmp_path / "split.json")])
+    rc = cli_main(
+        [
+            "split",
+            "--params-json",
+            pj,
+            "--curated",
+            str(curated),
+            "--out-dir",
+            str(tmp_path / "split"),
+            "--table1",
+            str(tmp_path / "tables" / "t1"),
+            "--table2",
+            str(tmp_path / "tables" / "t2"),
+            "--metrics",
+            str(tmp_path / "split.json"),
+        ]
+    )
     assert rc == 0
     parts = {s: pq.read_table(tmp_path / "split" / f"{s}.parquet") for s in split.SPLITS}
     ids = {s: set(t.column("id").to_pylist()) for s, t in parts.items()}
@@ -117,8 +148,16 @@ def test_cli_writes_splits_and_tables(tmp_path):
 
     t1 = (tmp_path / "tables" / "t1.csv").read_text().splitlines()
     assert t1[0] == "Statistic,Train,Dev,Test"
-    assert [line.split(",")[0] for line in t1[1:]] == ["Total Examples", "Wiki Articles", "Document Tokens", "Document Sents",
-                                                  "Summary Tokens", "Summary Sents", "Query Depth", "Query Tokens"]
+    assert [line.split(",")[0] for line in t1[1:]] == [
+        "Total Examples",
+        "Wiki Articles",
+        "Document Tokens",
+        "Document Sents",
+        "Summary Tokens",
+        "Summary Sents",
+        "Query Depth",
+        "Query Tokens",
+    ]
     assert t1[1] == "Total Examples,36,12,12"
     t2 = (tmp_path / "tables" / "t2.csv").read_text().splitlines()
     assert t2[0] == "Statistic,5,20,40,50,60,80,95"
@@ -151,8 +190,18 @@ def test_run_writes_the_layout_outputs(tmp_path, monkeypatch):
 def test_bad_input_is_a_clear_error(tmp_path, capsys):
     curated = tmp_path / "examples.parquet"
     pq.write_table(_curated_table(n=4), curated)
-    args = ["--curated", str(curated), "--out-dir", str(tmp_path / "split"), "--table1", str(tmp_path / "t1"),
-            "--table2", str(tmp_path / "t2"), "--metrics", str(tmp_path / "m.json")]
+    args = [
+        "--curated",
+        str(curated),
+        "--out-dir",
+        str(tmp_path / "split"),
+        "--table1",
+        str(tmp_path / "t1"),
+        "--table2",
+        str(tmp_path / "t2"),
+        "--metrics",
+        str(tmp_path / "m.json"),
+    ]
     too_big = dict(PARAMS, split={"dev": 3, "test": 3})
     assert cli_main(["split", "--params-json", json.dumps(too_big), *args]) == 1
     assert "exceed the 4 curated examples" in capsys.readouterr().err

@@ -15,8 +15,9 @@ torch.set_num_threads(1)
 
 def _model(seed=0, pooling="query"):
     torch.manual_seed(seed)
-    return build_scorer(ScorerConfig(encoder="tiny-random", pooling=pooling, head="regression", max_length=48,
-                                     stride=16, num_levels=4))
+    return build_scorer(
+        ScorerConfig(encoder="tiny-random", pooling=pooling, head="regression", max_length=48, stride=16, num_levels=4)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -28,13 +29,23 @@ def data():
 
 def _settings(**kw):
     # A high learning rate and weight decay: every unfrozen entry moves visibly.
-    base = dict(epochs=1, batch_size=4, lr=5e-3, weight_decay=0.1, seed=3, progress=False, device="cpu",
-                bucket_batches=2, max_grad_norm=1.0)
+    base = dict(
+        epochs=1,
+        batch_size=4,
+        lr=5e-3,
+        weight_decay=0.1,
+        seed=3,
+        progress=False,
+        device="cpu",
+        bucket_batches=2,
+        max_grad_norm=1.0,
+    )
     base.update(kw)
     return TrainSettings(**base)
 
 
 # --------------------------------------------------------------------------- pure functions
+
 
 def test_keep_count():
     assert subnet.keep_count(100, 0.1) == 10
@@ -90,6 +101,7 @@ def test_masks_round_trip(tmp_path):
 
 # --------------------------------------------------------------------------- freezing under AdamW
 
+
 def _snapshot(model):
     return {n: p.detach().clone() for n, p in model.named_parameters()}
 
@@ -107,8 +119,9 @@ def test_masked_entries_do_not_move_under_adamw_with_weight_decay(tmp_path, data
         moved_trainable += int((after[name][m] != before[name][m]).sum())
     assert moved_trainable > 0.5 * sum(int(m.sum()) for m in masks.values())
     # Embeddings, pooling and head are fully trainable and did learn.
-    assert not torch.equal(after["encoder.embeddings.word_embeddings.weight"],
-                           before["encoder.embeddings.word_embeddings.weight"])
+    assert not torch.equal(
+        after["encoder.embeddings.word_embeddings.weight"], before["encoder.embeddings.word_embeddings.weight"]
+    )
     assert not torch.equal(after["head.weight"], before["head.weight"])
     assert not torch.equal(after["pooler.w_q"], before["pooler.w_q"])
     # The saved best checkpoint has the same frozen entries.
@@ -133,11 +146,23 @@ def test_gradient_masking_alone_is_not_enough_with_weight_decay(tmp_path, data):
 
 # --------------------------------------------------------------------------- Zhu & Gupta schedule
 
+
 def test_cubic_schedule_hand_checked():
     s = subnet.PruningSchedule(final_sparsity=0.9, begin_step=10, n_steps=4, frequency=5)
     # s_t = 0.9 + (0 - 0.9) (1 - k/4)^3 at t = 10 + 5k
-    expected = {0: 0.0, 9: 0.0, 10: 0.0, 14: 0.0, 15: 0.5203125, 17: 0.5203125, 20: 0.7875, 25: 0.8859375,
-                30: 0.9, 31: 0.9, 1000: 0.9}
+    expected = {
+        0: 0.0,
+        9: 0.0,
+        10: 0.0,
+        14: 0.0,
+        15: 0.5203125,
+        17: 0.5203125,
+        20: 0.7875,
+        25: 0.8859375,
+        30: 0.9,
+        31: 0.9,
+        1000: 0.9,
+    }
     for t, v in expected.items():
         assert s.sparsity(t) == pytest.approx(v, abs=1e-12), t
     assert [t for t in range(40) if s.is_pruning_step(t)] == [10, 15, 20, 25, 30]

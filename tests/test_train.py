@@ -24,15 +24,28 @@ torch.set_num_threads(1)
 
 
 def _config(**kw):
-    base = {"encoder": "tiny-random", "pooling": "query", "head": "classification", "max_length": 48, "stride": 16,
-            "num_levels": 4}
+    base = {
+        "encoder": "tiny-random",
+        "pooling": "query",
+        "head": "classification",
+        "max_length": 48,
+        "stride": 16,
+        "num_levels": 4,
+    }
     base.update(kw)
     return ScorerConfig(**base)
 
 
 def _settings(**kw):
-    base = {"epochs": 2, "batch_size": 4, "lr": 2e-3, "seed": 7, "progress": False, "device": "cpu",
-            "bucket_batches": 2}
+    base = {
+        "epochs": 2,
+        "batch_size": 4,
+        "lr": 2e-3,
+        "seed": 7,
+        "progress": False,
+        "device": "cpu",
+        "bucket_batches": 2,
+    }
     base.update(kw)
     return TrainSettings(**base)
 
@@ -79,8 +92,9 @@ def test_head_lr_scale_gives_pooler_and_head_their_own_groups():
     names = {id(p): n for n, p in model.named_parameters()}
     task = [g for g in groups if g["lr_scale"] == 10.0]
     assert sorted(names[id(p)] for g in task for p in g["params"]) == ["head.bias", "head.weight", "pooler.w_q"]
-    assert all(not names[id(p)].startswith(("pooler.", "head.")) for g in groups if g["lr_scale"] == 1.0
-               for p in g["params"])
+    assert all(
+        not names[id(p)].startswith(("pooler.", "head.")) for g in groups if g["lr_scale"] == 1.0 for p in g["params"]
+    )
     assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
 
 
@@ -113,8 +127,16 @@ def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     from wikiref.model.training import pack_examples, predict
 
     windows, _ = pack_examples(loaded.config, tok2, dv)
-    _, dev_loss = predict(loaded, windows, [len(e.sentences) for e in dv], [e.targets for e in dv],
-                          batch_size=8, device=torch.device("cpu"), amp=False, pad_id=0)
+    _, dev_loss = predict(
+        loaded,
+        windows,
+        [len(e.sentences) for e in dv],
+        [e.targets for e in dv],
+        batch_size=8,
+        device=torch.device("cpu"),
+        amp=False,
+        pad_id=0,
+    )
     assert dev_loss == pytest.approx(best["dev_loss"], rel=1e-5)
     # dvclive: metrics for `dvc plots show`
     assert (live / "metrics.json").exists()
@@ -189,8 +211,15 @@ def test_grad_hook_masks_updates_and_accumulation_counts_steps(data, tmp_path):
         m.encoder.encoder.layer[0].attention.self.query.weight.grad.zero_()
         steps.append(1)
 
-    res = train(model, tok, tr[:12], dv, _settings(epochs=1, grad_accum_steps=2, weight_decay=0.0), tmp_path / "m",
-                grad_hook=grad_hook)
+    res = train(
+        model,
+        tok,
+        tr[:12],
+        dv,
+        _settings(epochs=1, grad_accum_steps=2, weight_decay=0.0),
+        tmp_path / "m",
+        grad_hook=grad_hook,
+    )
     n_batches = -(-res.pack_stats["windows"] // 4)
     assert len(steps) == -(-n_batches // 2)
     assert torch.equal(frozen.detach(), before)
@@ -291,7 +320,8 @@ def test_make_scheduler_set_for_a_step_count(data):
         sched = make_scheduler(opt, lr, total, warmup, done_steps=done)
         for k in range(done, total):
             assert [g["lr"] for g in opt.param_groups] == [
-                _closed_form_lr(k, total, warmup, lr, g["lr_scale"]) for g in opt.param_groups]
+                _closed_form_lr(k, total, warmup, lr, g["lr_scale"]) for g in opt.param_groups
+            ]
             opt.step()
             sched.step()
         assert [g["lr"] for g in opt.param_groups] == [0.0] * len(opt.param_groups)

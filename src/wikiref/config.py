@@ -12,9 +12,9 @@ import argparse
 import copy
 import json
 import os
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import yaml
 
@@ -89,8 +89,9 @@ def validate_sections(sections: Mapping) -> None:
             known = ", ".join(sorted(parent.get("properties", {})))
             errors_text.append(f"  {where}: unknown parameter (known: {known})")
             return
-        partial = isinstance(value, Mapping) and "properties" in sub and any(
-            k not in value for k in sub.get("required", ()))
+        partial = (
+            isinstance(value, Mapping) and "properties" in sub and any(k not in value for k in sub.get("required", ()))
+        )
         if partial:
             for key, item in value.items():
                 check(item, path + (key,))

@@ -11,8 +11,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -64,7 +65,9 @@ def write_parquet(path: str | os.PathLike, table_or_df) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = table_or_df if isinstance(table_or_df, pa.Table) else pa.Table.from_pandas(table_or_df, preserve_index=False)
+    table = (
+        table_or_df if isinstance(table_or_df, pa.Table) else pa.Table.from_pandas(table_or_df, preserve_index=False)
+    )
     # Drop pandas metadata so identical data gives identical bytes whatever index pandas had.
     table = table.replace_schema_metadata(None)
     with atomic_path(path) as tmp:

@@ -13,7 +13,7 @@ tree (``duc.root``); :func:`sample_dir` and :func:`duc_root` read them.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 TABLE_FORMATS = ("csv", "md", "tex")
 
@@ -107,6 +107,14 @@ REPORT_METRICS = f"{METRICS}/report.json"
 def table_files(stem: str) -> tuple[str, ...]:
     """A table's files: ``<stem>.csv``, ``.md``, ``.tex`` (what :func:`wikiref.tables.write_table` writes)."""
     return tuple(f"{stem}.{ext}" for ext in TABLE_FORMATS)
+
+
+def table_stem(files) -> str:
+    """The stem of a table's files (``[<stem>.csv, <stem>.md, <stem>.tex]`` -> ``<stem>``)."""
+    stems = {str(f).rsplit(".", 1)[0] for f in files}
+    if len(stems) != 1:
+        raise ValueError(f"not the files of one table: {list(files)}")
+    return stems.pop()
 
 
 def report_tables() -> tuple[str, ...]:

@@ -16,10 +16,10 @@ params-aware caching, experiments and metrics on top.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Callable, Mapping
 
 from wikiref import layout as L
 
@@ -65,6 +65,7 @@ class Stage:
 
 # ------------------------------------------------------------------------------ code dependencies
 
+
 def _module_file(module: str) -> Path | None:
     """The source file of a ``wikiref`` module or package, or None when it is not one."""
     rel = Path(*module.split("."))
@@ -92,8 +93,9 @@ def _imported_modules(source: str) -> set[str]:
 
 def _smk_imports(path: Path) -> set[str]:
     """The ``wikiref`` modules a rules file imports (its Python import lines)."""
-    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines()
-             if ln.startswith(("import wikiref", "from wikiref"))]
+    lines = [
+        ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.startswith(("import wikiref", "from wikiref"))
+    ]
     return _imported_modules("\n".join(lines))
 
 
@@ -112,7 +114,7 @@ def module_closure(roots: set[str]) -> set[str]:
     return seen
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_deps(name: str) -> tuple[str, ...]:
     """Source files stage ``name`` runs: the closure of its CLI module's and its rules file's imports."""
     roots = _imported_modules(f"import wikiref.cli.{name}") | _smk_imports(REPO_ROOT / RULES_DIR / f"{name}.smk")
@@ -157,11 +159,20 @@ def job_keys(name: str, job: str) -> tuple[str, ...]:
         raise KeyError(f"no job {job!r} in stage {name!r} (jobs: {sorted(JOB_KEYS)})") from None
 
 
+def params_json(config: Mapping, name: str, job: str, **replace) -> str:
+    """The ``--params-json`` of job ``job`` of stage ``name``: exactly the parameters it reads, with
+    ``replace`` (key path -> value) standing in for configured values (the Snakefile's ``stage_params``)."""
+    from wikiref.config import job_params
+
+    return job_params(config, *job_keys(name, job), replace=replace or None)
+
+
 def _jobs(name: str, *jobs: str) -> dict[str, tuple[str, ...]]:
     return {j: job_keys(name, j) for j in jobs}
 
 
 # ------------------------------------------------------------------------------------- the stages
+
 
 def _sample(c: Mapping) -> Stage:
     out = L.sample_dir(c)
@@ -268,8 +279,13 @@ def _finetune(c: Mapping) -> Stage:
     jobs = tuple(L.FINETUNE_JOB_METRICS.format(setting=s["name"], year=y) for s in settings for y in c["duc"]["years"])
     return Stage(
         "finetune",
-        jobs=_jobs("finetune", "run", *(("run_pretrained",) if from_pretrained else ()),
-                   *(("prune",) if iterative else ()), "table"),
+        jobs=_jobs(
+            "finetune",
+            "run",
+            *(("run_pretrained",) if from_pretrained else ()),
+            *(("prune",) if iterative else ()),
+            "table",
+        ),
         deps=(L.DUC_DIR, L.DUC_BASELINES_METRICS)
         + ((L.PRETRAIN_DIR,) + pretrain_metrics if from_pretrained else ())
         + ((L.ORACLE_DIR,) if iterative else ()),
@@ -302,7 +318,9 @@ def _report(c: Mapping) -> Stage:
         outs=L.report_tables() + L.report_figure_files() + (L.REPORT_INDEX, L.REPORT_HTML),
         metrics=(L.REPORT_METRICS,),
         plots=L.report_figures(),
-        targets=L.report_tables() + L.report_figure_files() + L.report_figures()
+        targets=L.report_tables()
+        + L.report_figure_files()
+        + L.report_figures()
         + (L.REPORT_INDEX, L.REPORT_HTML, L.REPORT_METRICS),
         data_files=("src/wikiref/stages/report/paper_numbers.yaml", "workflow/report"),
     )
@@ -310,7 +328,16 @@ def _report(c: Mapping) -> Stage:
 
 # The stages in pipeline order.
 DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
-    _sample, _collect, _curate, _split, _oracle, _duc, _pretrain, _finetune, _ablations, _report,
+    _sample,
+    _collect,
+    _curate,
+    _split,
+    _oracle,
+    _duc,
+    _pretrain,
+    _finetune,
+    _ablations,
+    _report,
 )
 NAMES = tuple(f.__name__.lstrip("_") for f in DECLARATIONS)
 
@@ -319,8 +346,9 @@ def stages(config: Mapping) -> list[Stage]:
     """Every stage, in pipeline order, for the given (validated) config."""
     out = [declare(config) for declare in DECLARATIONS]
     # The report reads what every other stage wrote under results/ (tables + metrics).
-    upstream = tuple(t for st in out if st.name != "report" for t in st.targets
-                     if t.startswith((L.TABLES + "/", L.METRICS + "/")))
+    upstream = tuple(
+        t for st in out if st.name != "report" for t in st.targets if t.startswith((L.TABLES + "/", L.METRICS + "/"))
+    )
     return [replace(st, deps=upstream) if st.name == "report" else st for st in out]
 
 

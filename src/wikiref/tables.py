@@ -7,8 +7,8 @@ and every caption says which profile made it and whether its inputs were stand-i
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import pandas as pd
 

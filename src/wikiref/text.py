@@ -15,9 +15,9 @@ component placed before the sentence splitter, which respects preset boundaries.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterable, Iterator, Mapping
+from functools import cache, lru_cache
 
 import spacy
 from spacy.language import Language
@@ -99,16 +99,13 @@ def analyse(doc: Doc) -> TextInfo:
         tokens.append(tok.text)
         lemmas.append(lemma)
         content.append(
-            not tok.is_stop
-            and not tok.is_punct
-            and lemma not in stop_words
-            and any(ch.isalnum() for ch in lemma)
+            not tok.is_stop and not tok.is_punct and lemma not in stop_words and any(ch.isalnum() for ch in lemma)
         )
     sentences = tuple(s for s in (sent.text.strip() for sent in doc.sents) if s)
     return TextInfo(tuple(tokens), tuple(lemmas), tuple(content), sentences)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stop_words(lang: str) -> frozenset:
     """The language's stop-word list (also checked on lemmas: "has" -> "have")."""
     return frozenset(spacy.util.get_lang_class(lang).Defaults.stop_words)

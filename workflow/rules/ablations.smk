@@ -41,6 +41,8 @@ rule ablations_pretrain:
         layout.benchmark_file("ablations/pretrain_{aug}")
     wildcard_constraints:
         aug=ablations.AUG_REGEX,
+    conda:
+        SOFTWARE_ENV
     threads: 1
     resources:
         gpu=gpu_resource(config),
@@ -67,6 +69,8 @@ rule ablations_finetune:
     wildcard_constraints:
         aug=ablations.AUG_REGEX,
         duc=ablations.DUC_REGEX,
+    conda:
+        SOFTWARE_ENV
     threads: 1
     resources:
         gpu=gpu_resource(config),
@@ -90,6 +94,8 @@ rule ablations_collect:
         layout.log_file("ablations/collect"),
     benchmark:
         layout.benchmark_file("ablations/collect")
+    conda:
+        SOFTWARE_ENV
     threads: 1
     params:
         p=stage_params("ablations", "collect"),

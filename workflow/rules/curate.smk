@@ -12,13 +12,15 @@ rule curate_part:
     output:
         part=layout.CURATED_PART,
         stats=layout.CURATED_PART_STATS,
-    params:
-        p=stage_params("curate", "part"),
-    threads: 4
     log:
         layout.log_file("curate/{part}"),
     benchmark:
         layout.benchmark_file("curate/{part}")
+    conda:
+        SOFTWARE_ENV
+    threads: 4
+    params:
+        p=stage_params("curate", "part"),
     shell:
         "wikiref curate part --params-json {params.p:q} --part {wildcards.part} --raw {input.raw:q}"
         " --out {output.part:q} --stats {output.stats:q} --threads {threads} > {log} 2>&1"
@@ -33,13 +35,15 @@ rule curate_merge:
         thresholds=layout.CURATE_THRESHOLDS,
         stats=layout.CURATE_STATS,
         metrics=layout.CURATE_METRICS,
-    params:
-        p=stage_params("curate", "merge"),
-    threads: 1
     log:
         layout.log_file("curate"),
     benchmark:
         layout.benchmark_file("curate")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("curate", "merge"),
     shell:
         "wikiref curate merge --params-json {params.p:q} --parts {input.parts:q} --out {output.examples:q}"
         " --thresholds {output.thresholds:q} --stats {output.stats:q} --metrics {output.metrics:q} > {log} 2>&1"

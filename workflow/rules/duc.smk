@@ -16,13 +16,15 @@ if config["duc"]["standin"]:
             raw=expand(layout.RAW_PART, part=config["collect"]["dump"]["parts"]),
         output:
             directory(DUC_ROOT),
-        params:
-            p=stage_params("duc", "standin"),
-        threads: 1
         log:
             layout.log_file("duc_standin"),
         benchmark:
             layout.benchmark_file("duc_standin")
+        conda:
+            SOFTWARE_ENV
+        threads: 1
+        params:
+            p=stage_params("duc", "standin"),
         shell:
             "wikiref duc standin --params-json {params.p:q} --raw {input.raw:q} --out {output:q} > {log} 2>&1"
 
@@ -33,14 +35,16 @@ rule duc_prepare:
     output:
         parquet=expand(layout.DUC_YEAR, year=DUC_YEARS),
         stats=expand(layout.DUC_YEAR_STATS, year=DUC_YEARS),
-    params:
-        p=stage_params("duc", "prepare"),
-        out_dir=layout.DUC_DIR,
-    threads: 1
     log:
         layout.log_file("duc_prepare"),
     benchmark:
         layout.benchmark_file("duc_prepare")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("duc", "prepare"),
+        out_dir=lambda wc, output: os.path.dirname(output.parquet[0]),
     shell:
         "wikiref duc prepare --params-json {params.p:q} --out-dir {params.out_dir:q} > {log} 2>&1"
 
@@ -52,14 +56,16 @@ rule duc_baselines:
     output:
         metrics=layout.DUC_BASELINES_METRICS,
         tables=multiext(layout.TABLE6_BASELINES, ".csv", ".md", ".tex"),
-    params:
-        p=stage_params("duc", "baselines"),
-        table=layout.TABLE6_BASELINES,
-    threads: 1
     log:
         layout.log_file("duc_baselines"),
     benchmark:
         layout.benchmark_file("duc_baselines")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("duc", "baselines"),
+        table=lambda wc, output: table_stem(output.tables),
     shell:
         "wikiref duc baselines --params-json {params.p:q} --inputs {input.parquet:q} --metrics {output.metrics:q}"
         " --table {params.table:q} > {log} 2>&1"

@@ -31,6 +31,8 @@ if FINETUNE_ITERATIVE:
             layout.benchmark_file("finetune_prune_{setting}")
         wildcard_constraints:
             setting="|".join(FINETUNE_ITERATIVE),
+        conda:
+            SOFTWARE_ENV
         threads: 2
         resources:
             gpu=gpu_resource(config),
@@ -62,6 +64,8 @@ rule finetune_job:
     wildcard_constraints:
         setting="|".join(FINETUNE_SETTINGS),
         year="|".join(str(y) for y in FINETUNE_YEARS),
+    conda:
+        SOFTWARE_ENV
     threads: 1
     resources:
         gpu=gpu_resource(config),
@@ -73,9 +77,9 @@ rule finetune_job:
         ),
         data_dir=lambda wc, input: os.path.dirname(input.years[0]),
         pretrain_dir=layout.PRETRAIN_DIR,
-        metrics_dir=layout.METRICS,
+        metrics_dir=lambda wc, input: finetune.pretrain_metrics_dir(input.start),
         prune_dir=layout.FINETUNE_PRUNED_DIR,
-        out_dir=layout.FINETUNE_JOB_DIR,
+        out_dir=lambda wc, output: os.path.dirname(output.predictions),
     shell:
         "wikiref finetune run --setting {wildcards.setting} --year {wildcards.year} --params-json {params.p:q}"
         " --data-dir {params.data_dir:q} --pretrain-dir {params.pretrain_dir:q} --metrics-dir {params.metrics_dir:q}"
@@ -94,6 +98,8 @@ rule finetune_table:
         layout.log_file("finetune/table6"),
     benchmark:
         layout.benchmark_file("finetune_table6")
+    conda:
+        SOFTWARE_ENV
     threads: 1
     params:
         p=stage_params("finetune", "table"),

@@ -7,15 +7,17 @@ rule oracle:
     output:
         **{name: layout.ORACLE_FILE.format(split=name) for name in layout.SPLITS},
         metrics=layout.ORACLE_METRICS,
-    params:
-        p=stage_params("oracle", "run"),
-        split_dir=layout.SPLIT_DIR,
-        out_dir=layout.ORACLE_DIR,
-    threads: 4
     log:
         layout.log_file("oracle"),
     benchmark:
         layout.benchmark_file("oracle")
+    conda:
+        SOFTWARE_ENV
+    threads: 4
+    params:
+        p=stage_params("oracle", "run"),
+        split_dir=lambda wc, input: os.path.dirname(input.splits[0]),
+        out_dir=lambda wc, output: os.path.dirname(output.train),
     shell:
         "wikiref oracle --params-json {params.p:q} --split-dir {params.split_dir:q} --out-dir {params.out_dir:q}"
         " --metrics {output.metrics:q} --threads {threads} > {log} 2>&1"

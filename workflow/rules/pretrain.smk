@@ -22,6 +22,8 @@ rule pretrain_variant:
         layout.benchmark_file("pretrain_{variant}")
     wildcard_constraints:
         variant="[A-Za-z0-9_-]+",
+    conda:
+        SOFTWARE_ENV
     threads: 2
     resources:
         gpu=gpu_resource(config, config["pretrain"]["nproc_per_node"]),  # torchrun DDP: one GPU per process
@@ -48,6 +50,8 @@ rule pretrain_table:
         layout.log_file("pretrain/table4"),
     benchmark:
         layout.benchmark_file("pretrain_table4")
+    conda:
+        SOFTWARE_ENV
     threads: 1
     params:
         p=stage_params("pretrain", "table"),

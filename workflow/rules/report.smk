@@ -53,6 +53,8 @@ rule report:
         layout.log_file("report"),
     benchmark:
         layout.benchmark_file("report")
+    conda:
+        SOFTWARE_ENV
     threads: 1
     params:
         p=stage_params("report", "run"),

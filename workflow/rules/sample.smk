@@ -5,14 +5,16 @@ SAMPLE_DIR = layout.sample_dir(config)
 rule sample:
     output:
         manifest=f"{SAMPLE_DIR}/{layout.SAMPLE_MANIFEST}",
-    params:
-        p=stage_params("sample", "run"),
-        out=SAMPLE_DIR,
-    threads: 1
     log:
         layout.log_file("sample"),
     benchmark:
         layout.benchmark_file("sample")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("sample", "run"),
+        out=lambda wc, output: os.path.dirname(output.manifest),
     shell:
         "wikiref sample --params-json {params.p:q} --out {params.out:q} > {log} 2>&1"
 

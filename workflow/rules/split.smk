@@ -9,16 +9,18 @@ rule split:
         table1=multiext(layout.TABLE1, ".csv", ".md", ".tex"),
         table2=multiext(layout.TABLE2, ".csv", ".md", ".tex"),
         metrics=layout.SPLIT_METRICS,
-    params:
-        p=stage_params("split", "run"),
-        out_dir=layout.SPLIT_DIR,
-        table1=layout.TABLE1,
-        table2=layout.TABLE2,
-    threads: 1
     log:
         layout.log_file("split"),
     benchmark:
         layout.benchmark_file("split")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("split", "run"),
+        out_dir=lambda wc, output: os.path.dirname(output.train),
+        table1=lambda wc, output: table_stem(output.table1),
+        table2=lambda wc, output: table_stem(output.table2),
     shell:
         "wikiref split --params-json {params.p:q} --curated {input.curated:q} --out-dir {params.out_dir:q}"
         " --table1 {params.table1:q} --table2 {params.table2:q} --metrics {output.metrics:q} > {log} 2>&1"

@@ -27,8 +27,11 @@ merge: the per-part stats of every part in collect.dump.parts -> {layout.COLLECT
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    part = jobs.add_parser("part", help="one dump part -> data/raw/<part>.parquet + stats",
-                           description="Collect one dump part (see `wikiref collect --help`).")
+    part = jobs.add_parser(
+        "part",
+        help="one dump part -> data/raw/<part>.parquet + stats",
+        description="Collect one dump part (see `wikiref collect --help`).",
+    )
     add_params_arguments(part)
     part.add_argument("--part", required=True, help="dump part name (one of collect.dump.parts)")
     part.add_argument("--dump", default=None, help="the part's dump file (default: found in collect.dump.dir)")
@@ -38,11 +41,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     part.add_argument("--keep-work", action="store_true", help="keep the checkpoint folder after success")
     part.set_defaults(_job=_part)
 
-    merge = jobs.add_parser("merge", help="per-part collect stats -> results/metrics/collect.json",
-                            description="Sum the per-part stats (see `wikiref collect --help`).")
+    merge = jobs.add_parser(
+        "merge",
+        help="per-part collect stats -> results/metrics/collect.json",
+        description="Sum the per-part stats (see `wikiref collect --help`).",
+    )
     add_params_arguments(merge)
-    merge.add_argument("--stats", nargs="+", default=None, metavar="JSON",
-                       help=f"per-part stats files (default: {layout.RAW_PART_STATS} for each collect.dump.parts)")
+    merge.add_argument(
+        "--stats",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help=f"per-part stats files (default: {layout.RAW_PART_STATS} for each collect.dump.parts)",
+    )
     merge.add_argument("--out", default=layout.COLLECT_METRICS, help="merged metrics JSON (default: %(default)s)")
     merge.set_defaults(_job=_merge)
 
@@ -52,12 +63,16 @@ def _part(args: argparse.Namespace) -> int:
 
     params = params_from_args(args, *job_keys("collect", "part"))
     inputs = {"dump": args.dump} if args.dump else {}
-    outputs = {"raw": args.out or layout.RAW_PART.format(part=args.part),
-               "stats": args.stats or layout.RAW_PART_STATS.format(part=args.part)}
+    outputs = {
+        "raw": args.out or layout.RAW_PART.format(part=args.part),
+        "stats": args.stats or layout.RAW_PART_STATS.format(part=args.part),
+    }
     stats = run_part(params, inputs, outputs, part=args.part, work_dir=args.work_dir, keep_work=args.keep_work)
-    print(f"{args.part}: {stats['dump']['articles']} articles, {stats['statements']['total']} statements "
-          f"({stats['statements']['kept']} kept), {stats['urls']['unique']} URLs, "
-          f"{stats['examples']['written']} raw examples -> {outputs['raw']}")
+    print(
+        f"{args.part}: {stats['dump']['articles']} articles, {stats['statements']['total']} statements "
+        f"({stats['statements']['kept']} kept), {stats['urls']['unique']} URLs, "
+        f"{stats['examples']['written']} raw examples -> {outputs['raw']}"
+    )
     return 0
 
 
@@ -68,8 +83,10 @@ def _merge(args: argparse.Namespace) -> int:
     stats = args.stats or [layout.RAW_PART_STATS.format(part=p) for p in params["collect"]["dump"]["parts"]]
     merged = merge(params, {"stats": stats}, {"metrics": args.out})
     total = merged["total"]
-    print(f"{len(stats)} part(s): {total['dump']['articles']} articles, {total['examples']['written']} raw examples "
-          f"-> {args.out}")
+    print(
+        f"{len(stats)} part(s): {total['dump']['articles']} articles, {total['examples']['written']} raw examples "
+        f"-> {args.out}"
+    )
     return 0
 
 

@@ -29,8 +29,11 @@ merge: apply the filters over all annotated parts: (a) lemma recall >= curate.mi
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    part = jobs.add_parser("part", help="annotate one raw part (spaCy, statistics, filter scores)",
-                           description="Annotate one raw part (see `wikiref curate --help`).")
+    part = jobs.add_parser(
+        "part",
+        help="annotate one raw part (spaCy, statistics, filter scores)",
+        description="Annotate one raw part (see `wikiref curate --help`).",
+    )
     add_params_arguments(part)
     part.add_argument("--part", required=True, help="part name (one of collect.dump.parts)")
     part.add_argument("--raw", default=None, help=f"raw part file (default: {layout.RAW_PART})")
@@ -40,15 +43,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     part.add_argument("--shard-size", type=int, default=64, help="rows per work unit (default: %(default)s)")
     part.set_defaults(_job=_part)
 
-    merge = jobs.add_parser("merge", help="filters (a), (b), (c) over all annotated parts",
-                            description="Filter and merge the annotated parts (see `wikiref curate --help`).")
+    merge = jobs.add_parser(
+        "merge",
+        help="filters (a), (b), (c) over all annotated parts",
+        description="Filter and merge the annotated parts (see `wikiref curate --help`).",
+    )
     add_params_arguments(merge)
-    merge.add_argument("--parts", nargs="+", default=None, metavar="PARQUET",
-                       help=f"annotated part files (default: every {layout.CURATED_PART.format(part='*')}); "
-                       "each part's stats are read from <part>.stats.json next to it")
+    merge.add_argument(
+        "--parts",
+        nargs="+",
+        default=None,
+        metavar="PARQUET",
+        help=f"annotated part files (default: every {layout.CURATED_PART.format(part='*')}); "
+        "each part's stats are read from <part>.stats.json next to it",
+    )
     merge.add_argument("--out", default=layout.CURATED, help="curated examples (default: %(default)s)")
-    merge.add_argument("--thresholds", default=layout.CURATE_THRESHOLDS,
-                       help="thresholds artifact written, then read by filter (b) (default: %(default)s)")
+    merge.add_argument(
+        "--thresholds",
+        default=layout.CURATE_THRESHOLDS,
+        help="thresholds artifact written, then read by filter (b) (default: %(default)s)",
+    )
     merge.add_argument("--stats", default=layout.CURATE_STATS, help="stats JSON (default: %(default)s)")
     merge.add_argument("--metrics", default=layout.CURATE_METRICS, help="metrics JSON (default: %(default)s)")
     merge.set_defaults(_job=_merge)
@@ -61,14 +75,18 @@ def _part(args: argparse.Namespace) -> int:
 
     params = params_from_args(args, *job_keys("curate", "part"))
     inputs = {"raw": args.raw or layout.RAW_PART.format(part=args.part)}
-    outputs = {"part": args.out or layout.CURATED_PART.format(part=args.part),
-               "stats": args.stats or layout.CURATED_PART_STATS.format(part=args.part)}
+    outputs = {
+        "part": args.out or layout.CURATED_PART.format(part=args.part),
+        "stats": args.stats or layout.CURATED_PART_STATS.format(part=args.part),
+    }
     t0 = time.monotonic()
     stats = curate.run_part(params, inputs, outputs, threads=args.threads, shard_size=args.shard_size)
     dt = time.monotonic() - t0
-    print(f"{inputs['raw']}: {stats['rows_in']} raw rows -> {stats['annotated']} annotated "
-          f"({sum(stats['dropped'].values())} skipped) in {dt:.1f}s ({stats['rows_in'] / max(dt, 1e-9):.1f} rows/s) "
-          f"-> {outputs['part']}")
+    print(
+        f"{inputs['raw']}: {stats['rows_in']} raw rows -> {stats['annotated']} annotated "
+        f"({sum(stats['dropped'].values())} skipped) in {dt:.1f}s ({stats['rows_in'] / max(dt, 1e-9):.1f} rows/s) "
+        f"-> {outputs['part']}"
+    )
     return 0
 
 
@@ -83,8 +101,10 @@ def _merge(args: argparse.Namespace) -> int:
         raise curate.CurateError(f"no annotated parts given and none found at {layout.CURATED_PART}")
     outputs = {"examples": args.out, "thresholds": args.thresholds, "stats": args.stats, "metrics": args.metrics}
     full = curate.merge(params, {"parts": parts}, outputs)
-    print(f"curate: {full['rows_in']} raw rows -> {full['kept']} curated examples -> {args.out}; dropped: "
-          + ", ".join(f"{k}={v}" for k, v in full["dropped"].items() if v))
+    print(
+        f"curate: {full['rows_in']} raw rows -> {full['kept']} curated examples -> {args.out}; dropped: "
+        + ", ".join(f"{k}={v}" for k, v in full["dropped"].items() if v)
+    )
     return 0
 
 

@@ -44,28 +44,45 @@ baselines: {layout.DUC_YEAR} for each of duc.years -> {layout.DUC_BASELINES_METR
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    standin = jobs.add_parser("standin", help="build the STAND-IN DUC-format benchmark from data/raw",
-                              description="Build the STAND-IN DUC tree (see `wikiref duc --help`).")
+    standin = jobs.add_parser(
+        "standin",
+        help="build the STAND-IN DUC-format benchmark from data/raw",
+        description="Build the STAND-IN DUC tree (see `wikiref duc --help`).",
+    )
     add_params_arguments(standin)
-    standin.add_argument("--raw", nargs="+", required=True, metavar="PARQUET",
-                         help=f"raw example files ({layout.RAW_PART}, collect)")
+    standin.add_argument(
+        "--raw", nargs="+", required=True, metavar="PARQUET", help=f"raw example files ({layout.RAW_PART}, collect)"
+    )
     standin.add_argument("--out", default=None, help="output folder, replaced as a whole (default: duc.root)")
     standin.set_defaults(_job=_standin)
 
-    prepare = jobs.add_parser("prepare", help="read the DUC years (NIST layout) into data/duc/<year>.parquet",
-                              description="Read the DUC years (see `wikiref duc --help`).")
+    prepare = jobs.add_parser(
+        "prepare",
+        help="read the DUC years (NIST layout) into data/duc/<year>.parquet",
+        description="Read the DUC years (see `wikiref duc --help`).",
+    )
     add_params_arguments(prepare)
     prepare.add_argument("--root", default=None, help="the DUC tree (default: duc.root)")
     prepare.add_argument("--years", type=int, nargs="+", help="years to read (default: duc.years)")
     prepare.add_argument("--out-dir", default=layout.DUC_DIR, help="output folder (default: %(default)s)")
     prepare.set_defaults(_job=_prepare)
 
-    baselines = jobs.add_parser("baselines", help="LEAD / QUERY-SIM / ORACLE with official ROUGE (Table VI)",
-                                description="Score the DUC baselines (see `wikiref duc --help`).")
+    baselines = jobs.add_parser(
+        "baselines",
+        help="LEAD / QUERY-SIM / ORACLE with official ROUGE (Table VI)",
+        description="Score the DUC baselines (see `wikiref duc --help`).",
+    )
     add_params_arguments(baselines)
-    baselines.add_argument("--inputs", nargs="+", default=None, metavar="PARQUET",
-                           help=f"prepared years (default: {layout.DUC_YEAR} for each of duc.years)")
-    baselines.add_argument("--metrics", default=layout.DUC_BASELINES_METRICS, help="metrics JSON (default: %(default)s)")
+    baselines.add_argument(
+        "--inputs",
+        nargs="+",
+        default=None,
+        metavar="PARQUET",
+        help=f"prepared years (default: {layout.DUC_YEAR} for each of duc.years)",
+    )
+    baselines.add_argument(
+        "--metrics", default=layout.DUC_BASELINES_METRICS, help="metrics JSON (default: %(default)s)"
+    )
     baselines.add_argument("--table", default=layout.TABLE6_BASELINES, help="table stem (default: %(default)s)")
     baselines.add_argument("--rouge-dir", help="also write SPL files + ROUGE XML configs here (for ROUGE-1.5.5.pl)")
     baselines.set_defaults(_job=_baselines)
@@ -89,9 +106,14 @@ def _prepare(args: argparse.Namespace) -> int:
     inputs = {"root": args.root} if args.root else {}
     per_year = stage.prepare(params, inputs, {"dir": args.out_dir}, years=args.years)
     standin = " (STAND-IN)" if params["duc"]["standin"] else ""
-    print("duc prepare: " + ", ".join(f"{y}: {s['topics']} topics, {s['documents']} documents, "
-                                      f"{s['sentences']} sentences" for y, s in per_year.items())
-          + f"{standin} -> {args.out_dir}")
+    print(
+        "duc prepare: "
+        + ", ".join(
+            f"{y}: {s['topics']} topics, {s['documents']} documents, {s['sentences']} sentences"
+            for y, s in per_year.items()
+        )
+        + f"{standin} -> {args.out_dir}"
+    )
     return 0
 
 
@@ -102,10 +124,14 @@ def _baselines(args: argparse.Namespace) -> int:
     inputs = args.inputs or [layout.DUC_YEAR.format(year=y) for y in params["duc"]["years"]]
     outputs = {"metrics": args.metrics, "table": args.table, "rouge_dir": args.rouge_dir}
     metrics = stage.baselines(params, {"years": inputs}, outputs)
-    oracle_r2 = {y: round(100 * s["ROUGE-2"]["R"], 2) for y, s in metrics["systems"].get("oracle", {}).items()
-                 if "ROUGE-2" in s}
-    print(f"duc baselines: {', '.join(metrics['systems'])} on {len(inputs)} year(s)"
-          + (f" (ORACLE R-2 {oracle_r2})" if oracle_r2 else "") + f" -> {args.table}.md, {args.metrics}")
+    oracle_r2 = {
+        y: round(100 * s["ROUGE-2"]["R"], 2) for y, s in metrics["systems"].get("oracle", {}).items() if "ROUGE-2" in s
+    }
+    print(
+        f"duc baselines: {', '.join(metrics['systems'])} on {len(inputs)} year(s)"
+        + (f" (ORACLE R-2 {oracle_r2})" if oracle_r2 else "")
+        + f" -> {args.table}.md, {args.metrics}"
+    )
     return 0
 
 

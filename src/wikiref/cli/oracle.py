@@ -21,15 +21,22 @@ ROUGE values equal rouge-score with stemming (wikiref.rouge.fast)."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
-    parser.add_argument("--split-dir", default=layout.SPLIT_DIR,
-                        help="folder with train/dev/test.parquet (default: %(default)s)")
+    parser.add_argument(
+        "--split-dir", default=layout.SPLIT_DIR, help="folder with train/dev/test.parquet (default: %(default)s)"
+    )
     parser.add_argument("--out-dir", default=layout.ORACLE_DIR, help="output folder (default: %(default)s)")
     parser.add_argument("--metrics", default=layout.ORACLE_METRICS, help="metrics JSON (default: %(default)s)")
-    parser.add_argument("--splits", nargs="+", default=list(layout.SPLITS), choices=layout.SPLITS,
-                        help="splits to process (default: all)")
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        default=list(layout.SPLITS),
+        choices=layout.SPLITS,
+        help="splits to process (default: all)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="worker processes (default: %(default)s)")
-    parser.add_argument("--batch-rows", type=int, default=20000,
-                        help="rows per batch (memory bound; default: %(default)s)")
+    parser.add_argument(
+        "--batch-rows", type=int, default=20000, help="rows per batch (memory bound; default: %(default)s)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -52,6 +59,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"wikiref oracle: {exc}", file=sys.stderr)
         return 1
     label = params["oracle"]["label_metric"]
-    print("oracle: " + ", ".join(f"{k}={v['examples']} (mean {label} {v['oracle_score_mean']:.3f})"
-                                 for k, v in metrics["splits"].items()) + f" -> {args.out_dir}")
+    print(
+        "oracle: "
+        + ", ".join(
+            f"{k}={v['examples']} (mean {label} {v['oracle_score_mean']:.3f})" for k, v in metrics["splits"].items()
+        )
+        + f" -> {args.out_dir}"
+    )
     return 0

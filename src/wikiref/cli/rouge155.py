@@ -65,8 +65,10 @@ def main(args: argparse.Namespace) -> int:
             elif args.system_id:
                 peer_ids = [args.system_id]
             else:
-                print("Please specify a system ID to evaluate or use option '-a' to evaluate all systems.",
-                      file=sys.stderr)
+                print(
+                    "Please specify a system ID to evaluate or use option '-a' to evaluate all systems.",
+                    file=sys.stderr,
+                )
                 return 2
         results = evaluate(evals, peer_ids, opts, data_dir=args.e)
     except RougeError as exc:

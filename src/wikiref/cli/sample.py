@@ -34,6 +34,8 @@ def main(args: argparse.Namespace) -> int:
     except sample.SampleError as exc:
         print(f"wikiref sample: {exc}", file=sys.stderr)
         return 1
-    print(f"sample: {m['dump']['articles']} articles, {m['dump']['statements_kept']} kept statements, "
-          f"{m['warc']['records']} STAND-IN pages (mean {m['warc']['mean_tokens']} tokens) -> {out}")
+    print(
+        f"sample: {m['dump']['articles']} articles, {m['dump']['statements_kept']} kept statements, "
+        f"{m['warc']['records']} STAND-IN pages (mean {m['warc']['mean_tokens']} tokens) -> {out}"
+    )
     return 0

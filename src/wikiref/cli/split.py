@@ -23,8 +23,9 @@ when < 1) are reached; the rest is train. Fails if any document ends up in two s
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
     parser.add_argument("--curated", default=layout.CURATED, help="curated examples (default: %(default)s)")
-    parser.add_argument("--out-dir", default=layout.SPLIT_DIR,
-                        help="folder for train/dev/test.parquet (default: %(default)s)")
+    parser.add_argument(
+        "--out-dir", default=layout.SPLIT_DIR, help="folder for train/dev/test.parquet (default: %(default)s)"
+    )
     parser.add_argument("--table1", default=layout.TABLE1, help="Table I stem (default: %(default)s)")
     parser.add_argument("--table2", default=layout.TABLE2, help="Table II stem (default: %(default)s)")
     parser.add_argument("--metrics", default=layout.SPLIT_METRICS, help="metrics JSON (default: %(default)s)")
@@ -44,6 +45,9 @@ def main(args: argparse.Namespace) -> int:
     except (split.SplitError, SchemaError, FileNotFoundError) as exc:
         print(f"wikiref split: {exc}", file=sys.stderr)
         return 1
-    print(f"split: {metrics['examples']} examples -> " + ", ".join(f"{k}={v}" for k, v in metrics["sizes"].items())
-          + f" ({metrics['document_groups']} document groups, no overlap) -> {args.out_dir}")
+    print(
+        f"split: {metrics['examples']} examples -> "
+        + ", ".join(f"{k}={v}" for k, v in metrics["sizes"].items())
+        + f" ({metrics['document_groups']} document groups, no overlap) -> {args.out_dir}"
+    )
     return 0

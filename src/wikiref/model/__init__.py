@@ -7,7 +7,7 @@ Public API (also used by DUC fine-tuning):
 * :class:`Packer`, :func:`plan_windows` - windows and the max-context sentence assignment
 """
 
-from wikiref.model.packing import Packer, PackedWindow, PackStats, level_tokens, plan_windows
+from wikiref.model.packing import PackedWindow, Packer, PackStats, level_tokens, plan_windows
 from wikiref.model.pooling import POOLING_MODES, SentencePooler
 from wikiref.model.scorer import (
     HEADS,
@@ -23,7 +23,21 @@ from wikiref.model.scorer import (
 )
 
 __all__ = [
-    "HEADS", "POOLING_MODES", "Packer", "PackedWindow", "PackStats", "ScorerConfig", "SentencePooler",
-    "SentenceScorer", "build_scorer", "collate", "level_tokens", "load_scorer", "make_packer", "plan_windows",
-    "save_scorer", "score_sentences", "score_windows",
+    "HEADS",
+    "POOLING_MODES",
+    "Packer",
+    "PackedWindow",
+    "PackStats",
+    "ScorerConfig",
+    "SentencePooler",
+    "SentenceScorer",
+    "build_scorer",
+    "collate",
+    "level_tokens",
+    "load_scorer",
+    "make_packer",
+    "plan_windows",
+    "save_scorer",
+    "score_sentences",
+    "score_windows",
 ]

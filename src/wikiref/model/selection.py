@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,9 @@ def ranking(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(s)), key=lambda i: (-s[i], i))
 
 
-def accepted_prefixes(order: Sequence[int], tri: Sequence[frozenset], block_trigrams: bool = True) -> list[tuple[int, ...]]:
+def accepted_prefixes(
+    order: Sequence[int], tri: Sequence[frozenset], block_trigrams: bool = True
+) -> list[tuple[int, ...]]:
     """For m = 0..n: the summary (rank order) when the first m ranked sentences are candidates."""
     out: list[tuple[int, ...]] = [()]
     chosen: list[int] = []
@@ -53,11 +55,19 @@ def accepted_prefixes(order: Sequence[int], tri: Sequence[frozenset], block_trig
     return out
 
 
-def select(scores: Sequence[float], sentences: Sequence[str], threshold: float, *, min_sentences: int = 1,
-           block_trigrams: bool = True) -> list[int]:
+def select(
+    scores: Sequence[float],
+    sentences: Sequence[str],
+    threshold: float,
+    *,
+    min_sentences: int = 1,
+    block_trigrams: bool = True,
+) -> list[int]:
     """Indices of the selected sentences, in document order."""
     order = ranking(scores)
-    vals = [float(scores[j]) if scores[j] is not None and not math.isnan(float(scores[j])) else -math.inf for j in order]
+    vals = [
+        float(scores[j]) if scores[j] is not None and not math.isnan(float(scores[j])) else -math.inf for j in order
+    ]
     m = sum(1 for v in vals if v >= threshold)
     m = max(m, min(min_sentences, len(order)))
     tri = [trigrams(s) for s in sentences]
@@ -65,6 +75,7 @@ def select(scores: Sequence[float], sentences: Sequence[str], threshold: float, 
 
 
 # --------------------------------------------------------------------------- ROUGE
+
 
 @lru_cache(maxsize=4)
 def _scorer(types: tuple[str, ...]):
@@ -114,8 +125,9 @@ class Rouge2Cache:
         return self._rs._score_ngrams(self.ref_ngrams, self._rs._create_ngrams(toks, 2)).fmeasure
 
 
-def evaluate(selections: Sequence[Sequence[int]], documents: Sequence[Sequence[str]],
-             references: Sequence[str]) -> dict[str, float]:
+def evaluate(
+    selections: Sequence[Sequence[int]], documents: Sequence[Sequence[str]], references: Sequence[str]
+) -> dict[str, float]:
     """Mean ROUGE-1/2/L F1 x 100 over examples (an empty summary scores 0)."""
     if not selections:
         raise ValueError("nothing to evaluate")
@@ -128,6 +140,7 @@ def evaluate(selections: Sequence[Sequence[int]], documents: Sequence[Sequence[s
 
 
 # --------------------------------------------------------------------------- threshold search
+
 
 @dataclass
 class ThresholdSearch:
@@ -190,10 +203,18 @@ def search_threshold(
     return ThresholdSearch(threshold=best_t, rouge2=100.0 * best_total / n_ex, candidates=n_cand)
 
 
-def select_all(scores: Sequence[Sequence[float]], documents: Sequence[Sequence[str]], threshold: float, *,
-               min_sentences: int = 1, block_trigrams: bool = True) -> list[list[int]]:
-    return [select(sc, doc, threshold, min_sentences=min_sentences, block_trigrams=block_trigrams)
-            for sc, doc in zip(scores, documents, strict=True)]
+def select_all(
+    scores: Sequence[Sequence[float]],
+    documents: Sequence[Sequence[str]],
+    threshold: float,
+    *,
+    min_sentences: int = 1,
+    block_trigrams: bool = True,
+) -> list[list[int]]:
+    return [
+        select(sc, doc, threshold, min_sentences=min_sentences, block_trigrams=block_trigrams)
+        for sc, doc in zip(scores, documents, strict=True)
+    ]
 
 
 def finite(x: float) -> float | None:

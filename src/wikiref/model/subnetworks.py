@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
 
 import torch
 from torch import nn
@@ -52,6 +52,7 @@ MASKS_FILE = "subnet_masks.safetensors"
 
 
 # --------------------------------------------------------------------------- which parameters
+
 
 def is_maskable(name: str) -> bool:
     """An encoder-layer parameter of a :class:`~wikiref.model.SentenceScorer` (not embeddings, pooling or head)."""
@@ -64,6 +65,7 @@ def maskable_parameters(model: nn.Module) -> dict[str, nn.Parameter]:
 
 
 # --------------------------------------------------------------------------- masks (pure functions)
+
 
 def keep_count(numel: int, fraction: float) -> int:
     """Entries kept out of ``numel`` for a keep ``fraction``: round(fraction * numel) (halves up),
@@ -131,6 +133,7 @@ def mask_stats(model: nn.Module, masks: Mapping[str, torch.Tensor]) -> dict:
 
 # --------------------------------------------------------------------------- the training hooks
 
+
 class GradientMask:
     """Freeze everything outside ``masks`` (True = trainable) while training with :func:`wikiref.model.training.train`.
 
@@ -138,8 +141,9 @@ class GradientMask:
     when this object was made (or ``values``), exactly.
     """
 
-    def __init__(self, model: nn.Module, masks: Mapping[str, torch.Tensor],
-                 values: Mapping[str, torch.Tensor] | None = None) -> None:
+    def __init__(
+        self, model: nn.Module, masks: Mapping[str, torch.Tensor], values: Mapping[str, torch.Tensor] | None = None
+    ) -> None:
         params = dict(model.named_parameters())
         unknown = sorted(set(masks) - set(params))
         if unknown:
@@ -186,6 +190,7 @@ class GradientMask:
 
 # --------------------------------------------------------------------------- gradual magnitude pruning
 
+
 @dataclass(frozen=True)
 class PruningSchedule:
     """Zhu & Gupta (2017) cubic sparsity schedule, in optimizer steps."""
@@ -208,8 +213,9 @@ class PruningSchedule:
 
     def sparsity(self, step: int) -> float:
         """s_t at optimizer step ``step`` (the value of the last pruning step at or before it)."""
-        return gmp_sparsity(step, self.initial_sparsity, self.final_sparsity, self.begin_step, self.n_steps,
-                            self.frequency)
+        return gmp_sparsity(
+            step, self.initial_sparsity, self.final_sparsity, self.begin_step, self.n_steps, self.frequency
+        )
 
     def is_pruning_step(self, step: int) -> bool:
         return self.begin_step <= step <= self.end_step and (step - self.begin_step) % self.frequency == 0
@@ -226,8 +232,9 @@ def gmp_sparsity(step: int, initial: float, final: float, begin: int, n: int, fr
     return float(final + (initial - final) * (1.0 - k / n) ** 3)
 
 
-def schedule_from_fractions(total_steps: int, final_sparsity: float, *, begin: float, end: float,
-                            frequency: int, initial_sparsity: float = 0.0) -> PruningSchedule:
+def schedule_from_fractions(
+    total_steps: int, final_sparsity: float, *, begin: float, end: float, frequency: int, initial_sparsity: float = 0.0
+) -> PruningSchedule:
     """A schedule that starts at ``begin`` and reaches ``final_sparsity`` at ``end`` (fractions of the
     run's ``total_steps`` optimizer steps), pruning every ``frequency`` steps."""
     if not 0.0 <= begin <= end <= 1.0:
@@ -235,8 +242,9 @@ def schedule_from_fractions(total_steps: int, final_sparsity: float, *, begin: f
     t0 = int(math.floor(begin * total_steps))
     t1 = max(t0, int(math.floor(end * total_steps)) - 1)  # the last step index of the span
     n = max(1, (t1 - t0) // frequency) if t1 > t0 else 0
-    return PruningSchedule(final_sparsity=final_sparsity, begin_step=t0, n_steps=n, frequency=frequency,
-                           initial_sparsity=initial_sparsity)
+    return PruningSchedule(
+        final_sparsity=final_sparsity, begin_step=t0, n_steps=n, frequency=frequency, initial_sparsity=initial_sparsity
+    )
 
 
 class MagnitudePruner:
@@ -310,7 +318,10 @@ class MagnitudePruner:
 
 # --------------------------------------------------------------------------- files
 
-def save_masks(path: str | os.PathLike, masks: Mapping[str, torch.Tensor], metadata: Mapping[str, str] | None = None) -> None:
+
+def save_masks(
+    path: str | os.PathLike, masks: Mapping[str, torch.Tensor], metadata: Mapping[str, str] | None = None
+) -> None:
     from safetensors.torch import save_file
 
     from wikiref.files import atomic_path
@@ -326,7 +337,9 @@ def load_masks(path: str | os.PathLike) -> dict[str, torch.Tensor]:
     return {n: t.bool() for n, t in load_file(str(path)).items()}
 
 
-def check_fractions(masks: Mapping[str, torch.Tensor], fraction: float, names: Iterable[str] | None = None) -> list[str]:
+def check_fractions(
+    masks: Mapping[str, torch.Tensor], fraction: float, names: Iterable[str] | None = None
+) -> list[str]:
     """Names of masks whose True count is not exactly keep_count(numel, fraction) (empty = all right)."""
     names = list(masks) if names is None else list(names)
     return [n for n in names if int(masks[n].sum()) != keep_count(masks[n].numel(), fraction)]

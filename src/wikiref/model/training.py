@@ -106,12 +106,23 @@ class TrainSettings:
         """Settings from a params section with the training keys (``pretrain`` or ``finetune``) and
         the ``model`` section (device, AMP, evaluation batch size)."""
         return cls(
-            epochs=section["epochs"], batch_size=section["batch_size"], grad_accum_steps=section["grad_accum_steps"],
-            lr=section["lr"], head_lr_scale=section["head_lr_scale"], betas=tuple(section["betas"]),
-            eps=section["eps"], weight_decay=section["weight_decay"], warmup_ratio=section["warmup_ratio"],
-            max_grad_norm=section["max_grad_norm"], bucket_batches=section["bucket_batches"],
-            eval_batch_size=model["eval_batch_size"], log_every_steps=section["log_every_steps"], seed=seed,
-            device=model["device"], amp=model["amp"], progress=progress,
+            epochs=section["epochs"],
+            batch_size=section["batch_size"],
+            grad_accum_steps=section["grad_accum_steps"],
+            lr=section["lr"],
+            head_lr_scale=section["head_lr_scale"],
+            betas=tuple(section["betas"]),
+            eps=section["eps"],
+            weight_decay=section["weight_decay"],
+            warmup_ratio=section["warmup_ratio"],
+            max_grad_norm=section["max_grad_norm"],
+            bucket_batches=section["bucket_batches"],
+            eval_batch_size=model["eval_batch_size"],
+            log_every_steps=section["log_every_steps"],
+            seed=seed,
+            device=model["device"],
+            amp=model["amp"],
+            progress=progress,
         )
 
     def fingerprint_dict(self) -> dict:
@@ -146,6 +157,7 @@ class TrainResult:
 
 # --------------------------------------------------------------------------- helpers
 
+
 def resolve_device(name: str = "auto", local_rank: int | None = None) -> torch.device:
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
@@ -165,16 +177,17 @@ def pack_examples(model_config, tokenizer, examples: Sequence[ScoringExample]) -
     return packer.pack_many([(e.query, e.sentences) for e in examples])
 
 
-def epoch_batches(windows: Sequence[PackedWindow], batch_size: int, bucket_batches: int, seed: int,
-                  epoch: int) -> list[list[int]]:
+def epoch_batches(
+    windows: Sequence[PackedWindow], batch_size: int, bucket_batches: int, seed: int, epoch: int
+) -> list[list[int]]:
     """Length-bucketed, shuffled batches of window indices; depends only on (seed, epoch)."""
     g = torch.Generator().manual_seed(seed * 100_003 + epoch)
     order = torch.randperm(len(windows), generator=g).tolist()
     bucket = max(1, batch_size * bucket_batches)
     batches: list[list[int]] = []
     for b0 in range(0, len(order), bucket):
-        chunk = sorted(order[b0:b0 + bucket], key=lambda i: len(windows[i]))
-        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+        chunk = sorted(order[b0 : b0 + bucket], key=lambda i: len(windows[i]))
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
     perm = torch.randperm(len(batches), generator=g).tolist()
     return [batches[i] for i in perm]
 
@@ -203,9 +216,15 @@ def param_groups(model: torch.nn.Module, weight_decay: float, head_lr_scale: flo
         decay = not (p.ndim < 2 or "LayerNorm" in name or name.endswith(".bias"))
         groups.setdefault((task, decay), []).append(p)
     order = [(False, True), (False, False), (True, True), (True, False)]
-    return [{"params": groups.get(k, []), "weight_decay": weight_decay if k[1] else 0.0,
-             "lr_scale": head_lr_scale if k[0] else 1.0}
-            for k in order if k in groups or not k[0]]
+    return [
+        {
+            "params": groups.get(k, []),
+            "weight_decay": weight_decay if k[1] else 0.0,
+            "lr_scale": head_lr_scale if k[0] else 1.0,
+        }
+        for k in order
+        if k in groups or not k[0]
+    ]
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
@@ -221,8 +240,9 @@ def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.opt
         return torch.optim.AdamW(groups, **kw)
 
 
-def make_scheduler(optimizer: torch.optim.Optimizer, lr: float, total_steps: int, warmup: int,
-                   done_steps: int = 0) -> torch.optim.lr_scheduler.LambdaLR:
+def make_scheduler(
+    optimizer: torch.optim.Optimizer, lr: float, total_steps: int, warmup: int, done_steps: int = 0
+) -> torch.optim.lr_scheduler.LambdaLR:
     """The schedule of :func:`lr_factor` as a ``LambdaLR``, set for optimizer step ``done_steps`` (the scheduler
     steps once per optimizer step). Group ``g`` gets ``g["lr_scale"] * (lr * lr_factor(step))``.
 
@@ -250,8 +270,14 @@ def examples_digest(examples: Sequence[ScoringExample]) -> str:
 
 # --------------------------------------------------------------------------- state (safetensors + JSON)
 
-def save_training_state(path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer,
-                        meta: Mapping[str, Any], scaler: torch.amp.GradScaler | None = None) -> None:
+
+def save_training_state(
+    path: Path,
+    model: SentenceScorer,
+    optimizer: torch.optim.Optimizer,
+    meta: Mapping[str, Any],
+    scaler: torch.amp.GradScaler | None = None,
+) -> None:
     """Everything needed to resume, as safetensors (tensors) + JSON (the rest); written atomically."""
     from safetensors.torch import save_file, save_model
 
@@ -278,8 +304,9 @@ def save_training_state(path: Path, model: SentenceScorer, optimizer: torch.opti
     write_json(path / STATE_JSON, state)  # written last: its presence marks a complete checkpoint
 
 
-def load_training_state(path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer,
-                        device: torch.device, scaler=None) -> dict:
+def load_training_state(
+    path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer, device: torch.device, scaler=None
+) -> dict:
     from safetensors.torch import load_file, load_model
 
     state = read_json(path / STATE_JSON)
@@ -304,10 +331,19 @@ def load_training_state(path: Path, model: SentenceScorer, optimizer: torch.opti
 
 # --------------------------------------------------------------------------- evaluation
 
+
 @torch.no_grad()
-def predict(model: SentenceScorer, windows: Sequence[PackedWindow], sentence_counts: Sequence[int],
-            targets: Sequence[Sequence[float]] | None, *, batch_size: int, device: torch.device,
-            amp: bool, pad_id: int) -> tuple[list[np.ndarray], float | None]:
+def predict(
+    model: SentenceScorer,
+    windows: Sequence[PackedWindow],
+    sentence_counts: Sequence[int],
+    targets: Sequence[Sequence[float]] | None,
+    *,
+    batch_size: int,
+    device: torch.device,
+    amp: bool,
+    pad_id: int,
+) -> tuple[list[np.ndarray], float | None]:
     """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss."""
     was = model.training
     model.eval()
@@ -329,12 +365,15 @@ def predict(model: SentenceScorer, windows: Sequence[PackedWindow], sentence_cou
 
 # --------------------------------------------------------------------------- training
 
+
 def _targets(examples: Sequence[ScoringExample], what: str) -> list[list[float]]:
     out = []
     for e in examples:
         if e.targets is None or len(e.targets) != len(e.sentences):
-            raise ValueError(f"{what} example {e.id!r}: needs one target per sentence "
-                             f"({len(e.sentences)} sentences, {None if e.targets is None else len(e.targets)} targets)")
+            raise ValueError(
+                f"{what} example {e.id!r}: needs one target per sentence "
+                f"({len(e.sentences)} sentences, {None if e.targets is None else len(e.targets)} targets)"
+            )
         out.append([float(t) for t in e.targets])
     return out
 
@@ -442,10 +481,28 @@ def train(
     torch.manual_seed(settings.seed + rank)  # dropout; replaced by the saved RNG state when resuming
     state = _resume_or_start(out_dir / LAST_DIR, fingerprint, model, optimizer, device, scaler, is_main=rank == 0)
     scheduler = make_scheduler(optimizer, settings.lr, total_steps, warmup, done_steps=state.global_step)
-    run = _Run(settings, model, tokenizer, out_dir, device, rank, world, amp, data, local_batches, total_steps,
-               fingerprint, optimizer, scheduler, scaler, ddp_model=_wrap_ddp(model, device, world),
-               live=_open_live(live_dir, rank, state.resumed_from, settings, model),
-               select_fn=select_fn, grad_hook=grad_hook, step_hook=step_hook)
+    run = _Run(
+        settings,
+        model,
+        tokenizer,
+        out_dir,
+        device,
+        rank,
+        world,
+        amp,
+        data,
+        local_batches,
+        total_steps,
+        fingerprint,
+        optimizer,
+        scheduler,
+        scaler,
+        ddp_model=_wrap_ddp(model, device, world),
+        live=_open_live(live_dir, rank, state.resumed_from, settings, model),
+        select_fn=select_fn,
+        grad_hook=grad_hook,
+        step_hook=step_hook,
+    )
 
     t0 = time.perf_counter()
     for epoch in range(state.start_epoch, settings.epochs):
@@ -460,6 +517,7 @@ def train(
 
 # --------------------------------------------------------------------------- parts of train()
 
+
 def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
     """(rank, world size, device); joins the process group under torchrun and makes CPU runs deterministic."""
     rank, world, local_rank = dist_info()
@@ -471,18 +529,33 @@ def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
     return rank, world, device
 
 
-def _prepare_data(model: SentenceScorer, tokenizer, train_examples: Sequence[ScoringExample],
-                  dev_examples: Sequence[ScoringExample]) -> _Data:
+def _prepare_data(
+    model: SentenceScorer, tokenizer, train_examples: Sequence[ScoringExample], dev_examples: Sequence[ScoringExample]
+) -> _Data:
     train_targets = _targets(train_examples, "train")
     dev_targets = _targets(dev_examples, "dev")
     windows, pstats = pack_examples(model.config, tokenizer, train_examples)
     dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
     if not windows:
         raise ValueError("no training windows: every training example has an empty document")
-    log.info("train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
-             len(train_examples), len(windows), pstats.partial_sentences, len(dev_examples), len(dev_windows))
-    return _Data(windows, train_targets, pstats, dev_windows, dev_targets, [len(e.sentences) for e in dev_examples],
-                 dstats, pad_id=tokenizer.pad_token_id or 0)
+    log.info(
+        "train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
+        len(train_examples),
+        len(windows),
+        pstats.partial_sentences,
+        len(dev_examples),
+        len(dev_windows),
+    )
+    return _Data(
+        windows,
+        train_targets,
+        pstats,
+        dev_windows,
+        dev_targets,
+        [len(e.sentences) for e in dev_examples],
+        dstats,
+        pad_id=tokenizer.pad_token_id or 0,
+    )
 
 
 def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world: int) -> tuple[int, int, int]:
@@ -495,17 +568,37 @@ def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world
     return local_batches, total_steps, int(settings.warmup_ratio * total_steps)
 
 
-def _fingerprint(settings: TrainSettings, model: SentenceScorer, train_examples: Sequence[ScoringExample],
-                 dev_examples: Sequence[ScoringExample], world: int) -> str:
+def _fingerprint(
+    settings: TrainSettings,
+    model: SentenceScorer,
+    train_examples: Sequence[ScoringExample],
+    dev_examples: Sequence[ScoringExample],
+    world: int,
+) -> str:
     """What ``last/`` must have been written with to be resumed: settings, model config, data, world size."""
-    return hashlib.sha1(json.dumps({
-        "settings": settings.fingerprint_dict(), "model": model.config.to_dict(),
-        "train": examples_digest(train_examples), "dev": examples_digest(dev_examples), "world": world,
-    }, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha1(
+        json.dumps(
+            {
+                "settings": settings.fingerprint_dict(),
+                "model": model.config.to_dict(),
+                "train": examples_digest(train_examples),
+                "dev": examples_digest(dev_examples),
+                "world": world,
+            },
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()
 
 
-def _resume_or_start(last: Path, fingerprint: str, model: SentenceScorer, optimizer: torch.optim.Optimizer,
-                     device: torch.device, scaler, is_main: bool) -> _LoopState:
+def _resume_or_start(
+    last: Path,
+    fingerprint: str,
+    model: SentenceScorer,
+    optimizer: torch.optim.Optimizer,
+    device: torch.device,
+    scaler,
+    is_main: bool,
+) -> _LoopState:
     """The loop state from ``last/`` when it was written with the same settings and data (the model, optimizer,
     grad scaler and RNG are restored in place); a fresh state otherwise."""
     if not (last / STATE_JSON).exists():
@@ -515,11 +608,21 @@ def _resume_or_start(last: Path, fingerprint: str, model: SentenceScorer, optimi
             log.warning("ignoring %s: it was written with other settings or data", last)
         return _LoopState()
     meta = load_training_state(last, model, optimizer, device, scaler)
-    state = _LoopState(start_epoch=meta["epoch"] + 1, global_step=meta["global_step"],
-                       best_metric=meta["best_metric"], best_epoch=meta["best_epoch"], history=meta["history"],
-                       resumed_from=meta["epoch"] + 1)
-    log.info("resuming from %s after epoch %d (best so far: epoch %d, %.4f)", last, meta["epoch"] + 1,
-             state.best_epoch + 1, state.best_metric)
+    state = _LoopState(
+        start_epoch=meta["epoch"] + 1,
+        global_step=meta["global_step"],
+        best_metric=meta["best_metric"],
+        best_epoch=meta["best_epoch"],
+        history=meta["history"],
+        resumed_from=meta["epoch"] + 1,
+    )
+    log.info(
+        "resuming from %s after epoch %d (best so far: epoch %d, %.4f)",
+        last,
+        meta["epoch"] + 1,
+        state.best_epoch + 1,
+        state.best_metric,
+    )
     return state
 
 
@@ -530,8 +633,9 @@ def _wrap_ddp(model: torch.nn.Module, device: torch.device, world: int) -> torch
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
 
-def _open_live(live_dir: str | os.PathLike | None, rank: int, resumed_from: int, settings: TrainSettings,
-               model: SentenceScorer):
+def _open_live(
+    live_dir: str | os.PathLike | None, rank: int, resumed_from: int, settings: TrainSettings, model: SentenceScorer
+):
     """dvclive on rank 0 (appending to the curves when resuming), else None."""
     if live_dir is None or rank != 0:
         return None
@@ -539,8 +643,12 @@ def _open_live(live_dir: str | os.PathLike | None, rank: int, resumed_from: int,
 
     live = Live(dir=str(live_dir), resume=resumed_from > 0, save_dvc_exp=False, dvcyaml=False)
     if resumed_from == 0:
-        live.log_params({"train": settings.fingerprint_dict(), "model": {
-            k: v for k, v in model.config.to_dict().items() if k != "encoder_config"}})
+        live.log_params(
+            {
+                "train": settings.fingerprint_dict(),
+                "model": {k: v for k, v in model.config.to_dict().items() if k != "encoder_config"},
+            }
+        )
     return live
 
 
@@ -550,11 +658,16 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
 
     s, windows = run.settings, run.data.windows
     batches = epoch_batches(windows, s.batch_size, s.bucket_batches, s.seed, epoch)
-    mine = batches[: run.local_batches * run.world][run.rank::run.world]
+    mine = batches[: run.local_batches * run.world][run.rank :: run.world]
     state.running_loss, state.running_n = 0.0, 0
     # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
-    bar = tqdm(total=len(mine), desc=f"epoch {epoch + 1}/{s.epochs}", unit="batch",
-               disable=None if (s.progress and run.is_main) else True, mininterval=2)
+    bar = tqdm(
+        total=len(mine),
+        desc=f"epoch {epoch + 1}/{s.epochs}",
+        unit="batch",
+        disable=None if (s.progress and run.is_main) else True,
+        mininterval=2,
+    )
     run.optimizer.zero_grad(set_to_none=True)
     for i, idx in enumerate(mine):
         micro = i % s.grad_accum_steps
@@ -621,8 +734,14 @@ def _optimizer_step(run: _Run, state: _LoopState, epoch: int) -> None:
 def _log_step(run: _Run, state: _LoopState, epoch: int, lr: float) -> None:
     loss = state.running_loss / state.running_n
     if run.is_main:
-        log.info("epoch %d step %d/%d: loss %.4f, %.2f windows/s", epoch + 1, state.global_step, run.total_steps,
-                 loss, state.seen_windows / state.loop_seconds if state.loop_seconds else 0.0)
+        log.info(
+            "epoch %d step %d/%d: loss %.4f, %.2f windows/s",
+            epoch + 1,
+            state.global_step,
+            run.total_steps,
+            loss,
+            state.seen_windows / state.loop_seconds if state.loop_seconds else 0.0,
+        )
     if run.live is not None:
         run.live.step = state.global_step  # x axis = optimizer steps (set before logging)
         run.live.log_metric("train/loss", loss)
@@ -638,22 +757,46 @@ def _end_epoch(run: _Run, state: _LoopState, epoch: int, epoch_loss: float) -> N
         if improved:
             state.best_metric, state.best_epoch, state.best_dev_scores = metric, epoch, dev_scores
             save_scorer(run.model, run.tokenizer, run.out_dir)
-        record = {"epoch": epoch + 1, "train_loss": epoch_loss, "global_step": state.global_step,
-                  "dev_loss": dev_loss, "dev_metric": metric, "best": improved}
+        record = {
+            "epoch": epoch + 1,
+            "train_loss": epoch_loss,
+            "global_step": state.global_step,
+            "dev_loss": dev_loss,
+            "dev_metric": metric,
+            "best": improved,
+        }
         state.history.append(record)
         _log_epoch(run, record)
-        save_training_state(run.last_dir, run.model, run.optimizer, {
-            "fingerprint": run.fingerprint, "epoch": epoch, "best_metric": state.best_metric,
-            "best_epoch": state.best_epoch, "history": state.history, "global_step": state.global_step}, run.scaler)
+        save_training_state(
+            run.last_dir,
+            run.model,
+            run.optimizer,
+            {
+                "fingerprint": run.fingerprint,
+                "epoch": epoch,
+                "best_metric": state.best_metric,
+                "best_epoch": state.best_epoch,
+                "history": state.history,
+                "global_step": state.global_step,
+            },
+            run.scaler,
+        )
     if run.distributed:
         torch.distributed.barrier()
 
 
 def _score_dev(run: _Run) -> tuple[list[np.ndarray], float | None, float]:
     """(dev scores, dev loss, selection metric: ``select_fn`` of the scores, else minus the loss)."""
-    dev_scores, dev_loss = predict(run.model, run.data.dev_windows, run.data.dev_sentence_counts,
-                                   run.data.dev_targets, batch_size=run.settings.eval_batch_size,
-                                   device=run.device, amp=run.amp, pad_id=run.data.pad_id)
+    dev_scores, dev_loss = predict(
+        run.model,
+        run.data.dev_windows,
+        run.data.dev_sentence_counts,
+        run.data.dev_targets,
+        batch_size=run.settings.eval_batch_size,
+        device=run.device,
+        amp=run.amp,
+        pad_id=run.data.pad_id,
+    )
     if run.select_fn is not None:
         return dev_scores, dev_loss, run.select_fn(dev_scores)
     return dev_scores, dev_loss, -(dev_loss if dev_loss is not None else 0.0)
@@ -661,8 +804,14 @@ def _score_dev(run: _Run) -> tuple[list[np.ndarray], float | None, float]:
 
 def _log_epoch(run: _Run, record: dict) -> None:
     dev_loss, metric = record["dev_loss"], record["dev_metric"]
-    log.info("epoch %d: train loss %.4f, dev loss %s, dev metric %.4f%s", record["epoch"], record["train_loss"],
-             "n/a" if dev_loss is None else f"{dev_loss:.4f}", metric, " (best)" if record["best"] else "")
+    log.info(
+        "epoch %d: train loss %.4f, dev loss %s, dev metric %.4f%s",
+        record["epoch"],
+        record["train_loss"],
+        "n/a" if dev_loss is None else f"{dev_loss:.4f}",
+        metric,
+        " (best)" if record["best"] else "",
+    )
     if run.live is not None:
         run.live.step = record["global_step"]
         run.live.log_metric("train/epoch_loss", record["train_loss"])
@@ -676,12 +825,17 @@ def _log_epoch(run: _Run, record: dict) -> None:
 def _finish(run: _Run, state: _LoopState, seconds: float) -> TrainResult:
     """The result; rank 0 writes ``training.json``, closes dvclive and removes ``last/`` (unless keep_last)."""
     result = TrainResult(
-        best_epoch=state.best_epoch + 1, best_metric=state.best_metric, history=state.history,
-        pack_stats=run.data.pack_stats.as_dict(), dev_pack_stats=run.data.dev_pack_stats.as_dict(),
+        best_epoch=state.best_epoch + 1,
+        best_metric=state.best_metric,
+        history=state.history,
+        pack_stats=run.data.pack_stats.as_dict(),
+        dev_pack_stats=run.data.dev_pack_stats.as_dict(),
         train_seconds=seconds,
         windows_per_second=state.seen_windows * run.world / state.loop_seconds if state.loop_seconds > 0 else 0.0,
         windows_per_cpu_second=state.seen_windows / state.loop_cpu if state.loop_cpu > 0 else 0.0,
-        resumed_from_epoch=state.resumed_from, world_size=run.world, best_dev_scores=state.best_dev_scores,
+        resumed_from_epoch=state.resumed_from,
+        world_size=run.world,
+        best_dev_scores=state.best_dev_scores,
     )
     if run.is_main:
         write_json(run.out_dir / "training.json", result.to_dict())

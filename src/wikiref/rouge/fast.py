@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from nltk.stem import porter
 from rouge_score import tokenize as _rs_tokenize

@@ -19,7 +19,7 @@ sentences in document order - tokenized by ``rouge_score``'s tokenizer with Port
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from wikiref.rouge.fast import METRICS, SentenceSetRouge, parse_metric
 
@@ -48,7 +48,9 @@ def greedy_oracle(
     return SentenceSetRouge(sentences, reference, rtype).greedy(field, max_sentences)
 
 
-def sentence_scores(sentences: Sequence[str], reference: str | Sequence[str], *, metric: str = "rouge2_f1") -> list[float]:
+def sentence_scores(
+    sentences: Sequence[str], reference: str | Sequence[str], *, metric: str = "rouge2_f1"
+) -> list[float]:
     """``metric`` of each sentence alone against the reference(s)."""
     rtype, field = parse_metric(metric)
     if not sentences:

@@ -42,8 +42,21 @@ from wikiref.schemas import CURATE_ADDED, CURATE_STATISTICS, RAW_REQUIRED
 log = logging.getLogger(__name__)
 
 # Drop reasons, in the order they are applied.
-INVALID_REASONS = ("missing_field", "empty_statement", "empty_doc_text", "empty_query", "doc_too_long", "no_doc_sentences")
-FILTER_REASONS = ("duplicate_id", "a_no_content_words", "a_lemma_recall", "b_percentile_window", "c_oracle_rouge2_recall")
+INVALID_REASONS = (
+    "missing_field",
+    "empty_statement",
+    "empty_doc_text",
+    "empty_query",
+    "doc_too_long",
+    "no_doc_sentences",
+)
+FILTER_REASONS = (
+    "duplicate_id",
+    "a_no_content_words",
+    "a_lemma_recall",
+    "b_percentile_window",
+    "c_oracle_rouge2_recall",
+)
 
 
 class CurateError(ValueError):
@@ -353,7 +366,9 @@ def annotate_parallel(
         for shard in shards:
             collect(_annotate_shard(shard), len(shard))
     else:
-        with ProcessPoolExecutor(max_workers=threads, initializer=_init_worker, initargs=(dict(text_params), kwargs)) as ex:
+        with ProcessPoolExecutor(
+            max_workers=threads, initializer=_init_worker, initargs=(dict(text_params), kwargs)
+        ) as ex:
             for shard, result in zip(shards, ex.map(_annotate_shard, shards)):
                 collect(result, len(shard))
     return out, dropped
@@ -375,7 +390,9 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]], raw_schema):
 # --------------------------------------------------------------------------------------------
 def _part_stats_path(part_path: str) -> str:
     """``<dir>/<part>.stats.json`` next to ``<dir>/<part>.parquet`` (what :func:`run_part` writes)."""
-    return part_path[: -len(".parquet")] + ".stats.json" if part_path.endswith(".parquet") else part_path + ".stats.json"
+    return (
+        part_path[: -len(".parquet")] + ".stats.json" if part_path.endswith(".parquet") else part_path + ".stats.json"
+    )
 
 
 def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1, shard_size: int = 64) -> dict:
@@ -489,12 +506,16 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             raise RuntimeError(f"curation lost rows: {rows_in} in, {accounted} kept or dropped")
     write_json(outputs["stats"], full)
     if outputs.get("metrics"):
-        write_json(outputs["metrics"], {
-            "rows_in": rows_in,
-            "kept": full["kept"],
-            "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
-            "dropped": full["dropped"],
-            "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6)
-            if kept else 0.0,
-        })
+        write_json(
+            outputs["metrics"],
+            {
+                "rows_in": rows_in,
+                "kept": full["kept"],
+                "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
+                "dropped": full["dropped"],
+                "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6)
+                if kept
+                else 0.0,
+            },
+        )
     return full

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -134,6 +135,17 @@ def start_inputs(params: Mapping, name: str) -> list[str]:
     if find_setting(params["finetune"], name)["method"] == "iterative":
         return pruned_files(name)
     return pretrained_inputs(params, name)
+
+
+def pretrain_metrics_dir(start_files: Sequence[str]) -> str:
+    """The folder of the pre-training metrics among a job's start files (:func:`start_inputs`), where
+    ``variant: best`` compares the candidates; :data:`wikiref.layout.METRICS` when it starts elsewhere."""
+    prefix, _ = layout.PRETRAIN_VARIANT_METRICS.split("{variant}")
+    name_prefix = os.path.basename(prefix)
+    for f in start_files:
+        if os.path.basename(f).startswith(name_prefix) and f.endswith(".json"):
+            return os.path.dirname(f)
+    return layout.METRICS
 
 
 def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:

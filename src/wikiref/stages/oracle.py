@@ -95,16 +95,23 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1,
         for start in range(0, table.num_rows, batch_rows):
             chunk = table.slice(start, batch_rows)
             docs = chunk.column("doc_sentences").to_pylist()
-            records = oracle_records(docs, chunk.column("statement").to_pylist(), label_metric=label_metric,
-                                     score_metric=score_metric, threads=threads)
+            records = oracle_records(
+                docs,
+                chunk.column("statement").to_pylist(),
+                label_metric=label_metric,
+                score_metric=score_metric,
+                threads=threads,
+            )
             computed = {
                 field.name: pa.array([r[field.name] for r in records], type=field.type)
-                for field in ORACLE if field.name not in SPLIT_COLUMNS
+                for field in ORACLE
+                if field.name not in SPLIT_COLUMNS
             }
             # The carried columns keep their arrays as read (a list's child field name is part of the bytes).
             piece = pa.Table.from_arrays(
                 [chunk.column(f.name) if f.name in SPLIT_COLUMNS else computed[f.name] for f in ORACLE],
-                names=ORACLE.names)
+                names=ORACLE.names,
+            )
             if not piece.schema.equals(ORACLE):
                 raise SchemaError(f"{src}: column types {piece.schema} differ from {ORACLE}")
             pieces.append(piece)

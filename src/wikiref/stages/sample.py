@@ -86,8 +86,9 @@ def _section_order(n_sections: int, start: int) -> list[int]:
     return order
 
 
-def build_standins(articles: Sequence[tuple[int, Article]], target_tokens: int,
-                   stats: Counter | None = None) -> list[Standin]:
+def build_standins(
+    articles: Sequence[tuple[int, Article]], target_tokens: int, stats: Counter | None = None
+) -> list[Standin]:
     """One stand-in per URL cited (first citation, kept type) by a statement of ``articles``.
 
     ``articles``: (page_id, parsed article) in dump order.
@@ -140,16 +141,18 @@ def build_standins(articles: Sequence[tuple[int, Article]], target_tokens: int,
             if name not in sections:
                 sections.append(name)
         title = first.citation.title
-        out.append(Standin(
-            url=url,
-            title=title or f"{art.title} – {art.sections[sec_idx].query[-1]}",
-            article=art.title,
-            page_id=page_id,
-            sections=sections,
-            paragraphs=[p for _, _, p in chosen],
-            tokens=tokens,
-            citing_statements=n_citing[url],
-        ))
+        out.append(
+            Standin(
+                url=url,
+                title=title or f"{art.title} – {art.sections[sec_idx].query[-1]}",
+                article=art.title,
+                page_id=page_id,
+                sections=sections,
+                paragraphs=[p for _, _, p in chosen],
+                tokens=tokens,
+                citing_statements=n_citing[url],
+            )
+        )
         stats["standin_pages"] += 1
         stats["standin_tokens"] += tokens
     return out
@@ -164,11 +167,11 @@ def standin_html(page: Standin) -> bytes:
         f"without the paragraphs that cite this URL. Original URL: {esc(page.url)}"
     )
     doc = (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{esc(page.title)}</title>\n"
-        "<meta name=\"robots\" content=\"noindex\">\n"
-        "<meta name=\"wikiref-standin\" content=\"true\">\n</head>\n<body>\n"
-        f"<header><p class=\"wikiref-standin-notice\"><strong>{notice}</strong></p></header>\n"
+        '<meta name="robots" content="noindex">\n'
+        '<meta name="wikiref-standin" content="true">\n</head>\n<body>\n'
+        f'<header><p class="wikiref-standin-notice"><strong>{notice}</strong></p></header>\n'
         f"<main>\n<article>\n{paras}\n</article>\n</main>\n"
         "<footer><p>wikiref offline sample: STAND-IN content derived from Wikipedia (CC BY-SA).</p></footer>\n"
         "</body>\n</html>\n"
@@ -187,42 +190,62 @@ def write_standin_warc(pages: Iterable[Standin], path: str | Path, source_note: 
 
     buf = io.BytesIO()
     writer = WARCWriter(buf, gzip=True, warc_version="1.0")
-    info = (f"software: wikiref sample\r\nformat: WARC File Format 1.0\r\n"
-            f"description: {STANDIN_NOTE}\r\nsource: {source_note}\r\n").encode()
-    writer.write_record(writer.create_warc_record(
-        "", "warcinfo", payload=io.BytesIO(info), length=len(info), warc_content_type="application/warc-fields",
-        warc_headers_dict={
-            "WARC-Date": WARC_DATE,
-            "WARC-Record-ID": _record_id("warcinfo", source_note),
-            "WARC-Filename": Path(path).name,
-            "WARC-Wikiref-Standin": "true",
-        }))
+    info = (
+        f"software: wikiref sample\r\nformat: WARC File Format 1.0\r\n"
+        f"description: {STANDIN_NOTE}\r\nsource: {source_note}\r\n"
+    ).encode()
+    writer.write_record(
+        writer.create_warc_record(
+            "",
+            "warcinfo",
+            payload=io.BytesIO(info),
+            length=len(info),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict={
+                "WARC-Date": WARC_DATE,
+                "WARC-Record-ID": _record_id("warcinfo", source_note),
+                "WARC-Filename": Path(path).name,
+                "WARC-Wikiref-Standin": "true",
+            },
+        )
+    )
     n = 0
     for page in pages:
         body = standin_html(page)
-        http_headers = StatusAndHeaders("200 OK", [
-            ("Content-Type", "text/html; charset=utf-8"),
-            ("Content-Length", str(len(body))),
-        ], protocol="HTTP/1.1")
-        writer.write_record(writer.create_warc_record(
-            page.url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http_headers,
-            warc_headers_dict={
-                "WARC-Date": WARC_DATE,
-                "WARC-Record-ID": _record_id(page.url, body.decode("utf-8")),
-                "WARC-Wikiref-Standin": "true",
-                "WARC-Wikiref-Description": (
-                    f"STAND-IN page built from Wikipedia article \"{page.article}\" (page id {page.page_id}), "
-                    f"{len(page.paragraphs)} paragraph(s), {page.tokens} tokens; not the cited source"),
-                "WARC-Wikiref-Source-Article": page.article,
-            }))
+        http_headers = StatusAndHeaders(
+            "200 OK",
+            [
+                ("Content-Type", "text/html; charset=utf-8"),
+                ("Content-Length", str(len(body))),
+            ],
+            protocol="HTTP/1.1",
+        )
+        writer.write_record(
+            writer.create_warc_record(
+                page.url,
+                "response",
+                payload=io.BytesIO(body),
+                length=len(body),
+                http_headers=http_headers,
+                warc_headers_dict={
+                    "WARC-Date": WARC_DATE,
+                    "WARC-Record-ID": _record_id(page.url, body.decode("utf-8")),
+                    "WARC-Wikiref-Standin": "true",
+                    "WARC-Wikiref-Description": (
+                        f'STAND-IN page built from Wikipedia article "{page.article}" (page id {page.page_id}), '
+                        f"{len(page.paragraphs)} paragraph(s), {page.tokens} tokens; not the cited source"
+                    ),
+                    "WARC-Wikiref-Source-Article": page.article,
+                },
+            )
+        )
         n += 1
     with atomic_path(path) as tmp:
         tmp.write_bytes(buf.getvalue())
     return n
 
 
-def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping,
-                 articles_out: list | None = None) -> dict:
+def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping, articles_out: list | None = None) -> dict:
     """Materialise the offline sample under ``out_dir``; returns the manifest (also written).
 
     ``articles_out``, when given, receives the parsed (page_id, Article) pairs (tests reuse them).
@@ -260,22 +283,31 @@ def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping,
             "pages_read": stats["pages_read"],
             "articles": len(articles),
             "statements_kept": stats["statements_kept"],
-            "kept_by_type": {k.split(":", 1)[1]: v for k, v in sorted(stats.items())
-                             if k.startswith("kept_citation_type:")},
+            "kept_by_type": {
+                k.split(":", 1)[1]: v for k, v in sorted(stats.items()) if k.startswith("kept_citation_type:")
+            },
         },
         "gensim_version": gensim_version,
         "warc": {
             "records": n,
             "cited_urls": len(urls),
-            "skipped": {k.split(":", 1)[1]: v for k, v in sorted(build_stats.items()) if k.startswith("standin_skipped:")},
+            "skipped": {
+                k.split(":", 1)[1]: v for k, v in sorted(build_stats.items()) if k.startswith("standin_skipped:")
+            },
             "mean_tokens": round(build_stats["standin_tokens"] / n, 1) if n else 0.0,
             "standin_target_tokens": int(sample["standin_target_tokens"]),
             "record_header": "WARC-Wikiref-Standin: true",
         },
         "files": {},
     }
-    for f in sorted(p for p in out.rglob("*") if p.is_file() and p.name != layout.SAMPLE_MANIFEST
-                    and not p.name.startswith(".") and p.parent.name in ("dump", "warc")):
+    for f in sorted(
+        p
+        for p in out.rglob("*")
+        if p.is_file()
+        and p.name != layout.SAMPLE_MANIFEST
+        and not p.name.startswith(".")
+        and p.parent.name in ("dump", "warc")
+    ):
         manifest["files"][f.relative_to(out).as_posix()] = {"bytes": f.stat().st_size, "sha256": sha256_file(f)}
     write_json(out / layout.SAMPLE_MANIFEST, manifest)
     return manifest

@@ -188,8 +188,9 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     ids = table.column("id").to_pylist()
     keys = table.column("doc_key").to_pylist()
     hashes = table.column("doc_hash").to_pylist()
-    assignment = assign_splits(ids, keys, hashes, dev=params["split"]["dev"], test=params["split"]["test"],
-                               seed=params["seed"])
+    assignment = assign_splits(
+        ids, keys, hashes, dev=params["split"]["dev"], test=params["split"]["test"], seed=params["seed"]
+    )
     overlap = overlap_report(assignment, keys, hashes)
     if any(overlap.values()):
         raise RuntimeError(f"document overlap between splits: {overlap}")  # cannot happen; guards the code
@@ -204,8 +205,13 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     groups = document_groups(keys, hashes)
 
     write_table(table1(frames), outputs["table1"], title=TABLE1_TITLE, profile=params["profile"], floatfmt=".1f")
-    write_table(table2(pd.concat(frames.values(), ignore_index=True)), outputs["table2"], title=TABLE2_TITLE,
-                profile=params["profile"], floatfmt=".1f")
+    write_table(
+        table2(pd.concat(frames.values(), ignore_index=True)),
+        outputs["table2"],
+        title=TABLE2_TITLE,
+        profile=params["profile"],
+        floatfmt=".1f",
+    )
     metrics = {
         "examples": len(ids),
         "sizes": sizes,

@@ -328,8 +328,10 @@ def score_measure(measure: str, peer: Summary, models: Sequence[Summary], opts: 
                 w = opts.wlcs
                 hit, base = _wlcs_hits(m.unit_terms, peer.unit_terms, mu, pu_left, w)
                 if not base:
-                    raise RougeError("ROUGE-W of a reference without tokens: ROUGE-1.5.5.pl dies here "
-                                     "('Illegal division by zero' in wlcs); drop -w or the empty reference")
+                    raise RougeError(
+                        "ROUGE-W of a reference without tokens: ROUGE-1.5.5.pl dies here "
+                        "('Illegal division by zero' in wlcs); drop -w or the empty reference"
+                    )
                 score = (hit / base) ** (1 / w)
                 # computeWLCSScore weights the (already weighted) base and the peer length again.
                 per_model.append((hit, _wpow(base, w), _wpow(pcount, w), score))
@@ -395,8 +397,9 @@ def _batch_hits(models: Sequence[Summary], peers: Sequence[Summary], key: tuple,
     return np.stack(cols, axis=1) if cols else np.zeros((len(peers), 0), dtype=np.int64)
 
 
-def score_measure_batch(measure: str, peers: Sequence[Summary], models: Sequence[Summary],
-                        opts: Options) -> list[EvalScore]:
+def score_measure_batch(
+    measure: str, peers: Sequence[Summary], models: Sequence[Summary], opts: Options
+) -> list[EvalScore]:
     """:func:`score_measure` for several peers against the same references."""
     if measure.startswith("ROUGE-S"):
         unigrams = measure.startswith("ROUGE-SU")
@@ -431,8 +434,14 @@ def _reorder(t):
     return count, hit, peer
 
 
-def score(peer: Sequence[str], models: Sequence[Sequence[str]], *, flags: str | Sequence[str] | None = None,
-          data_dir: str | None = None, **options) -> dict[str, dict[str, float]]:
+def score(
+    peer: Sequence[str],
+    models: Sequence[Sequence[str]],
+    *,
+    flags: str | Sequence[str] | None = None,
+    data_dir: str | None = None,
+    **options,
+) -> dict[str, dict[str, float]]:
     """Score one peer summary against its references, like one ``<EVAL>`` of ROUGE-1.5.5.pl.
 
     ``peer``: the peer's sentences; ``models``: each reference's sentences. Options are the
@@ -446,8 +455,13 @@ def score(peer: Sequence[str], models: Sequence[Sequence[str]], *, flags: str | 
     return {k: v.as_dict() for k, v in detail.items()}
 
 
-def score_detailed(peer: Sequence[str], models: Sequence[Sequence[str]], opts: Options,
-                   data_dir: str | None = None, vocab: _Vocab | None = None) -> dict[str, EvalScore]:
+def score_detailed(
+    peer: Sequence[str],
+    models: Sequence[Sequence[str]],
+    opts: Options,
+    data_dir: str | None = None,
+    vocab: _Vocab | None = None,
+) -> dict[str, EvalScore]:
     vocab = vocab or _Vocab(opts, data_dir)
     p = prepare(units_from_sentences(peer), opts, vocab)
     ms = [prepare(units_from_sentences(m), opts, vocab) for m in models]
@@ -460,8 +474,14 @@ class Scorer:
     >>> s = Scorer(references, flags=DUC_FLAGS); s(peer_sentences)["ROUGE-2"]["R"]
     """
 
-    def __init__(self, models: Sequence[Sequence[str]], *, flags: str | Sequence[str] | None = None,
-                 data_dir: str | None = None, **options):
+    def __init__(
+        self,
+        models: Sequence[Sequence[str]],
+        *,
+        flags: str | Sequence[str] | None = None,
+        data_dir: str | None = None,
+        **options,
+    ):
         self.opts = make_options(flags, **options)
         self.vocab = _Vocab(self.opts, data_dir)
         self.models = [prepare(units_from_sentences(m), self.opts, self.vocab) for m in models]

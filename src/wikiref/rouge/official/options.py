@@ -90,8 +90,13 @@ class Options:
         return dataclasses.replace(self, **changes)
 
 
-_KW_ALIASES = {"max_n": "n", "remove_stopwords": "stopwords", "skip_distance": "skip", "length_limit": "length",
-               "byte_limit": "bytes"}
+_KW_ALIASES = {
+    "max_n": "n",
+    "remove_stopwords": "stopwords",
+    "skip_distance": "skip",
+    "length_limit": "length",
+    "byte_limit": "bytes",
+}
 
 
 def make_options(flags: str | Sequence[str] | None = None, **kwargs) -> Options:
@@ -101,8 +106,9 @@ def make_options(flags: str | Sequence[str] | None = None, **kwargs) -> Options:
     fixed = {_KW_ALIASES.get(k, k): v for k, v in kwargs.items()}
     unknown = set(fixed) - {f.name for f in dataclasses.fields(Options)}
     if unknown:
-        raise RougeError(f"unknown ROUGE options {sorted(unknown)}; "
-                         f"known: {[f.name for f in dataclasses.fields(Options)]}")
+        raise RougeError(
+            f"unknown ROUGE options {sorted(unknown)}; known: {[f.name for f in dataclasses.fields(Options)]}"
+        )
     if "confidence" in fixed and "confidence_text" not in fixed:
         fixed["confidence_text"] = _perl_num(fixed["confidence"])
     if "wlcs" in fixed and fixed["wlcs"] is not None and "wlcs_text" not in fixed:
@@ -117,8 +123,12 @@ def flag_parser(prog: str = "rouge155", add_help: bool = False) -> argparse.Argu
     g.add_argument("-a", action="store_true", help="evaluate all systems (peers) in the config")
     g.add_argument("-c", metavar="CF", help="confidence interval percentage (default 95)")
     g.add_argument("-d", action="store_true", help="print per-evaluation scores")
-    g.add_argument("-e", metavar="DIR", help="ROUGE data dir; its smart_common_words.txt and "
-                   "WordNet-2.0-Exceptions/*.exc are used when present (the .db file is not needed)")
+    g.add_argument(
+        "-e",
+        metavar="DIR",
+        help="ROUGE data dir; its smart_common_words.txt and "
+        "WordNet-2.0-Exceptions/*.exc are used when present (the .db file is not needed)",
+    )
     g.add_argument("-b", metavar="BYTES", help="use only the first BYTES bytes of each summary")
     g.add_argument("-l", metavar="WORDS", help="use only the first WORDS words of each summary")
     g.add_argument("-m", action="store_true", help="stem with Porter + WordNet-2.0 exceptions")
@@ -136,8 +146,11 @@ def flag_parser(prog: str = "rouge155", add_help: bool = False) -> argparse.Argu
     g.add_argument("-v", action="store_true", help="verbose (accepted, ignored: no debug dump)")
     g.add_argument("-x", action="store_true", help="do not compute ROUGE-L")
     g.add_argument("-f", metavar="A|B", help="A: pool the references (default); B: best reference")
-    g.add_argument("-z", metavar="FORMAT", help="the config is a file list 'peer model1 model2 ...' per line "
-                   "in FORMAT (SPL|SEE|ISI)")
+    g.add_argument(
+        "-z",
+        metavar="FORMAT",
+        help="the config is a file list 'peer model1 model2 ...' per line in FORMAT (SPL|SEE|ISI)",
+    )
     return p
 
 

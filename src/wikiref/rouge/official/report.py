@@ -201,8 +201,14 @@ class _SummaryCache:
         return s
 
 
-def evaluate(evals: Sequence[Eval], peer_ids: Sequence[str], opts: Options, *, data_dir: str | None = None,
-             warn: Callable[[str], None] | None = None) -> list[MeasureResult]:
+def evaluate(
+    evals: Sequence[Eval],
+    peer_ids: Sequence[str],
+    opts: Options,
+    *,
+    data_dir: str | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[MeasureResult]:
     """Score every peer in ``peer_ids`` on every evaluation; one result per (peer, measure) in the
     script's order. (The work is done evaluation by evaluation, all peers of one evaluation at once.)"""
     warn = warn or (lambda msg: print(msg, file=sys.stderr))
@@ -243,8 +249,13 @@ def evaluate(evals: Sequence[Eval], peer_ids: Sequence[str], opts: Options, *, d
     return results
 
 
-def evaluate_summaries(items: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], opts: Options, *,
-                       peer_id: str = "1", data_dir: str | None = None) -> dict[str, MeasureResult]:
+def evaluate_summaries(
+    items: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]],
+    opts: Options,
+    *,
+    peer_id: str = "1",
+    data_dir: str | None = None,
+) -> dict[str, MeasureResult]:
     """In-memory evaluation: ``items`` are ``(eval_id, peer_sentences, [model_sentences, ...])``.
 
     Returns ``{measure: MeasureResult}`` with exactly what ROUGE-1.5.5.pl reports for a configuration
@@ -267,8 +278,9 @@ def evaluate_summaries(items: Sequence[tuple[str, Sequence[str], Sequence[Sequen
     return out
 
 
-def write_spl_config(root: str | Path, items: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], *,
-                     peer_id: str = "1") -> Path:
+def write_spl_config(
+    root: str | Path, items: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], *, peer_id: str = "1"
+) -> Path:
     """Write ``items`` (as for :func:`evaluate_summaries`) as SPL files plus a ROUGE XML configuration
     under ``root`` (peers/, models/, rouge.xml), so the real ROUGE-1.5.5.pl can be run on them."""
     from xml.sax.saxutils import escape
@@ -281,9 +293,14 @@ def write_spl_config(root: str | Path, items: Sequence[tuple[str, Sequence[str],
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", eval_id)
         pname = f"{safe}.{peer_id}"
         (root / "peers" / pname).write_text("".join(s + "\n" for s in peer), encoding="utf-8")
-        xml += [f'<EVAL ID="{escape(eval_id)}">', f"<PEER-ROOT>{escape(str(root / 'peers'))}</PEER-ROOT>",
-                f"<MODEL-ROOT>{escape(str(root / 'models'))}</MODEL-ROOT>", '<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>',
-                f'<PEERS><P ID="{escape(peer_id)}">{escape(pname)}</P></PEERS>', "<MODELS>"]
+        xml += [
+            f'<EVAL ID="{escape(eval_id)}">',
+            f"<PEER-ROOT>{escape(str(root / 'peers'))}</PEER-ROOT>",
+            f"<MODEL-ROOT>{escape(str(root / 'models'))}</MODEL-ROOT>",
+            '<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>',
+            f'<PEERS><P ID="{escape(peer_id)}">{escape(pname)}</P></PEERS>',
+            "<MODELS>",
+        ]
         for k, m in enumerate(models):
             mname = f"{safe}.M.{k + 1}"
             (root / "models" / mname).write_text("".join(s + "\n" for s in m), encoding="utf-8")

@@ -120,10 +120,27 @@ _MGR1 = re.compile("^(" + _C + ")?" + _V + _C + _V + _C)
 _VOWEL_IN_STEM = re.compile("^(" + _C + ")?" + _v)
 _CVC = re.compile("^" + _C + _v + "[^aeiouwxy]$")
 _STEP2_MAP = {
-    "ational": "ate", "tional": "tion", "enci": "ence", "anci": "ance", "izer": "ize", "bli": "ble",
-    "alli": "al", "entli": "ent", "eli": "e", "ousli": "ous", "ization": "ize", "ation": "ate",
-    "ator": "ate", "alism": "al", "iveness": "ive", "fulness": "ful", "ousness": "ous", "aliti": "al",
-    "iviti": "ive", "biliti": "ble", "logi": "log",
+    "ational": "ate",
+    "tional": "tion",
+    "enci": "ence",
+    "anci": "ance",
+    "izer": "ize",
+    "bli": "ble",
+    "alli": "al",
+    "entli": "ent",
+    "eli": "e",
+    "ousli": "ous",
+    "ization": "ize",
+    "ation": "ate",
+    "ator": "ate",
+    "alism": "al",
+    "iveness": "ive",
+    "fulness": "ful",
+    "ousness": "ous",
+    "aliti": "al",
+    "iviti": "ive",
+    "biliti": "ble",
+    "logi": "log",
 }
 _STEP3_MAP = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "", "ness": ""}
 
@@ -388,8 +405,9 @@ class _Vocab:
     """Token filter of createNGram/tokenizeText_LCS for one options set (stop words, stemming)."""
 
     def __init__(self, opts: Options, data_dir: str | None = None):
-        self.stopwords = (load_stopwords(_data_file(data_dir, "smart_common_words.txt")) if opts.stopwords
-                          else frozenset())
+        self.stopwords = (
+            load_stopwords(_data_file(data_dir, "smart_common_words.txt")) if opts.stopwords else frozenset()
+        )
         self.stemmer = _default_stemmer(_exceptions_dir(data_dir)) if opts.stem else None
         self._cache: dict[str, str | None] = {}
         self._ids: dict[str, int] = {}

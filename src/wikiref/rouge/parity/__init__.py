@@ -18,6 +18,14 @@ from wikiref.rouge.parity.configs import (
 from wikiref.rouge.parity.perl import parse_report, perl_rouge_available, prepare_perl_rouge, run_perl_rouge
 
 __all__ = [
-    "FLAG_SETS", "WORDS", "make_config", "parse_report", "perl_rouge_available", "prepare_perl_rouge",
-    "random_sentence", "random_summary", "run_perl_rouge", "write_summary",
+    "FLAG_SETS",
+    "WORDS",
+    "make_config",
+    "parse_report",
+    "perl_rouge_available",
+    "prepare_perl_rouge",
+    "random_sentence",
+    "random_summary",
+    "run_perl_rouge",
+    "write_summary",
 ]

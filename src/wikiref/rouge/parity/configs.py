@@ -72,8 +72,16 @@ def write_summary(path: Path, lines: list[str], fmt: str, rng: random.Random) ->
     path.write_bytes(text.encode("utf-8"))
 
 
-def make_config(root: Path, seed: int, *, fmt: str | None = None, jackknife: bool | None = None,
-                numeric_ids: bool = True, non_empty_models: bool = False, texts=None) -> Path:
+def make_config(
+    root: Path,
+    seed: int,
+    *,
+    fmt: str | None = None,
+    jackknife: bool | None = None,
+    numeric_ids: bool = True,
+    non_empty_models: bool = False,
+    texts=None,
+) -> Path:
     """A random ROUGE evaluation: topics with 1-4 models; peers 1, 2, B (some missing)."""
     rng = random.Random(seed)
     fmt = fmt or rng.choice(["SPL", "SPL", "SEE"])
@@ -102,9 +110,13 @@ def make_config(root: Path, seed: int, *, fmt: str | None = None, jackknife: boo
         subsets = [models] if not jackknife or len(models) == 1 else [[m for m in models if m != d] for d in models]
         for k, sub in enumerate(subsets):
             sid = eid if len(subsets) == 1 else f"{eid}-{chr(65 + k)}"
-            xml += [f'<EVAL ID="{sid}">', f"<PEER-ROOT>\n{root / 'peers'}\n</PEER-ROOT>",
-                    f"<MODEL-ROOT>\n{root / 'models'}\n</MODEL-ROOT>", f'<INPUT-FORMAT TYPE="{fmt}">\n</INPUT-FORMAT>',
-                    "<PEERS>"]
+            xml += [
+                f'<EVAL ID="{sid}">',
+                f"<PEER-ROOT>\n{root / 'peers'}\n</PEER-ROOT>",
+                f"<MODEL-ROOT>\n{root / 'models'}\n</MODEL-ROOT>",
+                f'<INPUT-FORMAT TYPE="{fmt}">\n</INPUT-FORMAT>',
+                "<PEERS>",
+            ]
             xml += [f'<P ID="{pid}">{name}</P>' for pid, name in given]
             xml += ["</PEERS>", "<MODELS>"]
             xml += [f'<M ID="{mid}">{name}</M>' for mid, name in sub]

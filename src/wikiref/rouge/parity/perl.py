@@ -50,8 +50,12 @@ def prepare_perl_rouge(cache_dir: str | Path) -> Path:
         shutil.rmtree(dest)
     shutil.copytree(rouge_release_dir(), dest)
     exc_dir = dest / "data" / "WordNet-2.0-Exceptions"
-    subprocess.run(["perl", "buildExeptionDB.pl", ".", "exc", "../WordNet-2.0.exc.db"], cwd=exc_dir,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["perl", "buildExeptionDB.pl", ".", "exc", "../WordNet-2.0.exc.db"],
+        cwd=exc_dir,
+        check=True,
+        capture_output=True,
+    )
     table = load_exceptions()
     conflicts = _order_dependent_words()
     script = (
@@ -75,8 +79,14 @@ def _order_dependent_words() -> list[str]:
     return sorted(w for w, vals in seen.items() if len(vals) > 1)
 
 
-def run_perl_rouge(release: str | Path, config: str | Path, flags: str | Sequence[str], *extra: str,
-                   cwd: str | Path | None = None, timeout: float | None = None) -> str:
+def run_perl_rouge(
+    release: str | Path,
+    config: str | Path,
+    flags: str | Sequence[str],
+    *extra: str,
+    cwd: str | Path | None = None,
+    timeout: float | None = None,
+) -> str:
     """Run ROUGE-1.5.5.pl (prepared by :func:`prepare_perl_rouge`) and return its stdout."""
     import subprocess
 

@@ -98,8 +98,12 @@ def open_dump(path: str | os.PathLike) -> BinaryIO:
     return open(path, "rb")
 
 
-def iter_pages(path: str | os.PathLike, stats: Counter | None = None, namespaces: tuple[int, ...] = (0,),
-               counter: list | None = None) -> Iterator[Page]:
+def iter_pages(
+    path: str | os.PathLike,
+    stats: Counter | None = None,
+    namespaces: tuple[int, ...] = (0,),
+    counter: list | None = None,
+) -> Iterator[Page]:
     """Yield the wanted pages of one dump part, counting skips in ``stats``.
 
     ``counter`` (optional one-element list) receives the :class:`CountingReader`, so a caller can

@@ -71,15 +71,23 @@ def _clean(text: str) -> str:
     return "\n".join(ln for ln in lines if ln)
 
 
-def extract_document(body: bytes | str, url: str = "", cfg: ExtractConfig = ExtractConfig(),
-                     fallback_title: str = "") -> Extracted:
+def extract_document(
+    body: bytes | str, url: str = "", cfg: ExtractConfig = ExtractConfig(), fallback_title: str = ""
+) -> Extracted:
     import trafilatura
 
     if not body or not visible_text(body):
         return Extracted(ok=False, reason="empty_page")
     doc = trafilatura.bare_extraction(
-        body, url=url or None, with_metadata=True, include_comments=False, include_tables=cfg.include_tables,
-        include_images=False, include_formatting=False, deduplicate=False, favor_precision=cfg.favor_precision,
+        body,
+        url=url or None,
+        with_metadata=True,
+        include_comments=False,
+        include_tables=cfg.include_tables,
+        include_images=False,
+        include_formatting=False,
+        deduplicate=False,
+        favor_precision=cfg.favor_precision,
     )
     text = _clean(getattr(doc, "text", "") or "") if doc is not None else ""
     title = WS.sub(" ", (getattr(doc, "title", "") or "") if doc is not None else "").strip() or fallback_title

@@ -198,8 +198,14 @@ def check_host(host: str, port: int, allow_private: bool) -> None:
         addr = ipaddress.ip_address(info[4][0].split("%", 1)[0])
         if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
             addr = addr.ipv4_mapped
-        if (addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_multicast or addr.is_reserved
-                or addr.is_unspecified):
+        if (
+            addr.is_private
+            or addr.is_loopback
+            or addr.is_link_local
+            or addr.is_multicast
+            or addr.is_reserved
+            or addr.is_unspecified
+        ):
             raise AddressRefused(f"{host} resolves to non-public address {addr}")
 
 
@@ -240,11 +246,13 @@ class LiveBackend:
         self.cfg = cfg
         self.requests = requests
         self.session = session or requests.Session()
-        self.session.headers.update({
-            "User-Agent": cfg.user_agent,
-            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
-            "Accept-Language": "en",
-        })
+        self.session.headers.update(
+            {
+                "User-Agent": cfg.user_agent,
+                "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
+                "Accept-Language": "en",
+            }
+        )
         self.sleep = sleep
         self.limiter = HostRateLimiter(cfg.per_host_interval_s, sleep=sleep)
         self.robots: dict[str, urllib.robotparser.RobotFileParser | str] = {}
@@ -269,8 +277,11 @@ class LiveBackend:
                     last_reason, last_status = "timeout", 0
                     continue
                 raise
-            except (self.requests.exceptions.ConnectionError, self.requests.exceptions.ChunkedEncodingError,
-                    self.requests.exceptions.ContentDecodingError):
+            except (
+                self.requests.exceptions.ConnectionError,
+                self.requests.exceptions.ChunkedEncodingError,
+                self.requests.exceptions.ContentDecodingError,
+            ):
                 last_reason, last_status = "connection_error", 0
                 continue
             except self.requests.exceptions.RequestException:
@@ -286,8 +297,9 @@ class LiveBackend:
 
     def _once(self, url: str, max_bytes: int, check_type: bool):
         deadline = time.monotonic() + self.cfg.total_timeout_s
-        resp = self.session.get(url, stream=True, allow_redirects=False,
-                                timeout=(self.cfg.connect_timeout_s, self.cfg.read_timeout_s))
+        resp = self.session.get(
+            url, stream=True, allow_redirects=False, timeout=(self.cfg.connect_timeout_s, self.cfg.read_timeout_s)
+        )
         try:
             status = resp.status_code
             headers = resp.headers
@@ -322,8 +334,9 @@ class LiveBackend:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _Failure("unsupported_url")
         try:
-            check_host(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80),
-                       self.cfg.allow_private_addresses)
+            check_host(
+                parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), self.cfg.allow_private_addresses
+            )
         except AddressRefused:
             raise _Failure("private_address") from None
         except ConnectionError:
@@ -380,10 +393,12 @@ class LiveBackend:
                     current = urljoin(current, headers["Location"])
                     continue
                 if status != 200:
-                    return FetchResult(url=url, ok=False, reason=f"http_{status}", status=status, final_url=current,
-                                       source=source)
-                return FetchResult(url=url, ok=True, status=200, final_url=current, content_type=ctype,
-                                   body=body, source=source)
+                    return FetchResult(
+                        url=url, ok=False, reason=f"http_{status}", status=status, final_url=current, source=source
+                    )
+                return FetchResult(
+                    url=url, ok=True, status=200, final_url=current, content_type=ctype, body=body, source=source
+                )
             return FetchResult(url=url, ok=False, reason="too_many_redirects", final_url=current, source=source)
         except _Failure as f:
             return FetchResult(url=url, ok=False, reason=f.reason, status=f.status, final_url=current, source=source)
@@ -446,8 +461,13 @@ class WaybackBackend:
                     return FetchResult(url=url, ok=False, reason="wayback_not_archived", source=self.name)
                 snap, ts = found
         except _Failure as f:
-            return FetchResult(url=url, ok=False, reason=f.reason if f.reason.startswith("wayback") else
-                               f"wayback_api_{f.reason}", status=f.status, source=self.name)
+            return FetchResult(
+                url=url,
+                ok=False,
+                reason=f.reason if f.reason.startswith("wayback") else f"wayback_api_{f.reason}",
+                status=f.status,
+                source=self.name,
+            )
         res = self.live.fetch(snap, source=self.name)
         res.url = url
         res.snapshot = ts
@@ -525,8 +545,14 @@ class WarcBackend:
                 ctype = (record.http_headers.get_header("Content-Type") or "").split(";", 1)[0].strip().lower()
             else:
                 ctype = (record.rec_headers.get_header("Content-Type") or "").split(";", 1)[0].strip().lower()
-            base = dict(url=url, final_url=record.rec_headers.get_header("WARC-Target-URI") or url, source=self.name,
-                        standin=standin, status=status, content_type=ctype)
+            base = dict(
+                url=url,
+                final_url=record.rec_headers.get_header("WARC-Target-URI") or url,
+                source=self.name,
+                standin=standin,
+                status=status,
+                content_type=ctype,
+            )
             if status != 200:
                 return FetchResult(ok=False, reason=f"http_{status}", **base)
             if ctype not in self.cfg.content_types:

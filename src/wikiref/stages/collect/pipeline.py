@@ -39,37 +39,42 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wikiref import layout
 from wikiref.files import read_json, stable_id, write_json, write_parquet
 from wikiref.schemas import RAW
-from wikiref.stages.collect.dump import iter_pages, resolve_part
+from wikiref.stages.collect.dump import default_part_path, iter_pages, resolve_part
 from wikiref.stages.collect.extract import ExtractConfig, extract_document
 from wikiref.stages.collect.fetch import FetchConfig, make_fetcher
 from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
 
 log = logging.getLogger(__name__)
 
-CAND_SCHEMA = pa.schema([
-    ("page_id", pa.int64()),
-    ("article", pa.string()),
-    ("query", pa.list_(pa.string())),
-    ("statement", pa.string()),
-    ("statement_index", pa.int32()),
-    ("url", pa.string()),
-    ("citation_type", pa.string()),
-    ("citation_title", pa.string()),
-    ("access_date", pa.string()),
-    ("archive_url", pa.string()),
-])
-DOC_SCHEMA = pa.schema([
-    ("url", pa.string()),
-    ("ok", pa.bool_()),
-    ("reason", pa.string()),
-    ("doc_title", pa.string()),
-    ("doc_text", pa.string()),
-    ("final_url", pa.string()),
-    ("fetch_source", pa.string()),
-    ("doc_standin", pa.bool_()),
-])
+CAND_SCHEMA = pa.schema(
+    [
+        ("page_id", pa.int64()),
+        ("article", pa.string()),
+        ("query", pa.list_(pa.string())),
+        ("statement", pa.string()),
+        ("statement_index", pa.int32()),
+        ("url", pa.string()),
+        ("citation_type", pa.string()),
+        ("citation_title", pa.string()),
+        ("access_date", pa.string()),
+        ("archive_url", pa.string()),
+    ]
+)
+DOC_SCHEMA = pa.schema(
+    [
+        ("url", pa.string()),
+        ("ok", pa.bool_()),
+        ("reason", pa.string()),
+        ("doc_title", pa.string()),
+        ("doc_text", pa.string()),
+        ("final_url", pa.string()),
+        ("fetch_source", pa.string()),
+        ("doc_standin", pa.bool_()),
+    ]
+)
 
 
 class CollectError(ValueError):
@@ -146,18 +151,20 @@ def _candidate_rows(page, article) -> list[dict]:
     rows = []
     for st in kept_statements(article):
         c = st.citation
-        rows.append({
-            "page_id": page.page_id,
-            "article": page.title,
-            "query": list(st.query),
-            "statement": st.text,
-            "statement_index": st.index,
-            "url": c.url.strip(),
-            "citation_type": c.type,
-            "citation_title": c.title,
-            "access_date": c.access_date,
-            "archive_url": c.archive_url,
-        })
+        rows.append(
+            {
+                "page_id": page.page_id,
+                "article": page.title,
+                "query": list(st.query),
+                "statement": st.text,
+                "statement_index": st.index,
+                "url": c.url.strip(),
+                "citation_type": c.type,
+                "citation_title": c.title,
+                "access_date": c.access_date,
+                "archive_url": c.archive_url,
+            }
+        )
     return rows
 
 
@@ -198,7 +205,8 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
                 import multiprocessing
 
                 pool = multiprocessing.get_context("spawn").Pool(
-                    s.parse_workers, initializer=_init_worker, initargs=(s.statements,))
+                    s.parse_workers, initializer=_init_worker, initargs=(s.statements,)
+                )
             results = pool.imap(_parse_page, pending, chunksize=max(1, len(pending) // (4 * s.parse_workers)))
         else:
             results = map(_parse_page, pending)
@@ -211,8 +219,13 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
         write_parquet(work / f"cand-{k:06d}.parquet", pa.Table.from_pylist(rows, schema=CAND_SCHEMA))
         killer.tick()
         mb = readers[0].count / 1e6 if readers else 0.0
-        log.info("parse: chunk %d done (%d articles so far, %.1f MB XML, %.2f MB/s)", k, articles, mb,
-                 mb / max(time.monotonic() - t0, 1e-9))
+        log.info(
+            "parse: chunk %d done (%d articles so far, %.1f MB XML, %.2f MB/s)",
+            k,
+            articles,
+            mb,
+            mb / max(time.monotonic() - t0, 1e-9),
+        )
         pending, k = [], k + 1
 
     try:
@@ -253,15 +266,25 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
         total.update(meta["counters"])
         n_articles += meta["articles"]
     if n_articles != articles:
-        raise RuntimeError(f"work folder {work} is inconsistent ({n_articles} articles in chunks, {articles} read); "
-                           "delete it and run again")
+        raise RuntimeError(
+            f"work folder {work} is inconsistent ({n_articles} articles in chunks, {articles} read); "
+            "delete it and run again"
+        )
     return dump_stats, total
 
 
 def _fetch_one(fetcher, s: CollectSettings, url: str, access_date: str, archive_url: str, title: str) -> dict:
     res = fetcher.fetch(url, access_date=access_date, archive_url=archive_url)
-    row = {"url": url, "ok": False, "reason": "", "doc_title": "", "doc_text": "", "final_url": res.final_url,
-           "fetch_source": res.source, "doc_standin": bool(res.standin)}
+    row = {
+        "url": url,
+        "ok": False,
+        "reason": "",
+        "doc_title": "",
+        "doc_text": "",
+        "final_url": res.final_url,
+        "fetch_source": res.source,
+        "doc_standin": bool(res.standin),
+    }
     if not res.ok:
         row["reason"] = f"fetch:{res.reason}"
         return row
@@ -276,12 +299,15 @@ def _fetch_one(fetcher, s: CollectSettings, url: str, access_date: str, archive_
 def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer) -> pa.Table:
     # First citation of each URL (in id-independent, deterministic order) supplies access-date etc.
     urls: dict[str, tuple[str, str, str]] = {}
-    for url, acc, arch, title in zip(cands.column("url").to_pylist(), cands.column("access_date").to_pylist(),
-                                     cands.column("archive_url").to_pylist(),
-                                     cands.column("citation_title").to_pylist()):
+    for url, acc, arch, title in zip(
+        cands.column("url").to_pylist(),
+        cands.column("access_date").to_pylist(),
+        cands.column("archive_url").to_pylist(),
+        cands.column("citation_title").to_pylist(),
+    ):
         urls.setdefault(url, (acc, arch, title))
     ordered = sorted(urls)
-    batches = [ordered[i:i + s.urls_per_batch] for i in range(0, len(ordered), s.urls_per_batch)]
+    batches = [ordered[i : i + s.urls_per_batch] for i in range(0, len(ordered), s.urls_per_batch)]
     fetcher = None
     tables = []
     t0 = time.monotonic()
@@ -311,20 +337,33 @@ def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer
             killer.tick()
         done_urls += len(batch)
         tables.append(pq.read_table(path, schema=DOC_SCHEMA))
-        log.info("fetch: batch %d/%d done (%d/%d URLs, %.1f URL/s)%s", b + 1, len(batches), done_urls, len(ordered),
-                 done_urls / max(time.monotonic() - t0, 1e-9),
-                 f" [backend reads {fetcher.fetched}, cache hits {fetcher.cache_hits}]" if fetcher else "")
+        log.info(
+            "fetch: batch %d/%d done (%d/%d URLs, %.1f URL/s)%s",
+            b + 1,
+            len(batches),
+            done_urls,
+            len(ordered),
+            done_urls / max(time.monotonic() - t0, 1e-9),
+            f" [backend reads {fetcher.fetched}, cache hits {fetcher.cache_hits}]" if fetcher else "",
+        )
     if not tables:
         return DOC_SCHEMA.empty_table()
     return pa.concat_tables(tables)
 
 
 def _reasons(counter: Mapping[str, int], prefix: str) -> dict:
-    return {k[len(prefix):]: v for k, v in sorted(counter.items()) if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in sorted(counter.items()) if k.startswith(prefix)}
 
 
-def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part: str,
-             work_dir: str | os.PathLike | None = None, keep_work: bool = False) -> dict:
+def run_part(
+    params: Mapping,
+    inputs: Mapping,
+    outputs: Mapping,
+    *,
+    part: str,
+    work_dir: str | os.PathLike | None = None,
+    keep_work: bool = False,
+) -> dict:
     """The part job: collect dump part ``part``.
 
     ``params`` holds the ``collect`` section; ``inputs["dump"]`` (optional) is the part's dump file,
@@ -348,8 +387,14 @@ def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part: str,
 
     dump_stats, st = parse_phase(dump_path, work, s, killer)
     chunks = sorted(work.glob("cand-*.parquet"))
-    cands = pa.concat_tables([pq.read_table(p, schema=CAND_SCHEMA) for p in chunks]) if chunks else CAND_SCHEMA.empty_table()
-    log.info("parse: %d articles, %d statements, %d kept", dump_stats["articles"], st["statements_total"], cands.num_rows)
+    cands = (
+        pa.concat_tables([pq.read_table(p, schema=CAND_SCHEMA) for p in chunks])
+        if chunks
+        else CAND_SCHEMA.empty_table()
+    )
+    log.info(
+        "parse: %d articles, %d statements, %d kept", dump_stats["articles"], st["statements_total"], cands.num_rows
+    )
 
     docs = fetch_phase(cands, work, s, killer)
     by_url = {r["url"]: r for r in docs.to_pylist()}
@@ -360,24 +405,26 @@ def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part: str,
         if not d["ok"]:
             ex_dropped[d["reason"]] += 1
             continue
-        rows.append({
-            "id": stable_id(str(c["page_id"]), c["article"], *c["query"], str(c["statement_index"]), c["url"]),
-            "article": c["article"],
-            "query": c["query"],
-            "statement": c["statement"],
-            "url": c["url"],
-            "citation_type": c["citation_type"],
-            "doc_title": d["doc_title"],
-            "doc_text": d["doc_text"],
-            "page_id": c["page_id"],
-            "part": part,
-            "statement_index": c["statement_index"],
-            "citation_title": c["citation_title"],
-            "access_date": c["access_date"],
-            "final_url": d["final_url"],
-            "fetch_source": d["fetch_source"],
-            "doc_standin": d["doc_standin"],
-        })
+        rows.append(
+            {
+                "id": stable_id(str(c["page_id"]), c["article"], *c["query"], str(c["statement_index"]), c["url"]),
+                "article": c["article"],
+                "query": c["query"],
+                "statement": c["statement"],
+                "url": c["url"],
+                "citation_type": c["citation_type"],
+                "doc_title": d["doc_title"],
+                "doc_text": d["doc_text"],
+                "page_id": c["page_id"],
+                "part": part,
+                "statement_index": c["statement_index"],
+                "citation_title": c["citation_title"],
+                "access_date": c["access_date"],
+                "final_url": d["final_url"],
+                "fetch_source": d["fetch_source"],
+                "doc_standin": d["doc_standin"],
+            }
+        )
     rows.sort(key=lambda r: r["id"])
     if len({r["id"] for r in rows}) != len(rows):
         raise RuntimeError("duplicate example ids (same article, section, statement index and URL twice)")
@@ -428,9 +475,15 @@ def run_part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part: str,
     killer.tick()
     if not keep_work:
         shutil.rmtree(work, ignore_errors=True)
-    log.info("collect %s: %d raw examples from %d articles (%d statements kept, %d unique URLs, %d documents)",
-             part, len(rows), dump_stats["articles"], st["statements_kept"], len(doc_rows),
-             stats["urls"]["documents_ok"])
+    log.info(
+        "collect %s: %d raw examples from %d articles (%d statements kept, %d unique URLs, %d documents)",
+        part,
+        len(rows),
+        dump_stats["articles"],
+        st["statements_kept"],
+        len(doc_rows),
+        stats["urls"]["documents_ok"],
+    )
     return stats
 
 
@@ -471,9 +524,18 @@ def merge_stats(parts: Iterable[Mapping]) -> dict:
     for p in parts:
         add(total, {k: v for k, v in p.items() if k != "part"})
     total.get("dump", {}).pop("file", None)
-    return {"parts": [p["part"] for p in parts], "total": total,
-            "per_part": {p["part"]: {"articles": p["dump"]["articles"], "statements_kept": p["statements"]["kept"],
-                                     "examples": p["examples"]["written"]} for p in parts}}
+    return {
+        "parts": [p["part"] for p in parts],
+        "total": total,
+        "per_part": {
+            p["part"]: {
+                "articles": p["dump"]["articles"],
+                "statements_kept": p["statements"]["kept"],
+                "examples": p["examples"]["written"],
+            }
+            for p in parts
+        },
+    }
 
 
 def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
@@ -489,3 +551,19 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     check_accounting(merged["total"])
     write_json(outputs["metrics"], merged)
     return merged
+
+
+def part_inputs(config: Mapping, part: str) -> list[str]:
+    """The files the job of dump part ``part`` reads (its Snakemake inputs): the dump part and, for the
+    warc backend, the archives; files of the offline sample come through the sample's manifest."""
+    collect = config["collect"]
+    sample_dir = layout.sample_dir(config)
+    manifest = f"{sample_dir}/{layout.SAMPLE_MANIFEST}"
+    files = {
+        manifest
+        if layout.under(collect["dump"]["dir"], sample_dir)
+        else default_part_path(collect["dump"]["dir"].rstrip("/"), part)
+    }
+    if collect["fetch"]["backend"] == "warc":
+        files |= {manifest if layout.under(p, sample_dir) else p for p in collect["fetch"].get("warc_paths", [])}
+    return sorted(files)

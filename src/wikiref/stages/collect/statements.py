@@ -34,17 +34,48 @@ from mwparserfromhell.nodes import Comment, ExternalLink, Heading, HTMLEntity, T
 
 # Canonical citation types and their common aliases (template redirects on English Wikipedia).
 DEFAULT_ALIASES: dict[str, list[str]] = {
-    "cite web": ["web cite", "cite website", "cite webpage", "cite web page", "cite url", "citeweb", "cite-web",
-                 "web reference", "web citation", "cite blog", "cite online"],
-    "cite news": ["cite newspaper", "citenews", "cite-news", "cite news article", "cite article", "news cite",
-                  "cite n"],
+    "cite web": [
+        "web cite",
+        "cite website",
+        "cite webpage",
+        "cite web page",
+        "cite url",
+        "citeweb",
+        "cite-web",
+        "web reference",
+        "web citation",
+        "cite blog",
+        "cite online",
+    ],
+    "cite news": [
+        "cite newspaper",
+        "citenews",
+        "cite-news",
+        "cite news article",
+        "cite article",
+        "news cite",
+        "cite n",
+    ],
     "cite press release": ["cite press", "cite pr", "cite press-release", "press release", "cite press statement"],
 }
 
 DEFAULT_SKIP_SECTIONS = (
-    "references", "notes", "footnotes", "citations", "sources", "bibliography", "external links",
-    "further reading", "see also", "notes and references", "references and notes", "works cited",
-    "general references", "external link", "reference", "note",
+    "references",
+    "notes",
+    "footnotes",
+    "citations",
+    "sources",
+    "bibliography",
+    "external links",
+    "further reading",
+    "see also",
+    "notes and references",
+    "references and notes",
+    "works cited",
+    "general references",
+    "external link",
+    "reference",
+    "note",
 )
 
 # Templates that stand for a citation in running prose (short footnotes); they end a statement.
@@ -134,7 +165,7 @@ def normalise_template_name(name: str) -> str:
     """``Cite_Web``, ``cite  web``, ``Template:cite web`` -> ``cite web``."""
     name = WS.sub(" ", str(name).replace("_", " ")).strip().lower()
     if name.startswith("template:"):
-        name = name[len("template:"):].strip()
+        name = name[len("template:") :].strip()
     return name
 
 
@@ -188,7 +219,9 @@ def citation_from_ref(contents: mwparserfromhell.wikicode.Wikicode, alias_map: M
     links = contents.filter_external_links(recursive=True)
     if links:
         link = links[0]
-        return Citation(type="bare_url", url=str(link.url).strip(), title=clean_text(link.title.strip_code()) if link.title else "")
+        return Citation(
+            type="bare_url", url=str(link.url).strip(), title=clean_text(link.title.strip_code()) if link.title else ""
+        )
     return Citation(type="plain_text")
 
 
@@ -220,8 +253,23 @@ def _template_text(tpl: Template) -> str:
     """
     name = normalise_template_name(tpl.name.strip_code() or str(tpl.name))
     pos = [p for p in tpl.params if not p.showkey]
-    if name in ("nowrap", "nobr", "small", "big", "smaller", "larger", "nowrap begin", "abbr", "em", "strong",
-                "keypress", "var", "mvar", "math", "nbsp"):
+    if name in (
+        "nowrap",
+        "nobr",
+        "small",
+        "big",
+        "smaller",
+        "larger",
+        "nowrap begin",
+        "abbr",
+        "em",
+        "strong",
+        "keypress",
+        "var",
+        "mvar",
+        "math",
+        "nbsp",
+    ):
         return pos[0].value.strip_code() if pos else ""
     if name == "lang" and len(pos) >= 2:
         return pos[1].value.strip_code()
@@ -231,7 +279,8 @@ def _template_text(tpl: Template) -> str:
         value, unit = pos[0].value.strip_code().strip(), pos[1].value.strip_code().strip()
         if len(pos) >= 3 and unit in ("to", "-", "and", "or", "by", "x", "+/-", "–"):
             return f"{value} {unit} {pos[2].value.strip_code().strip()} " + (
-                pos[3].value.strip_code().strip() if len(pos) >= 4 else "")
+                pos[3].value.strip_code().strip() if len(pos) >= 4 else ""
+            )
         return f"{value} {unit}"
     if name in ("ndash", "–"):
         return "–"

@@ -64,8 +64,14 @@ def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[flo
     return [float(x) for x in linear_kernel(m, q).ravel()]
 
 
-def query_sim(query: Sequence[str], documents: Sequence[Mapping], *, max_words: int = 250,
-              max_bigram_overlap: float = 0.5, fill: str = "skip") -> list[str]:
+def query_sim(
+    query: Sequence[str],
+    documents: Sequence[Mapping],
+    *,
+    max_words: int = 250,
+    max_bigram_overlap: float = 0.5,
+    fill: str = "skip",
+) -> list[str]:
     sents, _ = flatten([d["sentences"] for d in documents])
     scores = query_sim_scores(query, sents)
     idx = select(scores, sents, max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill)
@@ -102,14 +108,16 @@ def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words
     return [cand[i] for i in chosen]
 
 
-def summarize(system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5,
-              fill: str = "skip") -> list[str]:
+def summarize(
+    system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5, fill: str = "skip"
+) -> list[str]:
     """One baseline summary for a topic as given by :func:`wikiref.stages.duc.reader.rows_to_topics`."""
     if system == "lead":
         return lead(topic["documents"], max_words=max_words)
     if system == "query_sim":
-        return query_sim(topic["query"], topic["documents"], max_words=max_words,
-                         max_bigram_overlap=max_bigram_overlap, fill=fill)
+        return query_sim(
+            topic["query"], topic["documents"], max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill
+        )
     if system == "oracle":
         refs = ["\n".join(r) for r in topic["references"]]
         return oracle(topic["documents"], refs, max_words=max_words)
@@ -128,9 +136,13 @@ def evaluate(summaries: Mapping[str, Sequence[str]], topics: Sequence[Mapping], 
     for measure, mr in res.items():
         av = mr.averages
         out[measure] = {
-            "R": float(av.r), "P": float(av.p), "F": float(av.f),
-            "R_ci": [float(x) for x in av.r_ci], "P_ci": [float(x) for x in av.p_ci],
-            "F_ci": [float(x) for x in av.f_ci], "topics": len(mr.per_eval),
+            "R": float(av.r),
+            "P": float(av.p),
+            "F": float(av.f),
+            "R_ci": [float(x) for x in av.r_ci],
+            "P_ci": [float(x) for x in av.p_ci],
+            "F_ci": [float(x) for x in av.f_ci],
+            "topics": len(mr.per_eval),
             "per_topic_R": {k.rsplit(".", 1)[0]: float(v.r) for k, v in sorted(mr.per_eval.items())},
         }
     return out

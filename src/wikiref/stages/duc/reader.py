@@ -41,10 +41,18 @@ Other folder names are accepted through duc.layout (lists of candidate paths, <y
 
 DEFAULT_LAYOUT = {
     "topics": ["<year>/duc<year>_topics.sgml", "<year>/topics.sgml"],
-    "docs": ["<year>/duc<year>_docs", "<year>/DUC<year>_Summarization_Documents/duc<year>_docs",
-             "<year>/duc<year>_testdocs/main", "<year>/docs"],
-    "models": ["<year>/models", "<year>/NISTeval/ROUGE/models", "<year>/results/ROUGE/models",
-               "<year>/mainEval/ROUGE/models"],
+    "docs": [
+        "<year>/duc<year>_docs",
+        "<year>/DUC<year>_Summarization_Documents/duc<year>_docs",
+        "<year>/duc<year>_testdocs/main",
+        "<year>/docs",
+    ],
+    "models": [
+        "<year>/models",
+        "<year>/NISTeval/ROUGE/models",
+        "<year>/results/ROUGE/models",
+        "<year>/mainEval/ROUGE/models",
+    ],
 }
 
 
@@ -142,9 +150,25 @@ def parse_topics(text: str) -> list[dict]:
     return out
 
 
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"])}
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
 
 
 def document_date(docno: str, block: str) -> str:
@@ -198,12 +222,15 @@ def parse_documents(text: str, path: str = "") -> list[Document]:
         texts = re.findall(r"<TEXT\b[^>]*>(.*?)</TEXT\s*>", block, re.S | re.I)
         paragraphs = [p for t in texts for p in _paragraphs(t)]
         headline = _clean_text(_field(block, "HEADLINE") or _field(block, "HEAD") or "")
-        docs.append(Document(docno=docno, date=document_date(docno, block), headline=headline,
-                             paragraphs=paragraphs, path=path))
+        docs.append(
+            Document(docno=docno, date=document_date(docno, block), headline=headline, paragraphs=paragraphs, path=path)
+        )
     return docs
 
 
-_MODEL_NAME = re.compile(r"^(?P<topic>[A-Za-z]?\d+)\.M\.(?P<size>\d+)\.(?P<assessor>[A-Za-z0-9]+)\.(?P<summ>[A-Za-z0-9]+)$")
+_MODEL_NAME = re.compile(
+    r"^(?P<topic>[A-Za-z]?\d+)\.M\.(?P<size>\d+)\.(?P<assessor>[A-Za-z0-9]+)\.(?P<summ>[A-Za-z0-9]+)$"
+)
 
 
 def topic_model_key(num: str) -> tuple[str, str | None]:
@@ -254,7 +281,7 @@ def resolve(root: str | os.PathLike, year: int, layout: Mapping | None, key: str
     for tmpl in _candidates(layout or {}, key):
         p = Path(root) / tmpl.replace("<year>", str(year)).replace("<yy>", str(year)[2:])
         tried.append(str(p))
-        if (p.is_dir() if is_dir else p.is_file()):
+        if p.is_dir() if is_dir else p.is_file():
             return p
     raise DucLayoutError(
         f"DUC {year}: no {key} {'folder' if is_dir else 'file'} found; tried: {', '.join(tried)}\n{NIST_LAYOUT_HELP}"
@@ -269,8 +296,15 @@ def _read_text(path: Path) -> str:
         return data.decode("latin-1")
 
 
-def read_year(root: str | os.PathLike, year: int, layout: Mapping | None = None, *, summary_size: int = 250,
-              min_references: int = 1, log: Callable[[str], None] | None = None) -> list[Topic]:
+def read_year(
+    root: str | os.PathLike,
+    year: int,
+    layout: Mapping | None = None,
+    *,
+    summary_size: int = 250,
+    min_references: int = 1,
+    log: Callable[[str], None] | None = None,
+) -> list[Topic]:
     """Read one DUC year: topics (file order) with their documents and reference summaries.
 
     A topic without a document folder or with fewer than ``min_references`` model summaries is an
@@ -296,22 +330,39 @@ def read_year(root: str | os.PathLike, year: int, layout: Mapping | None = None,
                 documents.extend(parse_documents(_read_text(f), str(f)))
         if not documents:
             raise DucLayoutError(f"DUC {year}: topic {num}: no <DOC> found in {cdir}")
-        refs = [Reference(summarizer=_MODEL_NAME.match(n).group("summ"), name=n,
-                          lines=read_model_lines((models_dir / n).read_bytes()))
-                for n in model_files_for(num, model_names, summary_size)]
+        refs = [
+            Reference(
+                summarizer=_MODEL_NAME.match(n).group("summ"),
+                name=n,
+                lines=read_model_lines((models_dir / n).read_bytes()),
+            )
+            for n in model_files_for(num, model_names, summary_size)
+        ]
         if len(refs) < min_references:
             base, assessor = topic_model_key(num)
             raise DucLayoutError(
                 f"DUC {year}: topic {num}: {len(refs)} model summaries named {base}.M.{summary_size}."
-                f"{assessor or '*'}.* in {models_dir} (need {min_references})\n{NIST_LAYOUT_HELP}")
+                f"{assessor or '*'}.* in {models_dir} (need {min_references})\n{NIST_LAYOUT_HELP}"
+            )
         extra = {k: v for k, v in rec.items() if k not in ("num", "title", "narrative")}
-        topics.append(Topic(year=year, num=num, title=rec["title"], narrative=rec["narrative"],
-                            documents=documents, references=refs, extra=extra))
+        topics.append(
+            Topic(
+                year=year,
+                num=num,
+                title=rec["title"],
+                narrative=rec["narrative"],
+                documents=documents,
+                references=refs,
+                extra=extra,
+            )
+        )
     if not topics:
         raise DucLayoutError(f"DUC {year}: no <topic> in {topics_path}\n{NIST_LAYOUT_HELP}")
     if log:
-        log(f"DUC {year}: {len(topics)} topics, {sum(len(t.documents) for t in topics)} documents, "
-            f"{sum(len(t.references) for t in topics)} model summaries from {root}")
+        log(
+            f"DUC {year}: {len(topics)} topics, {sum(len(t.documents) for t in topics)} documents, "
+            f"{sum(len(t.references) for t in topics)} model summaries from {root}"
+        )
     return topics
 
 
@@ -365,22 +416,24 @@ def topic_rows(topics: Sequence[Topic], *, target_metric: str = "rouge2_recall")
         refs = [r.text for r in t.references]
         for pos, d in enumerate(t.documents_by_date()):
             targets = sentence_scores(d.sentences, refs, metric=target_metric) if d.sentences else []
-            rows.append({
-                "id": f"{t.year}/{t.num}/{d.docno}",
-                "year": t.year,
-                "topic": t.num,
-                "query": t.query,
-                "title": t.title,
-                "narrative": t.narrative,
-                "doc_id": d.docno,
-                "doc_date": d.date,
-                "doc_position": pos,
-                "doc_headline": d.headline,
-                "doc_sentences": list(d.sentences),
-                "sentence_targets": [float(x) for x in targets],
-                "references": refs,
-                "reference_ids": [r.name for r in t.references],
-            })
+            rows.append(
+                {
+                    "id": f"{t.year}/{t.num}/{d.docno}",
+                    "year": t.year,
+                    "topic": t.num,
+                    "query": t.query,
+                    "title": t.title,
+                    "narrative": t.narrative,
+                    "doc_id": d.docno,
+                    "doc_date": d.date,
+                    "doc_position": pos,
+                    "doc_headline": d.headline,
+                    "doc_sentences": list(d.sentences),
+                    "sentence_targets": [float(x) for x in targets],
+                    "references": refs,
+                    "reference_ids": [r.name for r in t.references],
+                }
+            )
     rows.sort(key=lambda r: r["id"])
     return rows
 
@@ -390,9 +443,17 @@ def rows_to_topics(rows: Sequence[Mapping]) -> list[dict]:
     documents' sentences in cluster order (oldest first)."""
     by: dict[str, dict] = {}
     for r in rows:
-        t = by.setdefault(r["topic"], {"year": int(r["year"]), "topic": r["topic"], "query": list(r["query"]),
-                                       "references": [list(x.split("\n")) for x in r["references"]],
-                                       "reference_ids": list(r["reference_ids"]), "documents": []})
+        t = by.setdefault(
+            r["topic"],
+            {
+                "year": int(r["year"]),
+                "topic": r["topic"],
+                "query": list(r["query"]),
+                "references": [list(x.split("\n")) for x in r["references"]],
+                "reference_ids": list(r["reference_ids"]),
+                "documents": [],
+            },
+        )
         t["documents"].append((int(r["doc_position"]), r["doc_id"], r["doc_date"], list(r["doc_sentences"])))
     out = []
     for key in sorted(by):

@@ -40,8 +40,14 @@ def ranking(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
 
 
-def select(scores: Sequence[float], sentences: Sequence[str], *, max_words: int = 250,
-           max_bigram_overlap: float = 0.5, fill: str = "skip") -> list[int]:
+def select(
+    scores: Sequence[float],
+    sentences: Sequence[str],
+    *,
+    max_words: int = 250,
+    max_bigram_overlap: float = 0.5,
+    fill: str = "skip",
+) -> list[int]:
     """Indices of the selected sentences, in the order they were added (rank order)."""
     if len(scores) != len(sentences):
         raise ValueError(f"{len(scores)} scores for {len(sentences)} sentences")

@@ -33,8 +33,10 @@ def year_files(out_dir: str | os.PathLike, year: int) -> tuple[Path, Path]:
     from wikiref import layout
 
     out_dir = Path(out_dir)
-    return (out_dir / Path(layout.DUC_YEAR.format(year=year)).name,
-            out_dir / Path(layout.DUC_YEAR_STATS.format(year=year)).name)
+    return (
+        out_dir / Path(layout.DUC_YEAR.format(year=year)).name,
+        out_dir / Path(layout.DUC_YEAR_STATS.format(year=year)).name,
+    )
 
 
 def _replace_dir(tmp: Path, out: Path) -> None:
@@ -80,22 +82,34 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     rows = pd.concat(frames, ignore_index=True).to_dict("records") if frames else []
     clusters = builder.clusters_from_examples(rows, docs_per_cluster=cfg["docs_per_cluster"])
     need = len(years) * cfg["clusters_per_year"]
-    log.info("%d examples, %d candidate clusters (articles with >= 2 distinct cited documents), %d needed",
-             len(rows), len(clusters), need)
+    log.info(
+        "%d examples, %d candidate clusters (articles with >= 2 distinct cited documents), %d needed",
+        len(rows),
+        len(clusters),
+        need,
+    )
     if len(clusters) < len(years):
-        raise DucError(f"only {len(clusters)} articles with >= 2 distinct cited documents; "
-                       f"need at least one per pseudo-year ({len(years)})")
+        raise DucError(
+            f"only {len(clusters)} articles with >= 2 distinct cited documents; "
+            f"need at least one per pseudo-year ({len(years)})"
+        )
     if len(clusters) < need:
-        log.warning("only %d clusters available for %d requested; the pseudo-years get fewer topics",
-                    len(clusters), need)
+        log.warning(
+            "only %d clusters available for %d requested; the pseudo-years get fewer topics", len(clusters), need
+        )
     assignment = builder.plan(clusters, years, cfg["clusters_per_year"], params["seed"])
     out = Path(outputs["root"])
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        manifest = builder.write_standin(tmp, assignment, models_per_cluster=cfg["models_per_cluster"],
-                                         summary_words=params["duc"]["summary_words"], seed=params["seed"],
-                                         source=[os.path.basename(x) for x in raw])
+        manifest = builder.write_standin(
+            tmp,
+            assignment,
+            models_per_cluster=cfg["models_per_cluster"],
+            summary_words=params["duc"]["summary_words"],
+            seed=params["seed"],
+            source=[os.path.basename(x) for x in raw],
+        )
         _replace_dir(tmp, out)
     finally:
         if tmp.exists():
@@ -133,11 +147,16 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping, *, years: Sequen
     per_year = {}
     try:
         for year in years:
-            per_year[year] = reader.read_year(root, year, duc["layout"], summary_size=duc["summary_words"],
-                                              log=log.info)
+            per_year[year] = reader.read_year(
+                root, year, duc["layout"], summary_size=duc["summary_words"], log=log.info
+            )
     except DucLayoutError as exc:
-        hint = ("\n(duc.standin is true: the STAND-IN is built by `wikiref duc standin` / the Snakemake rule "
-                "duc_standin from data/raw)" if duc["standin"] else "")
+        hint = (
+            "\n(duc.standin is true: the STAND-IN is built by `wikiref duc standin` / the Snakemake rule "
+            "duc_standin from data/raw)"
+            if duc["standin"]
+            else ""
+        )
         raise DucLayoutError(f"{exc}{hint}") from None
     nlp = text.from_params(params["text"])
     all_topics = [t for y in years for t in per_year[y]]
@@ -161,7 +180,9 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping, *, years: Sequen
             "references": sum(len(t.references) for t in topics),
             "documents_per_topic_mean": round(len(rows) / max(len(topics), 1), 4),
             "sentences_per_document_mean": round(statistics.fmean(n_sent), 4) if rows else 0.0,
-            "reference_words_mean": round(statistics.fmean(len(r.text.split()) for t in topics for r in t.references), 2),
+            "reference_words_mean": round(
+                statistics.fmean(len(r.text.split()) for t in topics for r in t.references), 2
+            ),
             "query_levels_mean": round(statistics.fmean(len(t.query) for t in topics), 4),
             "sentence_target_mean": round(statistics.fmean(targets), 6) if targets else 0.0,
             "sentences_with_positive_target": sum(1 for x in targets if x > 0),
@@ -201,8 +222,15 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     select = duc["select"]
     flags = duc["rouge_flags"]
     measures = official.Options.from_flags(flags).measures()
-    metrics: dict = {"flags": flags, "standin": bool(duc["standin"]), "profile": params["profile"]["name"],
-                     "summary_words": duc["summary_words"], "select": select, "systems": {}, "years": {}}
+    metrics: dict = {
+        "flags": flags,
+        "standin": bool(duc["standin"]),
+        "profile": params["profile"]["name"],
+        "summary_words": duc["summary_words"],
+        "select": select,
+        "systems": {},
+        "years": {},
+    }
     per_year: dict[int, list] = {}
     for path in inputs["years"]:
         topics = reader.rows_to_topics(pd.read_parquet(path).to_dict("records"))
@@ -222,29 +250,48 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         for year in years:
             t0 = time.monotonic()
             topics = per_year[year]
-            summaries = {t["topic"]: systems.summarize(
-                system, t, max_words=duc["summary_words"], max_bigram_overlap=select["max_bigram_overlap"],
-                fill=select["fill"]) for t in topics}
+            summaries = {
+                t["topic"]: systems.summarize(
+                    system,
+                    t,
+                    max_words=duc["summary_words"],
+                    max_bigram_overlap=select["max_bigram_overlap"],
+                    fill=select["fill"],
+                )
+                for t in topics
+            }
             scores = systems.evaluate(summaries, topics, flags)
             scores["summary_words_mean"] = round(
-                sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2)
+                sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
+            )
             metrics["systems"][system][str(year)] = scores
             for m in measures:
                 row[f"{year} {measure_label(m)}"] = round(100 * scores[m]["R"], 2)
             if rouge_dir:
-                official.write_spl_config(Path(rouge_dir) / system / str(year),
-                                          [(t["topic"], summaries[t["topic"]], t["references"]) for t in topics])
-            log.info("%s %d: %s (%d topics, %.1fs)", system, year,
-                     " ".join(f"{measure_label(m)}={100 * scores[m]['R']:.2f}" for m in measures),
-                     len(topics), time.monotonic() - t0)
+                official.write_spl_config(
+                    Path(rouge_dir) / system / str(year),
+                    [(t["topic"], summaries[t["topic"]], t["references"]) for t in topics],
+                )
+            log.info(
+                "%s %d: %s (%d topics, %.1fs)",
+                system,
+                year,
+                " ".join(f"{measure_label(m)}={100 * scores[m]['R']:.2f}" for m in measures),
+                len(topics),
+                time.monotonic() - t0,
+            )
         table_rows.append(row)
     write_json(outputs["metrics"], metrics)
     kind = "STAND-IN pseudo-years" if duc["standin"] else "DUC"
-    title = (f"Table VI (baselines): ROUGE recall x 100 on {kind} {', '.join(map(str, years))}, "
-             f"official ROUGE-1.5.5 scoring ({flags})")
-    notes = ("Scored with wikiref.rouge.official (identical to ROUGE-1.5.5.pl). LEAD: leading sentences of the most "
-             "recent document; QUERY-SIM: TF-IDF cosine to the query + 250-word selection with bigram redundancy; "
-             "ORACLE: greedy ROUGE-2 recall against the references.")
+    title = (
+        f"Table VI (baselines): ROUGE recall x 100 on {kind} {', '.join(map(str, years))}, "
+        f"official ROUGE-1.5.5 scoring ({flags})"
+    )
+    notes = (
+        "Scored with wikiref.rouge.official (identical to ROUGE-1.5.5.pl). LEAD: leading sentences of the most "
+        "recent document; QUERY-SIM: TF-IDF cosine to the query + 250-word selection with bigram redundancy; "
+        "ORACLE: greedy ROUGE-2 recall against the references."
+    )
     if duc["standin"]:
         notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
     write_table(pd.DataFrame(table_rows), outputs["table"], title=title, profile=params["profile"], notes=notes)

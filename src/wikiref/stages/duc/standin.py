@@ -91,8 +91,11 @@ def clusters_from_examples(rows: Sequence[Mapping], *, docs_per_cluster: int, mi
         if not statements:
             continue
         sections = list(OrderedDict.fromkeys(s["section"] for s in statements if s["section"]))
-        out.append(Cluster(article=article, documents=chosen, statements=statements, sections=sections,
-                           available_docs=len(docs)))
+        out.append(
+            Cluster(
+                article=article, documents=chosen, statements=statements, sections=sections, available_docs=len(docs)
+            )
+        )
     out.sort(key=lambda c: (-c.available_docs, c.article))
     return out
 
@@ -130,8 +133,10 @@ def _sgml_doc(docno: str, date: str, title: str, text: str) -> str:
     esc = lambda s: html.escape(s, quote=False)  # noqa: E731
     paras = "\n".join(f"<P>\n{esc(p)}\n</P>" for p in _paragraphs(text))
     dt = f"{date[:4]}-{date[4:6]}-{date[6:]}"
-    return (f"<DOC>\n<DOCNO> {docno} </DOCNO>\n<DOCTYPE> STAND-IN </DOCTYPE>\n<DATE_TIME> {dt} </DATE_TIME>\n"
-            f"<BODY>\n<HEADLINE>\n{esc(title)}\n</HEADLINE>\n<TEXT>\n{paras}\n</TEXT>\n</BODY>\n</DOC>\n")
+    return (
+        f"<DOC>\n<DOCNO> {docno} </DOCNO>\n<DOCTYPE> STAND-IN </DOCTYPE>\n<DATE_TIME> {dt} </DATE_TIME>\n"
+        f"<BODY>\n<HEADLINE>\n{esc(title)}\n</HEADLINE>\n<TEXT>\n{paras}\n</TEXT>\n</BODY>\n</DOC>\n"
+    )
 
 
 def _pseudo_date(year: int, key: str, seed: int) -> str:
@@ -143,7 +148,9 @@ def _pseudo_date(year: int, key: str, seed: int) -> str:
     return d.strftime("%Y%m%d")
 
 
-def plan(clusters: Sequence[Cluster], years: Sequence[int], clusters_per_year: int, seed: int) -> dict[int, list[Cluster]]:
+def plan(
+    clusters: Sequence[Cluster], years: Sequence[int], clusters_per_year: int, seed: int
+) -> dict[int, list[Cluster]]:
     """Seeded assignment of the best ``len(years) * clusters_per_year`` clusters to the pseudo-years
     (round-robin after a shuffle, so every year gets a share even when clusters run short)."""
     need = len(years) * clusters_per_year
@@ -158,23 +165,40 @@ def plan(clusters: Sequence[Cluster], years: Sequence[int], clusters_per_year: i
     return out
 
 
-def write_standin(root: str | Path, assignment: Mapping[int, Sequence[Cluster]], *, models_per_cluster: int,
-                  summary_words: int = 250, seed: int = 0, source: Sequence[str] = ()) -> dict:
+def write_standin(
+    root: str | Path,
+    assignment: Mapping[int, Sequence[Cluster]],
+    *,
+    models_per_cluster: int,
+    summary_words: int = 250,
+    seed: int = 0,
+    source: Sequence[str] = (),
+) -> dict:
     """Write the NIST-layout tree under ``root``; returns the manifest (also written as MANIFEST.json)."""
     root = Path(root)
     write_text(root / "NOTICE.txt", STANDIN_NOTICE)
     manifest: dict = {"standin": True, "note": STANDIN_NOTICE.splitlines()[0], "years": {}, "source": list(source)}
     for year, clusters in assignment.items():
         ydir = root / str(year)
-        topics_sgml = [f"<!-- STAND-IN DUC-format topics for pseudo-year {year}: built by wikiref duc-standin "
-                       "from Wikipedia; NOT NIST DUC data. See ../NOTICE.txt -->", ""]
+        topics_sgml = [
+            f"<!-- STAND-IN DUC-format topics for pseudo-year {year}: built by wikiref duc-standin "
+            "from Wikipedia; NOT NIST DUC data. See ../NOTICE.txt -->",
+            "",
+        ]
         yinfo = []
         for k, c in enumerate(clusters, start=1):
             base = f"D{year % 100:02d}{k:02d}"
             num = f"{base}A"
-            topics_sgml += ["<topic>", f"<num> {num} </num>", f"<title> {html.escape(c.article, quote=False)} </title>",
-                            "<narr>", html.escape(narrative(c.article, c.sections), quote=False), "</narr>",
-                            "</topic>", ""]
+            topics_sgml += [
+                "<topic>",
+                f"<num> {num} </num>",
+                f"<title> {html.escape(c.article, quote=False)} </title>",
+                "<narr>",
+                html.escape(narrative(c.article, c.sections), quote=False),
+                "</narr>",
+                "</topic>",
+                "",
+            ]
             cdir = ydir / f"duc{year}_docs" / num
             docnos = []
             for j, d in enumerate(c.documents, start=1):
@@ -188,8 +212,16 @@ def write_standin(root: str | Path, assignment: Mapping[int, Sequence[Cluster]],
                 name = f"{base}.M.{summary_words}.A.{chr(ord('A') + j)}"
                 write_text(ydir / "models" / name, "\n".join(ref) + "\n")
                 names.append(name)
-            yinfo.append({"num": num, "article": c.article, "documents": docnos, "models": names,
-                          "statements": len(c.statements), "sections": c.sections})
+            yinfo.append(
+                {
+                    "num": num,
+                    "article": c.article,
+                    "documents": docnos,
+                    "models": names,
+                    "statements": len(c.statements),
+                    "sections": c.sections,
+                }
+            )
         write_text(ydir / f"duc{year}_topics.sgml", "\n".join(topics_sgml))
         manifest["years"][str(year)] = {"topics": yinfo}
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != "MANIFEST.json")
