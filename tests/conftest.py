@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,12 +26,29 @@ def repo() -> Path:
 def subprocess_env() -> dict:
     """Environment for tests that run `snakemake` / `wikiref` as subprocesses: this venv's bin
     first on PATH, offline model hub."""
-    import sys
-
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     return env
+
+
+@pytest.fixture(scope="session")
+def snakemake(repo, subprocess_env):
+    """Run this venv's `snakemake` on the repo's Snakefile in a work directory:
+    ``snakemake(workdir, *args, timeout=...)`` -> the completed process (output captured as text)."""
+
+    def run(workdir: Path, *args: str, timeout: float) -> subprocess.CompletedProcess:
+        cmd = [
+            str(Path(sys.executable).parent / "snakemake"),
+            "-s",
+            str(repo / "Snakefile"),
+            "--directory",
+            str(workdir),
+            *args,
+        ]
+        return subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=timeout)
+
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -144,19 +144,12 @@ def test_cell_params_ignore_the_grid_lists(profiles):
     want = {k: copy.deepcopy(p[k]) for k in job_keys("ablations", "cell")}
     want["ablations"].update(data_fractions=[], poolings=[], subnetworks=[], duc_percents=[], duc_single_years=False)
     want["ablations"]["quality"].update(starts=[], names=[])
+    # One placeholder variant (a regression head on the query-pooled, pretrained encoder) and one setting.
+    placeholder = dict(name="ablation", label="ablation")
     want["pretrain"]["variants"] = [
-        {
-            "name": "ablation",
-            "label": "ablation",
-            "head": "regression",
-            "pooling": "query",
-            "query": True,
-            "init": "pretrained",
-        }
+        dict(placeholder, head="regression", pooling="query", query=True, init="pretrained")
     ]
-    want["finetune"]["settings"] = [
-        {"name": "ablation", "label": "ablation", "init": "encoder", "pooling": "query", "method": "full"}
-    ]
+    want["finetune"]["settings"] = [dict(placeholder, init="encoder", pooling="query", method="full")]
     assert json.loads(before) == want
     p["ablations"]["poolings"] = ["cls"]
     p["ablations"]["quality"]["starts"] = [0.0]

@@ -149,20 +149,11 @@ def server():
 
 
 def cfg(**kw):
-    base = dict(
-        backend="live",
-        allow_private_addresses=True,
-        per_host_interval_s=0.0,
-        retries=2,
-        backoff_s=0.01,
-        connect_timeout_s=2,
-        read_timeout_s=0.5,
-        total_timeout_s=5,
-        max_body_bytes=3000,
-        user_agent="wikiref-test/1.0 (+loopback)",
-    )
-    base.update(kw)
-    return FetchConfig(**base)
+    """A live fetcher fit for the loopback server (``kw`` overrides): private addresses allowed and no
+    politeness delay, quick retries and timeouts, small bodies."""
+    loopback = dict(backend="live", allow_private_addresses=True, per_host_interval_s=0.0, max_body_bytes=3000)
+    quick = dict(retries=2, backoff_s=0.01, connect_timeout_s=2, read_timeout_s=0.5, total_timeout_s=5)
+    return FetchConfig(**{**loopback, **quick, "user_agent": "wikiref-test/1.0 (+loopback)", **kw})
 
 
 def url(srv, path):

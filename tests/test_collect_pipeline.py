@@ -79,6 +79,16 @@ def run(c, out_dir: Path):
     return run_part({"collect": c}, {}, outputs(out_dir), part=PART)
 
 
+def part_args(c, *more: str) -> list[str]:
+    """`wikiref collect part` arguments for PART under the collect section ``c``, then ``more``."""
+    return ["collect", "part", "--params-json", json.dumps({"collect": c}), "--part", PART, *more]
+
+
+def merge_args(c, stats: Path, out: Path) -> list[str]:
+    """`wikiref collect merge` arguments: one part's stats file merged into ``out``."""
+    return ["collect", "merge", "--params-json", json.dumps({"collect": c}), "--stats", str(stats), "--out", str(out)]
+
+
 @pytest.fixture(scope="module")
 def reference(small_sample, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ref")
@@ -148,21 +158,8 @@ def _cli(c, out: Path, env_extra=None, **popen):
     env = dict(os.environ)
     env.pop("WIKIREF_COLLECT_KILL_AFTER", None)
     env.update(env_extra or {})
-    cmd = [
-        sys.executable,
-        "-m",
-        "wikiref",
-        "collect",
-        "part",
-        "--params-json",
-        json.dumps({"collect": c}),
-        "--part",
-        PART,
-        "--out",
-        str(out / f"{PART}.parquet"),
-        "--stats",
-        str(out / f"{PART}.stats.json"),
-    ]
+    files = outputs(out)
+    cmd = [sys.executable, "-m", "wikiref", *part_args(c, "--out", str(files["raw"]), "--stats", str(files["stats"]))]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
 
 
@@ -219,21 +216,7 @@ def test_collect_merge_cli(reference, tmp_path):
     c, stats, _, st = reference
     (tmp_path / "a.stats.json").write_bytes(st)
     out = tmp_path / "collect.json"
-    assert (
-        main(
-            [
-                "collect",
-                "merge",
-                "--params-json",
-                json.dumps({"collect": c}),
-                "--stats",
-                str(tmp_path / "a.stats.json"),
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    assert main(merge_args(c, tmp_path / "a.stats.json", out)) == 0
     merged = json.loads(out.read_text())
     assert merged["total"]["examples"]["written"] == stats["examples"]["written"]
     assert merged["parts"] == [PART] and merged["per_part"][PART]["articles"] == N_PAGES
@@ -249,46 +232,29 @@ def test_merge_checks_the_parts_and_the_books(reference, tmp_path, capsys):
     (tmp_path / "a.stats.json").write_bytes(st)
     other = dict(stats, part="other")
     (tmp_path / "b.stats.json").write_text(json.dumps(other))
+
+    def merge_both(collect: dict, metrics: str) -> dict:
+        """merge() of parts a and b into ``metrics`` under the collect section ``collect``."""
+        both = [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]
+        return merge({"collect": collect}, {"stats": both}, {"metrics": tmp_path / metrics})
+
     # stats of a part that collect.dump.parts does not list: a clear error, no output
     with pytest.raises(CollectError, match="collect.dump.parts"):
-        merge(
-            {"collect": c},
-            {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
-            {"metrics": tmp_path / "m.json"},
-        )
-    rc = main(
-        [
-            "collect",
-            "merge",
-            "--params-json",
-            json.dumps({"collect": c}),
-            "--stats",
-            str(tmp_path / "b.stats.json"),
-            "--out",
-            str(tmp_path / "m.json"),
-        ]
-    )
+        merge_both(c, "m.json")
+    rc = main(merge_args(c, tmp_path / "b.stats.json", tmp_path / "m.json"))
     assert rc == 1 and "wikiref collect merge:" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
     # both parts listed: summed
     two = json.loads(json.dumps(c))
     two["dump"]["parts"] = [PART, "other"]
-    merged = merge(
-        {"collect": two},
-        {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
-        {"metrics": tmp_path / "m.json"},
-    )
+    merged = merge_both(two, "m.json")
     assert json.loads((tmp_path / "m.json").read_text()) == merged
     assert merged["total"]["examples"]["written"] == 2 * stats["examples"]["written"]
     # books that do not balance are not merged
     broken = dict(other, examples=dict(other["examples"], written=other["examples"]["written"] + 1))
     (tmp_path / "b.stats.json").write_text(json.dumps(broken))
     with pytest.raises(RuntimeError, match="do not balance"):
-        merge(
-            {"collect": two},
-            {"stats": [tmp_path / "a.stats.json", tmp_path / "b.stats.json"]},
-            {"metrics": tmp_path / "m2.json"},
-        )
+        merge_both(two, "m2.json")
 
 
 def test_cli_part_writes_the_layout_paths_by_default(reference, small_sample, tmp_path, monkeypatch):
@@ -297,21 +263,7 @@ def test_cli_part_writes_the_layout_paths_by_default(reference, small_sample, tm
 
     c, _, raw, st = reference
     monkeypatch.chdir(tmp_path)
-    assert (
-        main(
-            [
-                "collect",
-                "part",
-                "--params-json",
-                json.dumps({"collect": c}),
-                "--part",
-                PART,
-                "--dump",
-                str(small_sample / "dump" / f"{PART}.xml.bz2"),
-            ]
-        )
-        == 0
-    )
+    assert main(part_args(c, "--dump", str(small_sample / "dump" / f"{PART}.xml.bz2"))) == 0
     assert Path(layout.RAW_PART.format(part=PART)).read_bytes() == raw
     assert Path(layout.RAW_PART_STATS.format(part=PART)).read_bytes() == st
 
@@ -321,20 +273,7 @@ def test_missing_dump_part_is_a_clear_error(reference, tmp_path, capsys):
 
     c = json.loads(json.dumps(reference[0]))
     c["dump"]["dir"] = str(tmp_path)
-    rc = main(
-        [
-            "collect",
-            "part",
-            "--params-json",
-            json.dumps({"collect": c}),
-            "--part",
-            PART,
-            "--out",
-            str(tmp_path / "o.parquet"),
-            "--stats",
-            str(tmp_path / "o.json"),
-        ]
-    )
+    rc = main(part_args(c, "--out", str(tmp_path / "o.parquet"), "--stats", str(tmp_path / "o.json")))
     assert rc == 1 and not (tmp_path / "o.parquet").exists()
     assert f"dump part {PART!r} not found" in capsys.readouterr().err
 

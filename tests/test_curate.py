@@ -202,32 +202,19 @@ def part_params_json() -> str:
     return config.job_params({"text": TEXT, "curate": PARAMS}, *job_keys("curate", "part"))
 
 
+def _cli_args(command: str, params_json: str, **options) -> list[str]:
+    """`wikiref curate <command>` arguments: --params-json, then `--<option> value` a keyword (_ as -)."""
+    flags = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+    return ["curate", command, "--params-json", params_json, *flags]
+
+
 def _run_part(tmp, raw, threads):
     out = tmp / f"part{threads}.parquet"
     stats = tmp / f"part{threads}.stats.json"
-    assert (
-        cli_main(
-            [
-                "curate",
-                "part",
-                "--params-json",
-                part_params_json(),
-                "--part",
-                "fixture",
-                "--raw",
-                str(raw),
-                "--out",
-                str(out),
-                "--stats",
-                str(stats),
-                "--threads",
-                str(threads),
-                "--shard-size",
-                "3",
-            ]
-        )
-        == 0
+    args = _cli_args(
+        "part", part_params_json(), part="fixture", raw=raw, out=out, stats=stats, threads=threads, shard_size=3
     )
+    assert cli_main(args) == 0
     return out, stats
 
 
@@ -259,34 +246,20 @@ def test_cli_part_and_merge(tmp_path, cloze_examples):
         assert annotated.schema.field(field.name).type == field.type
 
     pj = config.job_params({"curate": PARAMS}, *job_keys("curate", "merge"))
-    paths = {k: tmp_path / f"{k}" for k in ("examples.parquet", "thresholds.json", "stats.json", "metrics.json")}
-    assert (
-        cli_main(
-            [
-                "curate",
-                "merge",
-                "--params-json",
-                pj,
-                "--parts",
-                str(part1),
-                "--out",
-                str(paths["examples.parquet"]),
-                "--thresholds",
-                str(paths["thresholds.json"]),
-                "--stats",
-                str(paths["stats.json"]),
-                "--metrics",
-                str(paths["metrics.json"]),
-            ]
-        )
-        == 0
-    )
-    thr = json.loads(paths["thresholds.json"].read_text())
+    names = {
+        "out": "examples.parquet",
+        "thresholds": "thresholds.json",
+        "stats": "stats.json",
+        "metrics": "metrics.json",
+    }
+    paths = {option: tmp_path / name for option, name in names.items()}
+    assert cli_main(_cli_args("merge", pj, parts=part1, **paths)) == 0
+    thr = json.loads(paths["thresholds"].read_text())
     assert set(thr["window"]) == set(CURATE_STATISTICS) and thr["percentile_low"] == 5
-    full = json.loads(paths["stats.json"].read_text())
+    full = json.loads(paths["stats"].read_text())
     assert full["rows_in"] == 10 and full["parts"] == [st]
     assert full["kept"] + sum(full["dropped"].values()) == 10
-    ex = pq.read_table(paths["examples.parquet"])
+    ex = pq.read_table(paths["out"])
     assert ex.num_rows == full["kept"] > 0
     assert ex.schema.field("doc_sentences").type == pa.list_(pa.string())
     assert ex.schema.field("query").type == pa.list_(pa.string())
@@ -296,7 +269,7 @@ def test_cli_part_and_merge(tmp_path, cloze_examples):
     for r in ex.to_pylist():
         for k in CURATE_STATISTICS:
             assert thr["window"][k]["low"] <= r[k] <= thr["window"][k]["high"]
-    metrics = json.loads(paths["metrics.json"].read_text())
+    metrics = json.loads(paths["metrics"].read_text())
     assert metrics["kept"] == full["kept"] and metrics["rows_in"] == 10
 
 
@@ -331,25 +304,10 @@ def test_cli_part_rejects_wrong_columns(tmp_path, capsys):
             {"raw": raw},
             {"part": tmp_path / "o.parquet", "stats": tmp_path / "s.json"},
         )
-    assert (
-        cli_main(
-            [
-                "curate",
-                "part",
-                "--params-json",
-                part_params_json(),
-                "--part",
-                "x",
-                "--raw",
-                str(raw),
-                "--out",
-                str(tmp_path / "o.parquet"),
-                "--stats",
-                str(tmp_path / "s.json"),
-            ]
-        )
-        == 1
+    args = _cli_args(
+        "part", part_params_json(), part="x", raw=raw, out=tmp_path / "o.parquet", stats=tmp_path / "s.json"
     )
+    assert cli_main(args) == 1
     assert "missing columns" in capsys.readouterr().err
     assert not (tmp_path / "o.parquet").exists()
 
@@ -359,24 +317,13 @@ def test_cli_part_params_are_validated(tmp_path):
 
     raw = tmp_path / "raw.parquet"
     _write_raw(raw, [{"id": "1", "statement": "x"}])
-    base = [
-        "curate",
-        "part",
-        "--part",
-        "x",
-        "--raw",
-        str(raw),
-        "--out",
-        str(tmp_path / "o"),
-        "--stats",
-        str(tmp_path / "s"),
-    ]
+    files = dict(part="x", raw=raw, out=tmp_path / "o", stats=tmp_path / "s")
     bad_type = json.dumps(
         {"text": TEXT, "curate": {"include_doc_title": "yes", "oracle_max_sentences": 5, "max_raw_per_part": 0}}
     )
-    assert cli_main(base + ["--params-json", bad_type]) == 2
+    assert cli_main(_cli_args("part", bad_type, **files)) == 2
     unknown = json.dumps({"text": TEXT, "curate": {"include_doc_titel": True}})
-    assert cli_main(base + ["--params-json", unknown]) == 2
+    assert cli_main(_cli_args("part", unknown, **files)) == 2
 
 
 def test_cli_merge_fails_clearly_when_nothing_survives_a(tmp_path, capsys):
@@ -384,23 +331,7 @@ def test_cli_merge_fails_clearly_when_nothing_survives_a(tmp_path, capsys):
 
     part = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist([synthetic(i, lemma_recall=0.1) for i in range(5)]), part)
-    rc = cli_main(
-        [
-            "curate",
-            "merge",
-            "--params-json",
-            json.dumps({"curate": PARAMS}),
-            "--parts",
-            str(part),
-            "--out",
-            str(tmp_path / "e.parquet"),
-            "--thresholds",
-            str(tmp_path / "t.json"),
-            "--stats",
-            str(tmp_path / "s.json"),
-            "--metrics",
-            str(tmp_path / "m.json"),
-        ]
-    )
+    files = dict(parts=part, out=tmp_path / "e.parquet", thresholds=tmp_path / "t.json", stats=tmp_path / "s.json")
+    rc = cli_main(_cli_args("merge", json.dumps({"curate": PARAMS}), **files, metrics=tmp_path / "m.json"))
     assert rc == 1 and not (tmp_path / "e.parquet").exists()
     assert "no example survived filter (a)" in capsys.readouterr().err

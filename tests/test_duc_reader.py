@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -239,27 +237,16 @@ def test_topic_rows_targets_are_pooled_rouge2_recall(nist_root):
 
 
 @pytest.mark.slow
-def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist_root, subprocess_env):
+def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist_root, snakemake):
     """The paper profile's DUC path (duc.standin false) on the NIST-layout copy: the duc stage's rules
     (duc_prepare, duc_baselines) through Snakemake, nothing but duc.root changed."""
     overlay = tmp_path / "nist.yaml"
     overlay.write_text(yaml.safe_dump({"duc": {"root": str(nist_root), "standin": False}}))
     work = tmp_path / "work"
     work.mkdir()
-    cmd = [
-        str(Path(sys.executable).parent / "snakemake"),
-        "-s",
-        str(repo / "Snakefile"),
-        "--directory",
-        str(work),
-        "--configfile",
-        str(repo / "config/paper.yaml"),
-        str(overlay),
-        "--cores",
-        "1",
-        "duc_all",
-    ]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=900)
+    res = snakemake(
+        work, "--configfile", str(repo / "config/paper.yaml"), str(overlay), "--cores", "1", "duc_all", timeout=900
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     df = pd.read_parquet(work / "data/duc/2005.parquet")
     assert set(df.topic) == {"d301i", "d307b"} and len(df) == 4

@@ -4,7 +4,6 @@ and the whole finetune target through Snakemake on a hand-made NIST-layout copy.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -30,39 +29,38 @@ torch.set_num_threads(1)
 DUC_FLAGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
 
 
-def _params(**finetune_over) -> dict:
-    model = dict(
-        encoder="tiny-random",
-        max_length=64,
-        stride=32,
-        max_query_tokens=32,
-        num_levels=4,
-        device="cpu",
-        amp=False,
-        attention_dropout=0.0,
-        eval_batch_size=8,
+# The tiny encoder's geometry: the model section and the checkpoints made here share it.
+TINY_ENCODER = dict(encoder="tiny-random", max_length=64, stride=32, max_query_tokens=32, num_levels=4)
+
+
+def _table(keys: tuple[str, ...], *rows: tuple) -> list[dict]:
+    """One dict a row, keys in column order; a None cell leaves its key out."""
+    return [{k: v for k, v in zip(keys, row) if v is not None} for row in rows]
+
+
+# The settings these tests draw from, by name (copied where used).
+SETTINGS = {
+    s["name"]: s
+    for s in _table(
+        ("name", "label", "init", "variant", "pooling", "method"),
+        ("bert", "BERT", "encoder", None, "cls", "full"),
+        ("qbert", "Q-BERT", "encoder", None, "query", "full"),
+        ("qbert_st", "Q-BERT + ST", "encoder", None, "query", "subnet"),
+        ("da_pre", "DA PRE-TRAINED", "pretrained", "best", None, "none"),
+        ("qbert_da", "Q-BERT + DA", "pretrained", "best", "query", "full"),
+        ("qbert_da_st", "Q-BERT + DA + ST", "pretrained", "best", "query", "subnet"),
+        ("qbert_da_iter", "Q-BERT + DA + ITER", "pretrained", "clf_qbert", None, "iterative"),
     )
-    finetune = dict(
-        settings=[
-            {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
-            {"name": "qbert_st", "label": "Q-BERT + ST", "init": "encoder", "pooling": "query", "method": "subnet"},
-            {"name": "da_pre", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best", "method": "none"},
-            {
-                "name": "qbert_da",
-                "label": "Q-BERT + DA",
-                "init": "pretrained",
-                "variant": "best",
-                "pooling": "query",
-                "method": "full",
-            },
-            {
-                "name": "qbert_da_iter",
-                "label": "Q-BERT + DA + ITER",
-                "init": "pretrained",
-                "variant": "clf_qbert",
-                "method": "iterative",
-            },
-        ],
+}
+
+
+def _settings(*names: str) -> list[dict]:
+    return [dict(SETTINGS[n]) for n in names]
+
+
+def _optimisation() -> dict:
+    """The training keys the finetune and pretrain sections share (same values in both)."""
+    return dict(
         epochs=2,
         batch_size=4,
         grad_accum_steps=1,
@@ -75,6 +73,14 @@ def _params(**finetune_over) -> dict:
         max_grad_norm=1.0,
         bucket_batches=4,
         log_every_steps=10,
+    )
+
+
+def _params(**finetune_over) -> dict:
+    model = dict(TINY_ENCODER, device="cpu", amp=False, attention_dropout=0.0, eval_batch_size=8)
+    finetune = dict(
+        settings=_settings("bert", "qbert_st", "da_pre", "qbert_da", "qbert_da_iter"),
+        **_optimisation(),
         target_scale=100.0,
         dev_fraction=0.3,
         max_train_clusters=None,
@@ -85,50 +91,19 @@ def _params(**finetune_over) -> dict:
     )
     finetune.update(finetune_over)
     pretrain = dict(
-        epochs=2,
-        batch_size=4,
-        grad_accum_steps=1,
-        lr=1e-3,
-        head_lr_scale=1.0,
-        betas=[0.9, 0.999],
-        eps=1e-8,
-        weight_decay=0.01,
-        warmup_ratio=0.0,
-        max_grad_norm=1.0,
-        bucket_batches=4,
-        log_every_steps=10,
+        **_optimisation(),
         max_train_examples=12,
         max_eval_examples=6,
         min_sentences=1,
         lead_sentences=2,
         block_trigrams=True,
         nproc_per_node=1,
-        variants=[
-            {
-                "name": "reg_bert",
-                "label": "BERT",
-                "head": "regression",
-                "pooling": "cls",
-                "query": True,
-                "init": "pretrained",
-            },
-            {
-                "name": "clf_qbert",
-                "label": "Q-BERT",
-                "head": "classification",
-                "pooling": "query",
-                "query": True,
-                "init": "pretrained",
-            },
-            {
-                "name": "clf_transformer",
-                "label": "TRANSFORMER",
-                "head": "classification",
-                "pooling": "query",
-                "query": True,
-                "init": "random",
-            },
-        ],
+        variants=_table(
+            ("name", "label", "head", "pooling", "query", "init"),
+            ("reg_bert", "BERT", "regression", "cls", True, "pretrained"),
+            ("clf_qbert", "Q-BERT", "classification", "query", True, "pretrained"),
+            ("clf_transformer", "TRANSFORMER", "classification", "query", True, "random"),
+        ),
     )
     duc_p = dict(
         standin=True,
@@ -185,18 +160,7 @@ def _tiny_checkpoint(path: Path, pooling="query", head="classification", seed=0)
     from wikiref.model import ScorerConfig, build_scorer, save_scorer
 
     torch.manual_seed(seed)
-    model, tok = build_scorer(
-        ScorerConfig(
-            encoder="tiny-random",
-            pooling=pooling,
-            head=head,
-            max_length=64,
-            stride=32,
-            max_query_tokens=32,
-            num_levels=4,
-            attention_dropout=0.0,
-        )
-    )
+    model, tok = build_scorer(ScorerConfig(**TINY_ENCODER, pooling=pooling, head=head, attention_dropout=0.0))
     save_scorer(model, tok, path)
 
 
@@ -331,17 +295,7 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
 def _maskable_sizes():
     from wikiref.model import ScorerConfig, build_scorer
 
-    model, _ = build_scorer(
-        ScorerConfig(
-            encoder="tiny-random",
-            pooling="query",
-            head="regression",
-            max_length=64,
-            stride=32,
-            max_query_tokens=32,
-            num_levels=4,
-        )
-    )
+    model, _ = build_scorer(ScorerConfig(**TINY_ENCODER, pooling="query", head="regression"))
     return [p.numel() for p in subnet.maskable_parameters(model).values()]
 
 
@@ -351,16 +305,7 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
 
     models, metrics = pretrained
     p = _params(keep_models=True)
-    p["finetune"]["settings"].append(
-        {
-            "name": "qbert_da_st",
-            "label": "Q-BERT + DA + ST",
-            "init": "pretrained",
-            "variant": "best",
-            "pooling": "query",
-            "method": "subnet",
-        }
-    )
+    p["finetune"]["settings"] += _settings("qbert_da_st")
     m, _, _ = ft.train_and_test(
         p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models, metrics_dir=metrics, progress=False
     )
@@ -536,26 +481,7 @@ def _job(setting, year, r2, init="encoder", variant=None, pooling="query", head=
 
 def test_table6_and_comparisons():
     p = _params()
-    p["finetune"]["settings"] = [
-        {"name": "qbert", "label": "Q-BERT", "init": "encoder", "pooling": "query", "method": "full"},
-        {"name": "da_pre", "label": "DA PRE-TRAINED", "init": "pretrained", "variant": "best", "method": "none"},
-        {
-            "name": "qbert_da",
-            "label": "Q-BERT + DA",
-            "init": "pretrained",
-            "variant": "best",
-            "pooling": "query",
-            "method": "full",
-        },
-        {
-            "name": "qbert_da_st",
-            "label": "Q-BERT + DA + ST",
-            "init": "pretrained",
-            "variant": "best",
-            "pooling": "query",
-            "method": "subnet",
-        },
-    ]
+    p["finetune"]["settings"] = _settings("qbert", "da_pre", "qbert_da", "qbert_da_st")
     chosen = list(ft.settings(p["finetune"]).values())
     years_ = [2005, 2006]
     r2 = {"qbert": [5, 6], "da_pre": [4, 4], "qbert_da": [7, 5], "qbert_da_st": [8, 7]}
@@ -601,17 +527,7 @@ def test_table6_and_comparisons():
 
 def _table_world(tmp_path, standin=True):
     p = _params()
-    p["finetune"]["settings"] = [
-        {"name": "qbert", "label": "Q-BERT", "init": "encoder", "pooling": "query", "method": "full"},
-        {
-            "name": "qbert_da",
-            "label": "Q-BERT + DA",
-            "init": "pretrained",
-            "variant": "best",
-            "pooling": "query",
-            "method": "full",
-        },
-    ]
+    p["finetune"]["settings"] = _settings("qbert", "qbert_da")
     p["duc"].update(years=[2005, 2006], standin=standin)
     p["profile"] = {"name": "tiny", "standin": standin}
     metrics = tmp_path / "metrics"
@@ -694,7 +610,7 @@ def test_cli_table_and_its_errors(tmp_path):
 
 
 @pytest.mark.slow
-def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, subprocess_env):
+def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, snakemake):
     """The paper profile's finetune_all on a hand-made NIST-layout DUC copy (duc.root, duc.standin false),
     with the tiny encoder and a small setting list; the +DA checkpoint is placed where the pretrain stage
     writes it (models/pretrain/<variant>/, results/metrics/pretrain_<variant>.json)."""
@@ -709,21 +625,15 @@ def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, subproces
         "pretrain": {"variants": [p["pretrain"]["variants"][1]]},
         "finetune": {
             "settings": [
-                {"name": "bert", "label": "BERT", "init": "encoder", "pooling": "cls", "method": "full"},
-                {
-                    "name": "da_pretrained",
-                    "label": "DA PRE-TRAINED",
-                    "init": "pretrained",
-                    "variant": "best",
-                    "method": "none",
-                },
-                {
-                    "name": "qbert_da_st",
-                    "label": "Q-BERT + DA + ST",
-                    "init": "pretrained",
-                    "variant": "clf_qbert",
-                    "method": "subnet",
-                },
+                *_settings("bert"),
+                dict(SETTINGS["da_pre"], name="da_pretrained"),
+                dict(
+                    name="qbert_da_st",
+                    label="Q-BERT + DA + ST",
+                    init="pretrained",
+                    variant="clf_qbert",
+                    method="subnet",
+                ),
             ],
             "epochs": 1,
             "batch_size": 4,
@@ -732,22 +642,10 @@ def test_finetune_target_runs_unchanged_on_a_nist_copy(repo, tmp_path, subproces
         },
     }
     (tmp_path / "nist.yaml").write_text(yaml.safe_dump(overlay))
-    cmd = [
-        str(Path(sys.executable).parent / "snakemake"),
-        "finetune_all",
-        "-s",
-        str(repo / "Snakefile"),
-        "--directory",
-        str(work),
-        "--cores",
-        "2",
-        "--resources",
-        "gpu=1",
-        "--configfile",
-        str(repo / "config/paper.yaml"),
-        str(tmp_path / "nist.yaml"),
-    ]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=1200)
+    configs = (str(repo / "config/paper.yaml"), str(tmp_path / "nist.yaml"))
+    res = snakemake(
+        work, "finetune_all", "--cores", "2", "--resources", "gpu=1", "--configfile", *configs, timeout=1200
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     md = (work / "results/tables/table6_duc.md").read_text()
     assert "profile: paper" in md and "STAND-IN" not in md

@@ -18,21 +18,12 @@ PROFILES = sorted(
 
 
 @pytest.fixture(scope="module")
-def rule_names(repo, subprocess_env, tmp_path_factory) -> set[str]:
+def rule_names(repo, snakemake, tmp_path_factory) -> set[str]:
     """Every rule of the workflow under any params profile (some rules exist only in some profiles)."""
     names: set[str] = set()
     for overlay in (None, "config/tiny.yaml", "config/paper.yaml"):
-        cmd = [
-            str(Path(sys.executable).parent / "snakemake"),
-            "-s",
-            str(repo / "Snakefile"),
-            "--list-rules",
-            "--directory",
-            str(tmp_path_factory.mktemp("rules")),
-        ]
-        if overlay:
-            cmd += ["--configfile", str(repo / overlay)]
-        res = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=300)
+        configfile = ("--configfile", str(repo / overlay)) if overlay else ()
+        res = snakemake(tmp_path_factory.mktemp("rules"), "--list-rules", *configfile, timeout=300)
         assert res.returncode == 0, res.stderr[-3000:]
         names |= {ln.strip() for ln in res.stdout.splitlines() if ln.strip()}
     assert {"all", "collect_part", "pretrain_variant", "finetune_job"} <= names

@@ -309,14 +309,19 @@ def test_index_links_everything(built):
     assert html.count("<table") >= 6 and "Table VIII" in html
 
 
-def test_report_without_ablations(tmp_path, sample_params):
-    tables = tmp_path / "tables"
+def _write_table1(tables: Path, profile: dict) -> None:
+    """A one-row Table I (split statistics), as the split step writes it."""
     write_table(
         pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
         tables / "table1_wikiref_splits",
         title="Table I",
-        profile=sample_params["profile"],
+        profile=profile,
     )
+
+
+def test_report_without_ablations(tmp_path, sample_params):
+    tables = tmp_path / "tables"
+    _write_table1(tables, sample_params["profile"])
     out = Outputs(
         tables_dir=tables,
         figures_dir=tmp_path / "figures",
@@ -370,12 +375,7 @@ def test_cli_report(tmp_path, sample_params, ablation_results, repo):
 def test_run_reads_its_inputs_and_writes_every_output(tmp_path, sample_params, ablation_results):
     """The job entry point: the ablations file read, table stems resolved (file names allowed), outputs written."""
     tables = tmp_path / "tables"
-    write_table(
-        pd.DataFrame({"Statistic": ["Query Depth"], "Train": [2.4], "Dev": [2.5], "Test": [2.6]}),
-        tables / "table1_wikiref_splits",
-        title="Table I",
-        profile=sample_params["profile"],
-    )
+    _write_table1(tables, sample_params["profile"])
     abl = tmp_path / "ablations.json"
     abl.write_text(json.dumps(ablation_results))
     params = {"profile": sample_params["profile"], "report": sample_params["report"]}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,22 +19,15 @@ from wikiref.registry import all_targets
 pytestmark = pytest.mark.slow
 
 
-def _snakemake(repo: Path, workdir: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [
-        str(Path(sys.executable).parent / "snakemake"),
-        "-s",
-        str(repo / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(repo / "config/tiny.yaml"),
-        "--cores",
-        "2",
-        "--resources",
-        "gpu=1",
-        *extra,
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
+@pytest.fixture(scope="module")
+def tiny_snakemake(repo, snakemake):
+    """snakemake on config/tiny.yaml (2 cores, one GPU slot) in ``workdir``, then ``extra`` arguments."""
+
+    def run(workdir: Path, *extra: str) -> subprocess.CompletedProcess:
+        tiny = ("--configfile", str(repo / "config/tiny.yaml"), "--cores", "2", "--resources", "gpu=1")
+        return snakemake(workdir, *tiny, *extra, timeout=1500)
+
+    return run
 
 
 def _planned_rules(out: str) -> set[str]:
@@ -57,9 +49,9 @@ def _planned_rules(out: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def tiny_run(repo, tmp_path_factory, subprocess_env):
+def tiny_run(tmp_path_factory, tiny_snakemake):
     workdir = tmp_path_factory.mktemp("tiny-run")
-    res = _snakemake(repo, workdir, subprocess_env)
+    res = tiny_snakemake(workdir)
     assert res.returncode == 0, res.stderr[-6000:]
     return workdir
 
@@ -71,19 +63,19 @@ def test_all_targets_exist(repo, tiny_run):
     assert not missing, f"missing outputs: {missing}"
 
 
-def test_second_run_does_nothing(repo, tiny_run, subprocess_env):
-    res = _snakemake(repo, tiny_run, subprocess_env, "-n")
+def test_second_run_does_nothing(tiny_run, tiny_snakemake):
+    res = tiny_snakemake(tiny_run, "-n")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
-def test_param_change_plans_exactly_dependent_steps(repo, tiny_run, tmp_path, subprocess_env):
+def test_param_change_plans_exactly_dependent_steps(repo, tiny_run, tmp_path, tiny_snakemake):
     """Changing one value of a section re-plans the rules that read it and everything downstream."""
     changed = yaml.safe_load((repo / "config/tiny.yaml").read_text())
     changed["curate"]["min_lemma_recall"] = round(changed["curate"]["min_lemma_recall"] + 0.01, 4)
     overlay = tmp_path / "changed.yaml"
     overlay.write_text(yaml.safe_dump(changed))
-    res = _snakemake(repo, tiny_run, subprocess_env, "-n", "--configfile", str(overlay))
+    res = tiny_snakemake(tiny_run, "-n", "--configfile", str(overlay))
     assert res.returncode == 0, res.stderr[-3000:]
     planned = _planned_rules(res.stdout + res.stderr)
     assert "curate_merge" in planned
