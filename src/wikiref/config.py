@@ -12,7 +12,7 @@ import argparse
 import copy
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -171,6 +171,29 @@ def job_params(config: Mapping, *keys: str, replace: Mapping[str, object] | None
             target = target[part]
         target[path[-1]] = copy.deepcopy(value)
     return json.dumps(out, sort_keys=True, separators=(",", ":"))
+
+
+def by_name(
+    entries: Iterable[Mapping], what: str, error: type[Exception], check: Callable[[dict], None] | None = None
+) -> dict[str, dict]:
+    """The entries of a params list (``pretrain.variants``, ``finetune.settings``) by their ``name``, as
+    dicts; each goes through ``check`` (which raises on a bad one) and a repeated name raises ``error``."""
+    out: dict[str, dict] = {}
+    for entry in entries:
+        entry = dict(entry)
+        if entry["name"] in out:
+            raise error(f"duplicate {what} name {entry['name']!r}")
+        if check is not None:
+            check(entry)
+        out[entry["name"]] = entry
+    return out
+
+
+def find_named(known: Mapping[str, dict], name: str, what: str, where: str, error: type[Exception]) -> dict:
+    """``known[name]`` (see :func:`by_name`); an unknown name raises ``error`` listing those ``where`` defines."""
+    if name not in known:
+        raise error(f"unknown {what} {name!r}; {where} define: {', '.join(known)}")
+    return known[name]
 
 
 def add_params_arguments(parser: argparse.ArgumentParser) -> None:

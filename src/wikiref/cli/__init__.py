@@ -11,8 +11,12 @@ import argparse
 import importlib
 import logging
 import sys
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from wikiref import __version__
+from wikiref.config import add_params_arguments, params_from_args
+from wikiref.registry import job_keys
 
 # (subcommand, module under wikiref.cli) in pipeline order.
 COMMANDS: list[tuple[str, str]] = [
@@ -44,6 +48,56 @@ def set_torch_threads(args: argparse.Namespace) -> None:
         import torch
 
         torch.set_num_threads(args.threads)
+
+
+def add_default(parser: argparse.ArgumentParser, flag: str, default: Any, help: str, **kwargs: Any) -> None:
+    """The option ``flag`` with ``default``, shown at the end of its help: ``<help> (default: <default>)``."""
+    parser.add_argument(flag, default=default, help=f"{help} (default: %(default)s)", **kwargs)
+
+
+def add_files(parser: argparse.ArgumentParser, flag: str, metavar: str, help: str, **kwargs: Any) -> None:
+    """The option ``flag`` taking one or more files, shown as ``metavar``."""
+    parser.add_argument(flag, nargs="+", metavar=metavar, help=help, **kwargs)
+
+
+def add_jobs(parser: argparse.ArgumentParser, jobs: Mapping[str, str]) -> dict[str, argparse.ArgumentParser]:
+    """One sub-command per job (name -> its one line, both its help and its description); the chosen one
+    is ``args.job``."""
+    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
+    return {job: sub.add_parser(job, help=text, description=text) for job, text in jobs.items()}
+
+
+# A job of :func:`add_param_jobs` / :func:`run_job`: (run(args, params), help, what it does).
+Job = tuple[Callable[[argparse.Namespace, dict], None], str, str]
+
+
+def add_param_jobs(
+    parser: argparse.ArgumentParser, step: str, jobs: Mapping[str, Job]
+) -> dict[str, argparse.ArgumentParser]:
+    """One sub-command per job, each with the params arguments and the description ``<what it does> (see
+    `wikiref <step> --help`).``; :func:`run_job` runs the chosen one."""
+    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
+    parsers = {}
+    for job, (_, text, what) in jobs.items():
+        parsers[job] = sub.add_parser(job, help=text, description=f"{what} (see `wikiref {step} --help`).")
+        add_params_arguments(parsers[job])
+    return parsers
+
+
+def run_job(
+    args: argparse.Namespace, step: str, jobs: Mapping[str, Job], *failures: tuple[tuple[type[Exception], ...], int]
+) -> int:
+    """Run the chosen job with the parameters it reads (:func:`wikiref.registry.job_keys`) and return 0. An
+    error of one of the ``(types, return code)`` failures (the first that matches) is printed as
+    ``wikiref <step> <job>: <error>`` and its return code is returned instead."""
+    run = jobs[args.job][0]
+    try:
+        run(args, params_from_args(args, *job_keys(step, args.job)))
+    except tuple(t for types, _ in failures for t in types) as exc:
+        code = next(code for types, code in failures if isinstance(exc, types))
+        print(f"wikiref {step} {args.job}: {exc}", file=sys.stderr)
+        return code
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -30,8 +29,6 @@ Params: seed, model, pretrain, finetune, duc, ablations (collect and plan also p
 ablations.budget shrinks windows, epochs and example counts for these runs only).
 `wikiref ablations <job> --help` lists the arguments of each job."""
 
-log = logging.getLogger(__name__)
-
 JOBS = {
     "pretrain": "train one augmentation cell on WikiRef and score it on WikiRef dev/test",
     "finetune": "fine-tune one (augmentation cell, DUC cell) pair on DUC and test it",
@@ -41,39 +38,25 @@ JOBS = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    for job, text in JOBS.items():
-        job_parser = sub.add_parser(job, help=text, description=text)
+    for job, job_parser in add_jobs(parser, JOBS).items():
         if job in ("pretrain", "finetune"):
             job_parser.add_argument("--aug", required=True, help="the augmentation cell")
-            job_parser.add_argument(
-                "--pretrain-root",
-                default=layout.ABLATIONS_PRETRAIN_DIR,
-                help="folder of the augmentation checkpoints (default: %(default)s)",
+            add_default(
+                job_parser, "--pretrain-root", layout.ABLATIONS_PRETRAIN_DIR, "folder of the augmentation checkpoints"
             )
         if job == "pretrain":
-            job_parser.add_argument(
-                "--oracle-dir",
-                default=layout.ORACLE_DIR,
-                help="WikiRef oracle splits {train,dev,test}.parquet (default: %(default)s)",
-            )
+            add_default(job_parser, "--oracle-dir", layout.ORACLE_DIR, "WikiRef oracle splits {train,dev,test}.parquet")
             job_parser.add_argument("--model-dir", help="the cell's checkpoint (default: <pretrain-root>/<aug>)")
             job_parser.add_argument(
                 "--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_WIKIREF_RESULT})"
             )
         elif job == "finetune":
             job_parser.add_argument("--duc", required=True, help="the DUC cell")
-            job_parser.add_argument(
-                "--duc-dir", default=layout.DUC_DIR, help="folder with <year>.parquet (default: %(default)s)"
-            )
+            add_default(job_parser, "--duc-dir", layout.DUC_DIR, "folder with <year>.parquet")
             job_parser.add_argument("--work-dir", help=f"scratch folder (default: {layout.ABLATIONS_FINETUNE_WORK})")
             job_parser.add_argument("--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_DUC_RESULT})")
         elif job == "collect":
-            job_parser.add_argument(
-                "--results-root",
-                default=".",
-                help="folder the cell result paths are relative to (default: %(default)s)",
-            )
+            add_default(job_parser, "--results-root", ".", "folder the cell result paths are relative to")
             job_parser.add_argument("--out", default=layout.ABLATIONS_METRICS, help="default: %(default)s")
         if job in ("pretrain", "finetune"):
             add_torch_arguments(job_parser)

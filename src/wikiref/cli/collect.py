@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from wikiref import layout
-from wikiref.config import add_params_arguments, params_from_args
-from wikiref.registry import job_keys
+from wikiref.cli import add_default, add_files, add_param_jobs, run_job
 
 HELP = "dump parts -> cited statements with fetched, extracted documents"
 DESCRIPTION = f"""Two jobs (the Snakemake rules run one part job per dump part, then one merge):
@@ -26,42 +24,23 @@ merge: the per-part stats of every part in collect.dump.parts -> {layout.COLLECT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    part = jobs.add_parser(
-        "part",
-        help="one dump part -> data/raw/<part>.parquet + stats",
-        description="Collect one dump part (see `wikiref collect --help`).",
-    )
-    add_params_arguments(part)
+    part, merge = add_param_jobs(parser, "collect", JOBS).values()
     part.add_argument("--part", required=True, help="dump part name (one of collect.dump.parts)")
-    part.add_argument("--dump", default=None, help="the part's dump file (default: found in collect.dump.dir)")
-    part.add_argument("--out", default=None, help=f"output Parquet file (default: {layout.RAW_PART})")
-    part.add_argument("--stats", default=None, help=f"output stats JSON (default: {layout.RAW_PART_STATS})")
-    part.add_argument("--work-dir", default=None, help="checkpoint folder (default: .<part>.work next to --out)")
+    part.add_argument("--dump", help="the part's dump file (default: found in collect.dump.dir)")
+    part.add_argument("--out", help=f"output Parquet file (default: {layout.RAW_PART})")
+    part.add_argument("--stats", help=f"output stats JSON (default: {layout.RAW_PART_STATS})")
+    part.add_argument("--work-dir", help="checkpoint folder (default: .<part>.work next to --out)")
     part.add_argument("--keep-work", action="store_true", help="keep the checkpoint folder after success")
-    part.set_defaults(_job=_part)
 
-    merge = jobs.add_parser(
-        "merge",
-        help="per-part collect stats -> results/metrics/collect.json",
-        description="Sum the per-part stats (see `wikiref collect --help`).",
+    add_files(
+        merge, "--stats", "JSON", f"per-part stats files (default: {layout.RAW_PART_STATS} for each collect.dump.parts)"
     )
-    add_params_arguments(merge)
-    merge.add_argument(
-        "--stats",
-        nargs="+",
-        default=None,
-        metavar="JSON",
-        help=f"per-part stats files (default: {layout.RAW_PART_STATS} for each collect.dump.parts)",
-    )
-    merge.add_argument("--out", default=layout.COLLECT_METRICS, help="merged metrics JSON (default: %(default)s)")
-    merge.set_defaults(_job=_merge)
+    add_default(merge, "--out", layout.COLLECT_METRICS, "merged metrics JSON")
 
 
-def _part(args: argparse.Namespace) -> int:
+def _part(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.collect.pipeline import run_part
 
-    params = params_from_args(args, *job_keys("collect", "part"))
     inputs = {"dump": args.dump} if args.dump else {}
     outputs = {
         "raw": args.out or layout.RAW_PART.format(part=args.part),
@@ -73,13 +52,11 @@ def _part(args: argparse.Namespace) -> int:
         f"({stats['statements']['kept']} kept), {stats['urls']['unique']} URLs, "
         f"{stats['examples']['written']} raw examples -> {outputs['raw']}"
     )
-    return 0
 
 
-def _merge(args: argparse.Namespace) -> int:
+def _merge(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.collect.pipeline import merge
 
-    params = params_from_args(args, *job_keys("collect", "merge"))
     stats = args.stats or [layout.RAW_PART_STATS.format(part=p) for p in params["collect"]["dump"]["parts"]]
     merged = merge(params, {"stats": stats}, {"metrics": args.out})
     total = merged["total"]
@@ -87,15 +64,16 @@ def _merge(args: argparse.Namespace) -> int:
         f"{len(stats)} part(s): {total['dump']['articles']} articles, {total['examples']['written']} raw examples "
         f"-> {args.out}"
     )
-    return 0
+
+
+JOBS = {  # name: (run, help, what it does)
+    "part": (_part, "one dump part -> data/raw/<part>.parquet + stats", "Collect one dump part"),
+    "merge": (_merge, "per-part collect stats -> results/metrics/collect.json", "Sum the per-part stats"),
+}
 
 
 def main(args: argparse.Namespace) -> int:
     from wikiref.stages.collect.dump import DumpError
     from wikiref.stages.collect.pipeline import CollectError
 
-    try:
-        return args._job(args)
-    except (CollectError, DumpError, FileNotFoundError) as exc:
-        print(f"wikiref collect {args.job}: {exc}", file=sys.stderr)
-        return 1
+    return run_job(args, "collect", JOBS, ((CollectError, DumpError, FileNotFoundError), 1))

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from wikiref import layout
-from wikiref.config import add_params_arguments, params_from_args
-from wikiref.registry import job_keys
+from wikiref.cli import add_default, add_files, add_param_jobs, run_job
 
 HELP = "filter raw examples (lemma recall, percentile windows, oracle ROUGE-2)"
 DESCRIPTION = f"""Two jobs (the Snakemake rules run one part job per raw part, then one merge):
@@ -28,52 +26,32 @@ merge: apply the filters over all annotated parts: (a) lemma recall >= curate.mi
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    part = jobs.add_parser(
-        "part",
-        help="annotate one raw part (spaCy, statistics, filter scores)",
-        description="Annotate one raw part (see `wikiref curate --help`).",
-    )
-    add_params_arguments(part)
+    part, merge = add_param_jobs(parser, "curate", JOBS).values()
     part.add_argument("--part", required=True, help="part name (one of collect.dump.parts)")
-    part.add_argument("--raw", default=None, help=f"raw part file (default: {layout.RAW_PART})")
-    part.add_argument("--out", default=None, help=f"annotated part file (default: {layout.CURATED_PART})")
-    part.add_argument("--stats", default=None, help=f"part stats JSON (default: {layout.CURATED_PART_STATS})")
-    part.add_argument("--threads", type=int, default=1, help="worker processes (default: %(default)s)")
-    part.add_argument("--shard-size", type=int, default=64, help="rows per work unit (default: %(default)s)")
-    part.set_defaults(_job=_part)
+    part.add_argument("--raw", help=f"raw part file (default: {layout.RAW_PART})")
+    part.add_argument("--out", help=f"annotated part file (default: {layout.CURATED_PART})")
+    part.add_argument("--stats", help=f"part stats JSON (default: {layout.CURATED_PART_STATS})")
+    add_default(part, "--threads", 1, "worker processes", type=int)
+    add_default(part, "--shard-size", 64, "rows per work unit", type=int)
 
-    merge = jobs.add_parser(
-        "merge",
-        help="filters (a), (b), (c) over all annotated parts",
-        description="Filter and merge the annotated parts (see `wikiref curate --help`).",
-    )
-    add_params_arguments(merge)
-    merge.add_argument(
+    add_files(
+        merge,
         "--parts",
-        nargs="+",
-        default=None,
-        metavar="PARQUET",
-        help=f"annotated part files (default: every {layout.CURATED_PART.format(part='*')}); "
+        "PARQUET",
+        f"annotated part files (default: every {layout.CURATED_PART.format(part='*')}); "
         "each part's stats are read from <part>.stats.json next to it",
     )
-    merge.add_argument("--out", default=layout.CURATED, help="curated examples (default: %(default)s)")
-    merge.add_argument(
-        "--thresholds",
-        default=layout.CURATE_THRESHOLDS,
-        help="thresholds artifact written, then read by filter (b) (default: %(default)s)",
-    )
-    merge.add_argument("--stats", default=layout.CURATE_STATS, help="stats JSON (default: %(default)s)")
-    merge.add_argument("--metrics", default=layout.CURATE_METRICS, help="metrics JSON (default: %(default)s)")
-    merge.set_defaults(_job=_merge)
+    add_default(merge, "--out", layout.CURATED, "curated examples")
+    add_default(merge, "--thresholds", layout.CURATE_THRESHOLDS, "thresholds artifact written, then read by filter (b)")
+    add_default(merge, "--stats", layout.CURATE_STATS, "stats JSON")
+    add_default(merge, "--metrics", layout.CURATE_METRICS, "metrics JSON")
 
 
-def _part(args: argparse.Namespace) -> int:
+def _part(args: argparse.Namespace, params: dict) -> None:
     import time
 
     from wikiref.stages import curate
 
-    params = params_from_args(args, *job_keys("curate", "part"))
     inputs = {"raw": args.raw or layout.RAW_PART.format(part=args.part)}
     outputs = {
         "part": args.out or layout.CURATED_PART.format(part=args.part),
@@ -87,15 +65,13 @@ def _part(args: argparse.Namespace) -> int:
         f"({sum(stats['dropped'].values())} skipped) in {dt:.1f}s ({stats['rows_in'] / max(dt, 1e-9):.1f} rows/s) "
         f"-> {outputs['part']}"
     )
-    return 0
 
 
-def _merge(args: argparse.Namespace) -> int:
+def _merge(args: argparse.Namespace, params: dict) -> None:
     import glob
 
     from wikiref.stages import curate
 
-    params = params_from_args(args, *job_keys("curate", "merge"))
     parts = args.parts or sorted(glob.glob(layout.CURATED_PART.format(part="*")))
     if not parts:
         raise curate.CurateError(f"no annotated parts given and none found at {layout.CURATED_PART}")
@@ -105,15 +81,16 @@ def _merge(args: argparse.Namespace) -> int:
         f"curate: {full['rows_in']} raw rows -> {full['kept']} curated examples -> {args.out}; dropped: "
         + ", ".join(f"{k}={v}" for k, v in full["dropped"].items() if v)
     )
-    return 0
+
+
+JOBS = {  # name: (run, help, what it does)
+    "part": (_part, "annotate one raw part (spaCy, statistics, filter scores)", "Annotate one raw part"),
+    "merge": (_merge, "filters (a), (b), (c) over all annotated parts", "Filter and merge the annotated parts"),
+}
 
 
 def main(args: argparse.Namespace) -> int:
     from wikiref.schemas import SchemaError
     from wikiref.stages.curate import CurateError
 
-    try:
-        return args._job(args)
-    except (CurateError, SchemaError, FileNotFoundError) as exc:
-        print(f"wikiref curate {args.job}: {exc}", file=sys.stderr)
-        return 1
+    return run_job(args, "curate", JOBS, ((CurateError, SchemaError, FileNotFoundError), 1))

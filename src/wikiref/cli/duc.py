@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from wikiref import layout
-from wikiref.config import add_params_arguments, params_from_args
-from wikiref.registry import job_keys
+from wikiref.cli import add_default, add_files, add_param_jobs, run_job
 
 HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE baselines (Table VI)"
 DESCRIPTION = f"""Three jobs (standin only when duc.standin):
@@ -43,66 +41,32 @@ baselines: {layout.DUC_YEAR} for each of duc.years -> {layout.DUC_BASELINES_METR
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    jobs = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    standin = jobs.add_parser(
-        "standin",
-        help="build the STAND-IN DUC-format benchmark from data/raw",
-        description="Build the STAND-IN DUC tree (see `wikiref duc --help`).",
-    )
-    add_params_arguments(standin)
-    standin.add_argument(
-        "--raw", nargs="+", required=True, metavar="PARQUET", help=f"raw example files ({layout.RAW_PART}, collect)"
-    )
-    standin.add_argument("--out", default=None, help="output folder, replaced as a whole (default: duc.root)")
-    standin.set_defaults(_job=_standin)
+    standin, prepare, baselines = add_param_jobs(parser, "duc", JOBS).values()
+    add_files(standin, "--raw", "PARQUET", f"raw example files ({layout.RAW_PART}, collect)", required=True)
+    standin.add_argument("--out", help="output folder, replaced as a whole (default: duc.root)")
 
-    prepare = jobs.add_parser(
-        "prepare",
-        help="read the DUC years (NIST layout) into data/duc/<year>.parquet",
-        description="Read the DUC years (see `wikiref duc --help`).",
-    )
-    add_params_arguments(prepare)
-    prepare.add_argument("--root", default=None, help="the DUC tree (default: duc.root)")
+    prepare.add_argument("--root", help="the DUC tree (default: duc.root)")
     prepare.add_argument("--years", type=int, nargs="+", help="years to read (default: duc.years)")
-    prepare.add_argument("--out-dir", default=layout.DUC_DIR, help="output folder (default: %(default)s)")
-    prepare.set_defaults(_job=_prepare)
+    add_default(prepare, "--out-dir", layout.DUC_DIR, "output folder")
 
-    baselines = jobs.add_parser(
-        "baselines",
-        help="LEAD / QUERY-SIM / ORACLE with official ROUGE (Table VI)",
-        description="Score the DUC baselines (see `wikiref duc --help`).",
-    )
-    add_params_arguments(baselines)
-    baselines.add_argument(
-        "--inputs",
-        nargs="+",
-        default=None,
-        metavar="PARQUET",
-        help=f"prepared years (default: {layout.DUC_YEAR} for each of duc.years)",
-    )
-    baselines.add_argument(
-        "--metrics", default=layout.DUC_BASELINES_METRICS, help="metrics JSON (default: %(default)s)"
-    )
-    baselines.add_argument("--table", default=layout.TABLE6_BASELINES, help="table stem (default: %(default)s)")
+    add_files(baselines, "--inputs", "PARQUET", f"prepared years (default: {layout.DUC_YEAR} for each of duc.years)")
+    add_default(baselines, "--metrics", layout.DUC_BASELINES_METRICS, "metrics JSON")
+    add_default(baselines, "--table", layout.TABLE6_BASELINES, "table stem")
     baselines.add_argument("--rouge-dir", help="also write SPL files + ROUGE XML configs here (for ROUGE-1.5.5.pl)")
-    baselines.set_defaults(_job=_baselines)
 
 
-def _standin(args: argparse.Namespace) -> int:
+def _standin(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.duc import stage
 
-    params = params_from_args(args, *job_keys("duc", "standin"))
     out = args.out or layout.duc_root(params)
     manifest = stage.standin(params, {"raw": args.raw}, {"root": out})
     counts = {y: len(v["topics"]) for y, v in manifest["years"].items()}
     print(f"duc standin: STAND-IN topics per pseudo-year {counts} -> {out}")
-    return 0
 
 
-def _prepare(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.duc import stage
 
-    params = params_from_args(args, *job_keys("duc", "prepare"))
     inputs = {"root": args.root} if args.root else {}
     per_year = stage.prepare(params, inputs, {"dir": args.out_dir}, years=args.years)
     standin = " (STAND-IN)" if params["duc"]["standin"] else ""
@@ -114,13 +78,11 @@ def _prepare(args: argparse.Namespace) -> int:
         )
         + f"{standin} -> {args.out_dir}"
     )
-    return 0
 
 
-def _baselines(args: argparse.Namespace) -> int:
+def _baselines(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.duc import stage
 
-    params = params_from_args(args, *job_keys("duc", "baselines"))
     inputs = args.inputs or [layout.DUC_YEAR.format(year=y) for y in params["duc"]["years"]]
     outputs = {"metrics": args.metrics, "table": args.table, "rouge_dir": args.rouge_dir}
     metrics = stage.baselines(params, {"years": inputs}, outputs)
@@ -132,18 +94,23 @@ def _baselines(args: argparse.Namespace) -> int:
         + (f" (ORACLE R-2 {oracle_r2})" if oracle_r2 else "")
         + f" -> {args.table}.md, {args.metrics}"
     )
-    return 0
+
+
+JOBS = {  # name: (run, help, what it does)
+    "standin": (_standin, "build the STAND-IN DUC-format benchmark from data/raw", "Build the STAND-IN DUC tree"),
+    "prepare": (_prepare, "read the DUC years (NIST layout) into data/duc/<year>.parquet", "Read the DUC years"),
+    "baselines": (_baselines, "LEAD / QUERY-SIM / ORACLE with official ROUGE (Table VI)", "Score the DUC baselines"),
+}
 
 
 def main(args: argparse.Namespace) -> int:
     from wikiref.schemas import SchemaError
     from wikiref.stages.duc.stage import DucError, DucLayoutError
 
-    try:
-        return args._job(args)
-    except DucLayoutError as exc:
-        print(f"wikiref duc {args.job}: {exc}", file=sys.stderr)
-        return 2
-    except (DucError, SchemaError, FileNotFoundError) as exc:
-        print(f"wikiref duc {args.job}: {exc}", file=sys.stderr)
-        return 1
+    return run_job(
+        args,
+        "duc",
+        JOBS,
+        ((DucLayoutError,), 2),
+        ((DucError, SchemaError, FileNotFoundError), 1),
+    )

@@ -7,6 +7,7 @@ import difflib
 import sys
 from pathlib import Path
 
+from wikiref.cli import add_default
 from wikiref.config import load_params
 from wikiref.files import write_text
 from wikiref.registry import render_dvc_yaml
@@ -23,8 +24,8 @@ from the imports of the stage's CLI module and rules file) and params.yaml.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", metavar="FILE", help="parameter file (default: %(default)s)")
-    parser.add_argument("--output", default="dvc.yaml", metavar="FILE", help="dvc.yaml path (default: %(default)s)")
+    add_default(parser, "--params", "params.yaml", "parameter file", metavar="FILE")
+    add_default(parser, "--output", "dvc.yaml", "dvc.yaml path", metavar="FILE")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write the file")
     mode.add_argument("--check", action="store_true", help="exit 1 if the file differs from the registry")

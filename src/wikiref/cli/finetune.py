@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -34,8 +33,6 @@ Out (table): --table stem ({layout.TABLE6}.{{csv,md,tex}}, STAND-IN in the capti
 and --summary ({layout.FINETUNE_METRICS}).
 `wikiref finetune <job> --help` lists the arguments of each job."""
 
-log = logging.getLogger(__name__)
-
 JOBS = {
     "run": "fine-tune one setting with one DUC year held out and test on that year",
     "prune": "gradual magnitude pruning on WikiRef for a setting with method iterative",
@@ -45,28 +42,16 @@ JOBS = {
 
 def _add_start(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setting", required=True, help="a finetune.settings name")
-    parser.add_argument(
-        "--pretrain-dir",
-        default=layout.PRETRAIN_DIR,
-        help="the pre-trained checkpoints <variant>/ (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--metrics-dir",
-        default=layout.METRICS,
-        help="the pre-training metrics pretrain_<variant>.json (default: %(default)s)",
-    )
+    add_default(parser, "--pretrain-dir", layout.PRETRAIN_DIR, "the pre-trained checkpoints <variant>/")
+    add_default(parser, "--metrics-dir", layout.METRICS, "the pre-training metrics pretrain_<variant>.json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    for job, text in JOBS.items():
-        job_parser = sub.add_parser(job, help=text, description=text)
+    for job, job_parser in add_jobs(parser, JOBS).items():
         if job == "run":
             _add_start(job_parser)
             job_parser.add_argument("--year", type=int, required=True, help="the held-out (test) year")
-            job_parser.add_argument(
-                "--data-dir", default=layout.DUC_DIR, help="folder with <year>.parquet (default: %(default)s)"
-            )
+            add_default(job_parser, "--data-dir", layout.DUC_DIR, "folder with <year>.parquet")
             job_parser.add_argument(
                 "--prune-dir", help=f"method iterative: the prune output (default: {layout.FINETUNE_PRUNED_DIR})"
             )
@@ -79,27 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             job_parser.add_argument("--live-dir", help="dvclive folder (optional)")
         elif job == "prune":
             _add_start(job_parser)
-            job_parser.add_argument(
-                "--oracle-dir",
-                default=layout.ORACLE_DIR,
-                help="WikiRef oracle splits {train,dev}.parquet (default: %(default)s)",
-            )
+            add_default(job_parser, "--oracle-dir", layout.ORACLE_DIR, "WikiRef oracle splits {train,dev}.parquet")
             job_parser.add_argument("--out-dir", help=f"default: {layout.FINETUNE_PRUNED_DIR}")
         else:
-            job_parser.add_argument(
-                "--metrics-dir",
-                default=layout.METRICS,
-                help="the per-job metrics duc_<setting>_<year>.json (default: %(default)s)",
-            )
-            job_parser.add_argument(
-                "--baselines",
-                default=layout.DUC_BASELINES_METRICS,
-                help="the duc stage's baseline metrics (default: %(default)s)",
-            )
-            job_parser.add_argument("--table", default=layout.TABLE6, help="output stem (default: %(default)s)")
-            job_parser.add_argument(
-                "--summary", default=layout.FINETUNE_METRICS, help="summary metrics JSON (default: %(default)s)"
-            )
+            add_default(job_parser, "--metrics-dir", layout.METRICS, "the per-job metrics duc_<setting>_<year>.json")
+            add_default(job_parser, "--baselines", layout.DUC_BASELINES_METRICS, "the duc stage's baseline metrics")
+            add_default(job_parser, "--table", layout.TABLE6, "output stem")
+            add_default(job_parser, "--summary", layout.FINETUNE_METRICS, "summary metrics JSON")
         if job != "table":
             add_torch_arguments(job_parser)
         add_params_arguments(job_parser)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from wikiref import layout
+from wikiref.cli import add_default
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -21,11 +22,9 @@ ROUGE values equal rouge-score with stemming (wikiref.rouge.fast)."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
-    parser.add_argument(
-        "--split-dir", default=layout.SPLIT_DIR, help="folder with train/dev/test.parquet (default: %(default)s)"
-    )
-    parser.add_argument("--out-dir", default=layout.ORACLE_DIR, help="output folder (default: %(default)s)")
-    parser.add_argument("--metrics", default=layout.ORACLE_METRICS, help="metrics JSON (default: %(default)s)")
+    add_default(parser, "--split-dir", layout.SPLIT_DIR, "folder with train/dev/test.parquet")
+    add_default(parser, "--out-dir", layout.ORACLE_DIR, "output folder")
+    add_default(parser, "--metrics", layout.ORACLE_METRICS, "metrics JSON")
     parser.add_argument(
         "--splits",
         nargs="+",
@@ -33,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=layout.SPLITS,
         help="splits to process (default: all)",
     )
-    parser.add_argument("--threads", type=int, default=1, help="worker processes (default: %(default)s)")
+    add_default(parser, "--threads", 1, "worker processes", type=int)
     parser.add_argument(
         "--batch-rows", type=int, default=20000, help="rows per batch (memory bound; default: %(default)s)"
     )

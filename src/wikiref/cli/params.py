@@ -7,6 +7,7 @@ import sys
 
 import yaml
 
+from wikiref.cli import add_default
 from wikiref.config import load_params
 
 HELP = "validate params.yaml (and optional overlays) against the schema; print the merged result"
@@ -22,7 +23,7 @@ Examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", default="params.yaml", metavar="FILE", help="base file (default: %(default)s)")
+    add_default(parser, "--params", "params.yaml", "base file", metavar="FILE")
     parser.add_argument("--configfile", action="append", default=[], metavar="FILE", help="overlay file(s)")
     parser.add_argument("--show", action="store_true", help="print the merged, validated parameters as YAML")
 

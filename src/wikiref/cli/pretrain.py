@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -43,17 +43,11 @@ JOBS = {
 
 
 def _add_data(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data",
-        default=layout.ORACLE_DIR,
-        help="folder with the oracle splits {train,dev,test}.parquet (default: %(default)s)",
-    )
+    add_default(parser, "--data", layout.ORACLE_DIR, "folder with the oracle splits {train,dev,test}.parquet")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    for job, text in JOBS.items():
-        job_parser = sub.add_parser(job, help=text, description=text)
+    for job, job_parser in add_jobs(parser, JOBS).items():
         if job in ("run", "train", "evaluate"):
             job_parser.add_argument("--variant", required=True, help="variant name from pretrain.variants")
             _add_data(job_parser)
@@ -68,15 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_params_arguments(job_parser)
         elif job == "table":
             _add_data(job_parser)
-            job_parser.add_argument(
-                "--metrics-dir",
-                default=layout.METRICS,
-                help="folder of the per-variant metrics pretrain_<variant>.json (default: %(default)s)",
+            add_default(
+                job_parser, "--metrics-dir", layout.METRICS, "folder of the per-variant metrics pretrain_<variant>.json"
             )
-            job_parser.add_argument("--table", default=layout.TABLE4, help="output stem (default: %(default)s)")
-            job_parser.add_argument(
-                "--summary", default=layout.PRETRAIN_METRICS, help="summary metrics JSON (default: %(default)s)"
-            )
+            add_default(job_parser, "--table", layout.TABLE4, "output stem")
+            add_default(job_parser, "--summary", layout.PRETRAIN_METRICS, "summary metrics JSON")
             add_params_arguments(job_parser)
         else:
             job_parser.add_argument("--out", required=True, help="output folder of {train,dev,test}.parquet")

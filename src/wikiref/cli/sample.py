@@ -21,7 +21,7 @@ get a stand-in)."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
-    parser.add_argument("--out", default=None, help="output folder (default: sample.out_dir)")
+    parser.add_argument("--out", help="output folder (default: sample.out_dir)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from wikiref import layout
+from wikiref.cli import add_default
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -22,13 +23,11 @@ when < 1) are reached; the rest is train. Fails if any document ends up in two s
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
-    parser.add_argument("--curated", default=layout.CURATED, help="curated examples (default: %(default)s)")
-    parser.add_argument(
-        "--out-dir", default=layout.SPLIT_DIR, help="folder for train/dev/test.parquet (default: %(default)s)"
-    )
-    parser.add_argument("--table1", default=layout.TABLE1, help="Table I stem (default: %(default)s)")
-    parser.add_argument("--table2", default=layout.TABLE2, help="Table II stem (default: %(default)s)")
-    parser.add_argument("--metrics", default=layout.SPLIT_METRICS, help="metrics JSON (default: %(default)s)")
+    add_default(parser, "--curated", layout.CURATED, "curated examples")
+    add_default(parser, "--out-dir", layout.SPLIT_DIR, "folder for train/dev/test.parquet")
+    add_default(parser, "--table1", layout.TABLE1, "Table I stem")
+    add_default(parser, "--table2", layout.TABLE2, "Table II stem")
+    add_default(parser, "--metrics", layout.SPLIT_METRICS, "metrics JSON")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -78,6 +78,22 @@ class ScoringExample:
     id: str = ""
 
 
+# TrainSettings fields taken as they are from a params training section (``pretrain`` or ``finetune``).
+_SECTION_KEYS = (
+    "epochs",
+    "batch_size",
+    "grad_accum_steps",
+    "lr",
+    "head_lr_scale",
+    "eps",
+    "weight_decay",
+    "warmup_ratio",
+    "max_grad_norm",
+    "bucket_batches",
+    "log_every_steps",
+)
+
+
 @dataclass
 class TrainSettings:
     epochs: int = 3
@@ -106,22 +122,10 @@ class TrainSettings:
         """Settings from a params section with the training keys (``pretrain`` or ``finetune``) and
         the ``model`` section (device, AMP, evaluation batch size)."""
         return cls(
-            epochs=section["epochs"],
-            batch_size=section["batch_size"],
-            grad_accum_steps=section["grad_accum_steps"],
-            lr=section["lr"],
-            head_lr_scale=section["head_lr_scale"],
+            **{k: section[k] for k in _SECTION_KEYS},
             betas=tuple(section["betas"]),
-            eps=section["eps"],
-            weight_decay=section["weight_decay"],
-            warmup_ratio=section["warmup_ratio"],
-            max_grad_norm=section["max_grad_norm"],
-            bucket_batches=section["bucket_batches"],
-            eval_batch_size=model["eval_batch_size"],
-            log_every_steps=section["log_every_steps"],
+            **{k: model[k] for k in ("eval_batch_size", "device", "amp")},
             seed=seed,
-            device=model["device"],
-            amp=model["amp"],
             progress=progress,
         )
 

@@ -588,28 +588,17 @@ def pretrain_cell(
 
 def duc_setting(aug: AugCell, duc: DucCell) -> dict:
     """The ``finetune.settings`` entry of a DUC cell."""
-    name = "ablation"
     if not aug.trains:
         if duc.method != "full":
             raise AblationError(f"{aug.id}/{duc.id}: without augmentation only full fine-tuning is defined")
-        return {
-            "name": name,
-            "label": f"{POOLING_LABELS[aug.pooling]} (no DA)",
-            "init": "encoder",
-            "pooling": aug.pooling,
-            "method": "full",
-        }
-    if duc.method == "iterative" and aug.prune != "iterative":
-        raise AblationError(f"{aug.id}/{duc.id}: method iterative needs a pruned augmentation cell")
-    if aug.prune == "iterative" and duc.method != "iterative":
-        raise AblationError(f"{aug.id}/{duc.id}: a pruned augmentation cell is fine-tuned with method iterative")
-    return {
-        "name": name,
-        "label": f"{POOLING_LABELS[aug.pooling]} + DA",
-        "init": "pretrained",
-        "variant": aug.id,
-        "method": duc.method,
-    }
+        da, start = "(no DA)", {"init": "encoder", "pooling": aug.pooling}
+    else:
+        if duc.method == "iterative" and aug.prune != "iterative":
+            raise AblationError(f"{aug.id}/{duc.id}: method iterative needs a pruned augmentation cell")
+        if aug.prune == "iterative" and duc.method != "iterative":
+            raise AblationError(f"{aug.id}/{duc.id}: a pruned augmentation cell is fine-tuned with method iterative")
+        da, start = "+ DA", {"init": "pretrained", "variant": aug.id}
+    return {"name": "ablation", "label": f"{POOLING_LABELS[aug.pooling]} {da}", **start, "method": duc.method}
 
 
 def clusters_for_percent(n_clusters: Mapping[int, int], percent: int, cap: int | None) -> int | None:

@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
+from wikiref.config import by_name, find_named
 from wikiref.schemas import SchemaError, require_columns
 
 log = logging.getLogger(__name__)
@@ -68,34 +69,28 @@ class FinetuneError(ValueError):
 # --------------------------------------------------------------------------- settings
 
 
+def _check_setting(s: Mapping) -> None:
+    name = s["name"]
+    if s["init"] not in INITS:
+        raise FinetuneError(f"setting {name}: init {s['init']!r} not in {INITS}")
+    if s["method"] not in METHODS:
+        raise FinetuneError(f"setting {name}: method {s['method']!r} not in {METHODS}")
+    if s["init"] == "encoder" and s["method"] == "none":
+        raise FinetuneError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
+    if s["init"] == "encoder" and not s.get("pooling"):
+        raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
+    if s["init"] == "pretrained" and not s.get("variant"):
+        raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
+
+
 def settings(finetune: Mapping) -> dict[str, dict]:
     """``finetune.settings`` by name, checked."""
-    out: dict[str, dict] = {}
-    for s in finetune["settings"]:
-        s = dict(s)
-        name = s["name"]
-        if name in out:
-            raise FinetuneError(f"duplicate finetune setting name {name!r}")
-        if s["init"] not in INITS:
-            raise FinetuneError(f"setting {name}: init {s['init']!r} not in {INITS}")
-        if s["method"] not in METHODS:
-            raise FinetuneError(f"setting {name}: method {s['method']!r} not in {METHODS}")
-        if s["init"] == "encoder" and s["method"] == "none":
-            raise FinetuneError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
-        if s["init"] == "encoder" and not s.get("pooling"):
-            raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
-        if s["init"] == "pretrained" and not s.get("variant"):
-            raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
-        out[name] = s
-    return out
+    return by_name(finetune["settings"], "finetune setting", FinetuneError, _check_setting)
 
 
 def find_setting(finetune: Mapping, name: str) -> dict:
     """The ``finetune.settings`` entry called ``name``."""
-    known = settings(finetune)
-    if name not in known:
-        raise FinetuneError(f"unknown setting {name!r}; finetune.settings define: {', '.join(known)}")
-    return known[name]
+    return find_named(settings(finetune), name, "setting", "finetune.settings", FinetuneError)
 
 
 def run_job_name(setting: Mapping) -> str:

@@ -111,30 +111,8 @@ def _grams_hits(model: _Grams, peer: _Grams, model_s: Summary, peer_s: Summary, 
     return _clipped_hits(mc, pc)
 
 
-def _lcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int]) -> None:
-    """lcs_inner + markLCS: mark the model positions of one LCS (the script's tie-breaking)."""
-    m, n = len(model), len(peer)
-    if m == 0 or n == 0:
-        return
-    # b: 1 = diagonal, 2 = up, 3 = left (row-major lists)
-    prev = [0] * (n + 1)
-    moves = []
-    for i in range(1, m + 1):
-        cur = [0] * (n + 1)
-        row = [0] * (n + 1)
-        mi = model[i - 1]
-        for j in range(1, n + 1):
-            if mi == peer[j - 1]:
-                cur[j] = prev[j - 1] + 1
-                row[j] = 1
-            elif prev[j] >= cur[j - 1]:
-                cur[j] = prev[j]
-                row[j] = 2
-            else:
-                cur[j] = cur[j - 1]
-                row[j] = 3
-        moves.append(row)
-        prev = cur
+def _mark_path(moves: list[list[int]], m: int, n: int, mask: list[int]) -> None:
+    """markLCS: walk the moves back from (m, n) and mark the model positions of the diagonal steps."""
     i, j = m, n
     while i and j:
         mv = moves[i - 1][j]
@@ -148,22 +126,27 @@ def _lcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int]) -> Non
             j -= 1
 
 
-def _wlcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int], weight: float) -> None:
+def _lcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int], weight: float | None = None) -> None:
+    """lcs_inner + markLCS: mark the model positions of one LCS (the script's tie-breaking); with ``weight``,
+    wlcs_inner: a match extending a run of k matches gains f(k + 1) - f(k), f(k) = k ** weight."""
     m, n = len(model), len(peer)
     if m == 0 or n == 0:
         return
-    prev_c = [0.0] * (n + 1)
+    # f[k]: what a run of k matches is worth (k, or k ** weight)
+    f = range(n + 2) if weight is None else [_wpow(k, weight) for k in range(n + 2)]
+    # b: 1 = diagonal, 2 = up, 3 = left (row-major lists)
+    prev_c = [0] * (n + 1)
     prev_l = [0] * (n + 1)
     moves = []
     for i in range(1, m + 1):
-        cur_c = [0.0] * (n + 1)
+        cur_c = [0] * (n + 1)
         cur_l = [0] * (n + 1)
         row = [0] * (n + 1)
         mi = model[i - 1]
         for j in range(1, n + 1):
             if mi == peer[j - 1]:
                 k = prev_l[j - 1]
-                cur_c[j] = prev_c[j - 1] + _wpow(k + 1, weight) - _wpow(k, weight)
+                cur_c[j] = prev_c[j - 1] + f[k + 1] - f[k]
                 row[j] = 1
                 cur_l[j] = k + 1
             elif prev_c[j] >= cur_c[j - 1]:
@@ -174,17 +157,7 @@ def _wlcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int], weigh
                 row[j] = 3
         moves.append(row)
         prev_c, prev_l = cur_c, cur_l
-    i, j = m, n
-    while i and j:
-        mv = moves[i - 1][j]
-        if mv == 1:
-            i -= 1
-            j -= 1
-            mask[i] = 1
-        elif mv == 2:
-            i -= 1
-        else:
-            j -= 1
+    _mark_path(moves, m, n, mask)
 
 
 def _wpow(r: float, w: float) -> float:
@@ -217,7 +190,7 @@ def _wlcs_hits(model_units, peer_units, model_uni: Counter, peer_uni: Counter, w
         mask = [0] * len(mu)
         base += _wpow(len(mu), weight)
         for pu in peer_units:
-            _wlcs_mark(mu, pu, mask, weight)
+            _lcs_mark(mu, pu, mask, weight)
         run = 0
         for j, tok in enumerate(mu):
             if mask[j] == 1 and model_uni.get((tok,), 0) > 0 and peer_uni.get((tok,), 0) > 0:

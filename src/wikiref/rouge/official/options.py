@@ -116,45 +116,49 @@ def make_options(flags: str | Sequence[str] | None = None, **kwargs) -> Options:
     return dataclasses.replace(base, **fixed)
 
 
+# The script's flags in the order of --help: letter -> (metavar, or None for a switch; help).
+_FLAGS = {
+    "a": (None, "evaluate all systems (peers) in the config"),
+    "c": ("CF", "confidence interval percentage (default 95)"),
+    "d": (None, "print per-evaluation scores"),
+    "e": (
+        "DIR",
+        "ROUGE data dir; its smart_common_words.txt and "
+        "WordNet-2.0-Exceptions/*.exc are used when present (the .db file is not needed)",
+    ),
+    "b": ("BYTES", "use only the first BYTES bytes of each summary"),
+    "l": ("WORDS", "use only the first WORDS words of each summary"),
+    "m": (None, "stem with Porter + WordNet-2.0 exceptions"),
+    "M": (None, "(stem models only; NOT supported: rejected)"),
+    "n": ("N", "compute ROUGE-1 .. ROUGE-N"),
+    "p": ("ALPHA", "F = 1/(alpha/P + (1-alpha)/R) (default 0.5)"),
+    "s": (None, "remove SMART stop words"),
+    "t": ("0|1|2", "0: average per summary; 1: corpus level; 2: raw counts"),
+    "r": ("SAMPLES", "bootstrap samples for the confidence intervals (default 1000)"),
+    "2": ("GAP", "ROUGE-S with maximum gap GAP (< 0: unlimited)"),
+    "3": ("MODE", "(Basic Elements; NOT supported: rejected)"),
+    "w": ("WEIGHT", "ROUGE-W with weight WEIGHT"),
+    "u": (None, "ROUGE-SU: skip bigrams plus unigrams (needs -2)"),
+    "U": (None, "ROUGE-S and ROUGE-SU (needs -2)"),
+    "v": (None, "verbose (accepted, ignored: no debug dump)"),
+    "x": (None, "do not compute ROUGE-L"),
+    "f": ("A|B", "A: pool the references (default); B: best reference"),
+    "z": ("FORMAT", "the config is a file list 'peer model1 model2 ...' per line in FORMAT (SPL|SEE|ISI)"),
+}
+_FLAG_DEST = {"2": "skip", "3": "be"}  # the namespace names of the digit flags
+
+
 def flag_parser(prog: str = "rouge155", add_help: bool = False) -> argparse.ArgumentParser:
     """The script's getopts('ahHb:c:de:f:l:mMn:p:st:r:2:3:w:uUvxz:') as argparse options."""
     p = argparse.ArgumentParser(prog=prog, add_help=add_help, allow_abbrev=False)
     g = p.add_argument_group("ROUGE-1.5.5.pl flags (same letters, same meaning)")
-    g.add_argument("-a", action="store_true", help="evaluate all systems (peers) in the config")
-    g.add_argument("-c", metavar="CF", help="confidence interval percentage (default 95)")
-    g.add_argument("-d", action="store_true", help="print per-evaluation scores")
-    g.add_argument(
-        "-e",
-        metavar="DIR",
-        help="ROUGE data dir; its smart_common_words.txt and "
-        "WordNet-2.0-Exceptions/*.exc are used when present (the .db file is not needed)",
-    )
-    g.add_argument("-b", metavar="BYTES", help="use only the first BYTES bytes of each summary")
-    g.add_argument("-l", metavar="WORDS", help="use only the first WORDS words of each summary")
-    g.add_argument("-m", action="store_true", help="stem with Porter + WordNet-2.0 exceptions")
-    g.add_argument("-M", action="store_true", help="(stem models only; NOT supported: rejected)")
-    g.add_argument("-n", metavar="N", help="compute ROUGE-1 .. ROUGE-N")
-    g.add_argument("-p", metavar="ALPHA", help="F = 1/(alpha/P + (1-alpha)/R) (default 0.5)")
-    g.add_argument("-s", action="store_true", help="remove SMART stop words")
-    g.add_argument("-t", metavar="0|1|2", help="0: average per summary; 1: corpus level; 2: raw counts")
-    g.add_argument("-r", metavar="SAMPLES", help="bootstrap samples for the confidence intervals (default 1000)")
-    g.add_argument("-2", dest="skip", metavar="GAP", help="ROUGE-S with maximum gap GAP (< 0: unlimited)")
-    g.add_argument("-3", dest="be", metavar="MODE", help="(Basic Elements; NOT supported: rejected)")
-    g.add_argument("-w", metavar="WEIGHT", help="ROUGE-W with weight WEIGHT")
-    g.add_argument("-u", action="store_true", help="ROUGE-SU: skip bigrams plus unigrams (needs -2)")
-    g.add_argument("-U", action="store_true", help="ROUGE-S and ROUGE-SU (needs -2)")
-    g.add_argument("-v", action="store_true", help="verbose (accepted, ignored: no debug dump)")
-    g.add_argument("-x", action="store_true", help="do not compute ROUGE-L")
-    g.add_argument("-f", metavar="A|B", help="A: pool the references (default); B: best reference")
-    g.add_argument(
-        "-z",
-        metavar="FORMAT",
-        help="the config is a file list 'peer model1 model2 ...' per line in FORMAT (SPL|SEE|ISI)",
-    )
+    for letter, (metavar, text) in _FLAGS.items():
+        kind = {"action": "store_true"} if metavar is None else {"metavar": metavar}
+        g.add_argument("-" + letter, dest=_FLAG_DEST.get(letter, letter), help=text, **kind)
     return p
 
 
-_VALUE_FLAGS = frozenset("-" + c for c in "bcefhlnprt23wz" if c != "h")
+_VALUE_FLAGS = frozenset("-" + letter for letter, (metavar, _) in _FLAGS.items() if metavar is not None)
 
 
 def attach_flag_values(argv: Sequence[str]) -> list[str]:

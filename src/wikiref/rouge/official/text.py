@@ -340,37 +340,31 @@ def _clean(text: str) -> str:
     return " ".join(text.translate(_CLEAN_TABLE).split())
 
 
+def _words(s: str) -> list[str]:
+    # str.split agrees with Perl's split(/\s+/) unless the line starts with whitespace or
+    # holds a byte str.split also takes for whitespace (\x1c-\x1f, \x85, \xa0)
+    return _perl_split(s) if (s[:1] in _PERL_WS_CHARS or _ODD_WS.search(s)) else s.split()
+
+
 def truncated_text(units: Sequence[str], length: int = 0, nbytes: int = 0) -> str | None:
     """``readText``: the summary as one string, cut to ``length`` words or ``nbytes`` bytes."""
     if length == 0 and nbytes == 0:
         return _clean(" ".join(units))
+    by_words = length != 0
+    limit = length if by_words else nbytes
     out = ""
     size = 0
-    if length != 0:
-        for s in units:
-            # str.split agrees with Perl's split(/\s+/) unless the line starts with whitespace or
-            # holds a byte str.split also takes for whitespace (\x1c-\x1f, \x85, \xa0)
-            tokens = _perl_split(s) if (s[:1] in _PERL_WS_CHARS or _ODD_WS.search(s)) else s.split()
-            n = len(tokens)
-            if size + n < length:
-                out += (" " + s) if size != 0 else s
-                size += n
-            else:
-                if size > 0:
-                    out += " "
-                out += " ".join(tokens[: length - size])
-                break
-    else:
-        for s in units:
-            n = len(s)
-            if size + n < nbytes:
-                out += (" " + s) if size != 0 else s
-                size += n
-            else:
-                if size > 0:
-                    out += " "
-                out += s[: max(nbytes - size, 0)]
-                break
+    for s in units:
+        parts = _words(s) if by_words else s  # what the limit counts: the words or the characters
+        n = len(parts)
+        if size + n < limit:
+            out += (" " + s) if size != 0 else s
+            size += n
+        else:
+            if size > 0:
+                out += " "
+            out += " ".join(parts[: limit - size]) if by_words else s[: max(limit - size, 0)]
+            break
     return _clean(out) if out else None
 
 

@@ -64,17 +64,12 @@ def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[flo
     return [float(x) for x in linear_kernel(m, q).ravel()]
 
 
-def query_sim(
-    query: Sequence[str],
-    documents: Sequence[Mapping],
-    *,
-    max_words: int = 250,
-    max_bigram_overlap: float = 0.5,
-    fill: str = "skip",
-) -> list[str]:
+def query_sim(query: Sequence[str], documents: Sequence[Mapping], **select_options) -> list[str]:
+    """The cluster's sentences by :func:`query_sim_scores`, chosen by :func:`wikiref.stages.duc.selection.select`
+    with ``select_options`` (``max_words``, ``max_bigram_overlap``, ``fill``; its defaults otherwise)."""
     sents, _ = flatten([d["sentences"] for d in documents])
     scores = query_sim_scores(query, sents)
-    idx = select(scores, sents, max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill)
+    idx = select(scores, sents, **select_options)
     return [sents[i] for i in idx]
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
+from wikiref.config import by_name, find_named
 from wikiref.model import selection as sel
 from wikiref.schemas import ORACLE, SchemaError
 from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
@@ -139,36 +140,26 @@ def to_examples(df: pd.DataFrame, head: str):
 
 def variants(pretrain: Mapping) -> dict[str, dict]:
     """``pretrain.variants`` by name."""
-    out: dict[str, dict] = {}
-    for v in pretrain["variants"]:
-        if v["name"] in out:
-            raise PretrainError(f"duplicate variant name {v['name']!r}")
-        out[v["name"]] = dict(v)
-    return out
+    return by_name(pretrain["variants"], "variant", PretrainError)
 
 
 def find_variant(pretrain: Mapping, name: str) -> dict:
     """The ``pretrain.variants`` entry called ``name``."""
-    known = variants(pretrain)
-    if name not in known:
-        raise PretrainError(f"unknown variant {name!r}; params define: {', '.join(known)}")
-    return known[name]
+    return find_named(variants(pretrain), name, "variant", "params", PretrainError)
+
+
+# The ScorerConfig fields a variant takes as they are from the ``model`` section and from its own entry.
+_SCORER_MODEL_KEYS = ("encoder", "max_length", "stride", "max_query_tokens", "num_levels", "attention_dropout")
+_SCORER_VARIANT_KEYS = ("pooling", "head", "init")
 
 
 def scorer_config(model: Mapping, variant: Mapping):
     from wikiref.model import ScorerConfig
 
     return ScorerConfig(
-        encoder=model["encoder"],
-        pooling=variant["pooling"],
-        head=variant["head"],
+        **{k: model[k] for k in _SCORER_MODEL_KEYS},
+        **{k: variant[k] for k in _SCORER_VARIANT_KEYS},
         use_query=variant["query"],
-        init=variant["init"],
-        max_length=model["max_length"],
-        stride=model["stride"],
-        max_query_tokens=model["max_query_tokens"],
-        num_levels=model["num_levels"],
-        attention_dropout=model["attention_dropout"],
     )
 
 
@@ -298,11 +289,7 @@ def evaluate_variant(
     tr = read_json(training) if training.exists() else {}
     metrics.update(
         variant=name,
-        label=spec["label"],
-        head=spec["head"],
-        pooling=spec["pooling"],
-        query=spec["query"],
-        init=spec["init"],
+        **{k: spec[k] for k in ("label", "head", "pooling", "query", "init")},
         encoder=model_p["encoder"],
         encoder_label=encoder_label(model_p, spec),
         rows={"dev": dev_counts, "test": test_counts},

@@ -7,7 +7,7 @@ tuned on dev), DUC = ROUGE recall x 100 on the held-out test year (official ROUG
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -98,61 +98,61 @@ def fig4(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
         xticks=xs,
         xticklabels=[f"{x:g}" for x in xs],
     )
-    rows = [
-        {
-            "series": "da",
-            "percent": p["percent"],
-            "rouge2": p["duc"]["ROUGE-2"],
-            "rouge_su4": p["duc"]["ROUGE-SU4"],
-            "train_clusters": p.get("train_clusters"),
+
+    def row(series: str, percent, point: Mapping) -> dict:
+        duc = point["duc"]
+        return {
+            "series": series,
+            "percent": percent,
+            "rouge2": duc["ROUGE-2"],
+            "rouge_su4": duc["ROUGE-SU4"],
+            "train_clusters": point.get("train_clusters"),
         }
-        for p in da
-    ]
-    rows += [
-        {
-            "series": "no_da",
-            "percent": p["percent"],
-            "rouge2": p["duc"]["ROUGE-2"],
-            "rouge_su4": p["duc"]["ROUGE-SU4"],
-            "train_clusters": p.get("train_clusters"),
-        }
-        for p in bert
-    ]
-    rows += [
-        {
-            "series": f"line: {n}",
-            "percent": None,
-            "rouge2": v["duc"]["ROUGE-2"],
-            "rouge_su4": v["duc"]["ROUGE-SU4"],
-            "train_clusters": v.get("train_clusters"),
-        }
-        for n, v in ab["duc_size"]["lines"].items()
-    ]
+
+    rows = [row("da", p["percent"], p) for p in da]
+    rows += [row("no_da", p["percent"], p) for p in bert]
+    rows += [row(f"line: {n}", None, v) for n, v in ab["duc_size"]["lines"].items()]
     return [panel], pd.DataFrame(rows, columns=["series", "percent", "rouge2", "rouge_su4", "train_clusters"])
+
+
+def _rouge2_panels(
+    ab: Mapping,
+    pts: Sequence[Mapping],
+    xs: list,
+    xlabel: str,
+    xticklabels: list[str],
+    color: str,
+    note: str = "",
+    full: Mapping | None = None,
+) -> list[Panel]:
+    """Figs. 5 and 6: ROUGE-2 of the points on WikiRef test (top) and, fine-tuned with DA, on the DUC test
+    year (bottom); ``note`` ends the series label; ``full``: the full-data result, a dashed red line."""
+    arch = ARCH.get(ab["base_pooling"], ab["base_pooling"])
+    panels = []
+    for ylabel, da, rouge2 in (
+        ("ROUGE-2 (WikiRef test)", "", lambda m: m["wikiref"]["rouge2"]),
+        (f"ROUGE-2 ({_duc_label(ab)})", " + DA", lambda m: m["duc"]["ROUGE-2"]),
+    ):
+        panels.append(
+            Panel(
+                ylabel=ylabel,
+                xlabel=xlabel,
+                xticks=xs,
+                xticklabels=xticklabels,
+                series=[Series(f"{arch}{da}{note}", xs, [rouge2(p) for p in pts], color)],
+                hlines=[HLine("full data", rouge2(full), RED, "--")] if full else [],
+            )
+        )
+    return panels
 
 
 def fig5(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
     """ROUGE-2 vs the share of the WikiRef training pool: WikiRef test (top), DUC test year (bottom)."""
     pts = sorted(ab["data_size"]["points"], key=lambda p: p["fraction"])
     xs = [100 * p["fraction"] for p in pts]
-    ticks = [f"{x:g}" for x in xs]
     pool = (ab.get("budget") or {}).get("train_pool")
     xlabel = "WikiRef training data used (%" + (f" of {pool} examples)" if pool else ")")
-    arch = ARCH.get(ab["base_pooling"], ab["base_pooling"])
-    top = Panel(
-        ylabel="ROUGE-2 (WikiRef test)",
-        xlabel=xlabel,
-        xticks=xs,
-        xticklabels=ticks,
-        series=[Series(f"{arch}", xs, [p["wikiref"]["rouge2"] for p in pts], RED)],
-    )
-    bottom = Panel(
-        ylabel=f"ROUGE-2 ({_duc_label(ab)})",
-        xlabel=xlabel,
-        xticks=xs,
-        xticklabels=ticks,
-        series=[Series(f"{arch} + DA", xs, [p["duc"]["ROUGE-2"] for p in pts], RED)],
-    )
+    panels = _rouge2_panels(ab, pts, xs, xlabel, [f"{x:g}" for x in xs], RED)
     df = pd.DataFrame(
         [
             {
@@ -166,7 +166,7 @@ def fig5(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
             for p in pts
         ]
     )
-    return [top, bottom], df
+    return panels, df
 
 
 def fig6(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
@@ -176,24 +176,8 @@ def fig6(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
     xs = list(range(len(pts)))
     names = [p["name"] for p in pts]
     full = q.get("full")
-    arch = ARCH.get(ab["base_pooling"], ab["base_pooling"])
     xlabel = f"WikiRef slice by oracle score ({100 * q['window']:g}% of the data each)"
-    top = Panel(
-        ylabel="ROUGE-2 (WikiRef test)",
-        xlabel=xlabel,
-        xticks=xs,
-        xticklabels=names,
-        series=[Series(f"{arch} (half of the data)", xs, [p["wikiref"]["rouge2"] for p in pts], BLUE)],
-        hlines=[HLine("full data", full["wikiref"]["rouge2"], RED, "--")] if full else [],
-    )
-    bottom = Panel(
-        ylabel=f"ROUGE-2 ({_duc_label(ab)})",
-        xlabel=xlabel,
-        xticks=xs,
-        xticklabels=names,
-        series=[Series(f"{arch} + DA (half of the data)", xs, [p["duc"]["ROUGE-2"] for p in pts], BLUE)],
-        hlines=[HLine("full data", full["duc"]["ROUGE-2"], RED, "--")] if full else [],
-    )
+    panels = _rouge2_panels(ab, pts, xs, xlabel, names, BLUE, note=" (half of the data)", full=full)
     rows = [
         {
             "slice": p["name"],
@@ -218,7 +202,7 @@ def fig6(ab: Mapping) -> tuple[list[Panel], pd.DataFrame]:
                 "duc_rouge2": full["duc"]["ROUGE-2"],
             }
         )
-    return [top, bottom], pd.DataFrame(rows)
+    return panels, pd.DataFrame(rows)
 
 
 FIGURES: dict[str, dict[str, Any]] = {
