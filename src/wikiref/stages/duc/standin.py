@@ -38,7 +38,7 @@ from wikiref.files import sha256_file, stable_id, write_json, write_text
 STANDIN_NOTICE = """STAND-IN DUC-FORMAT BENCHMARK - NOT DUC
 
 This folder is NOT the NIST DUC 2005-2007 data (which is licensed by NIST and never shipped).
-It was built by `wikiref duc-standin` from the WikiRef examples collected from a Wikipedia dump:
+It was built by `wikiref duc standin` from the WikiRef examples collected from a Wikipedia dump:
   topics      = Wikipedia articles (title; narrative made from the section titles of the statements)
   documents   = the distinct web pages the article cites (in the offline sample these pages are
                 themselves STAND-INS built from the article text)
@@ -181,7 +181,7 @@ def write_standin(
     for year, clusters in assignment.items():
         ydir = root / str(year)
         topics_sgml = [
-            f"<!-- STAND-IN DUC-format topics for pseudo-year {year}: built by wikiref duc-standin "
+            f"<!-- STAND-IN DUC-format topics for pseudo-year {year}: built by wikiref duc standin "
             "from Wikipedia; NOT NIST DUC data. See ../NOTICE.txt -->",
             "",
         ]
