@@ -1,4 +1,4 @@
-"""``wikiref`` command line: one subcommand per pipeline step.
+"""``wikiref`` command line: one subcommand per pipeline stage (the same name as its rules file and module).
 
 Each subcommand lives in ``wikiref.cli.<module>`` and defines ``HELP`` (one line), ``DESCRIPTION``
 (what goes in, what comes out), ``add_arguments(parser)`` and ``main(args) -> int``. Heavy imports
@@ -104,15 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wikiref",
         description=(
-            "WikiRef reproduction pipeline. Each subcommand is one step of the Snakemake workflow "
-            "(see `snakemake -n` for the DAG); run `wikiref <step> --help` for its inputs and outputs."
+            "WikiRef reproduction pipeline. Each subcommand is one stage of the Snakemake workflow "
+            "(see `snakemake -n` for the DAG); run `wikiref <stage> --help` for its jobs, inputs and outputs."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Steps in order: sample -> collect -> curate -> split -> oracle -> pretrain -> finetune -> ablations -> report",
+        epilog="Stages in order: sample -> collect -> curate -> split -> oracle -> duc -> pretrain -> finetune -> ablations -> report",
     )
     parser.add_argument("--version", action="version", version=f"wikiref {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", metavar="<step>")
+    sub = parser.add_subparsers(dest="command", metavar="<stage>")
     for name, module in COMMANDS:
         mod = importlib.import_module(f"wikiref.cli.{module}")
         p = sub.add_parser(
