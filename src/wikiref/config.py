@@ -135,17 +135,28 @@ def _split_key(key: str) -> tuple[str, ...]:
     return tuple(key.split("."))
 
 
+_MISSING = object()
+
+
+def _at(params: Mapping, path: tuple[str, ...]):
+    """``(value, None)`` for the value at a key path, or ``(_MISSING, the first key path that is absent)``."""
+    node: object = params
+    for i, part in enumerate(path):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING, ".".join(path[: i + 1])
+        node = node[part]
+    return node, None
+
+
 def select(config: Mapping, *keys: str) -> dict:
     """The parameters at ``keys`` (top-level sections, or key paths such as ``curate.include_doc_title``)
     as one nested mapping, e.g. ``{"text": {...}, "curate": {"include_doc_title": false}}``."""
     out: dict = {}
     for key in keys:
         path = _split_key(key)
-        node: object = config
-        for i, part in enumerate(path):
-            if not isinstance(node, Mapping) or part not in node:
-                raise ParamsError(f"parameter {'.'.join(path[: i + 1])} missing from the config")
-            node = node[part]
+        node, missing = _at(config, path)
+        if node is _MISSING:
+            raise ParamsError(f"parameter {missing} missing from the config")
         target = out
         for part in path[:-1]:
             target = target.setdefault(part, {})
@@ -213,15 +224,6 @@ def add_params_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _has(params: Mapping, path: tuple[str, ...]) -> bool:
-    node: object = params
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return False
-        node = node[part]
-    return True
-
-
 def params_from_args(args: argparse.Namespace, *keys: str) -> dict:
     """The parameters at ``keys`` (sections or key paths, as for :func:`job_params`), validated.
 
@@ -236,7 +238,7 @@ def params_from_args(args: argparse.Namespace, *keys: str) -> dict:
         if not isinstance(given, dict):
             raise ParamsError("--params-json must be a JSON object of top-level sections")
         validate_sections(given)
-    missing = [k for k in keys if not _has(given, _split_key(k))]
+    missing = [k for k in keys if _at(given, _split_key(k))[0] is _MISSING]
     if missing:
         path = Path(getattr(args, "params", DEFAULT_PARAMS) or DEFAULT_PARAMS)
         if not path.exists():

@@ -14,6 +14,7 @@ tree (``duc.root``); :func:`sample_dir` and :func:`duc_root` read them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 TABLE_FORMATS = ("csv", "md", "tex")
 
@@ -107,6 +108,12 @@ REPORT_METRICS = f"{METRICS}/report.json"
 def table_files(stem: str) -> tuple[str, ...]:
     """A table's files: ``<stem>.csv``, ``.md``, ``.tex`` (what :func:`wikiref.tables.write_table` writes)."""
     return tuple(f"{stem}.{ext}" for ext in TABLE_FORMATS)
+
+
+def in_folder(folder, template: str, **fields) -> Path:
+    """The file ``template`` names, in ``folder`` instead of its default folder (a folder given on the
+    command line): ``in_folder("x", DUC_YEAR, year=2005)`` -> ``x/2005.parquet``."""
+    return Path(folder) / Path(template).name.format(**fields)
 
 
 def table_stem(files) -> str:

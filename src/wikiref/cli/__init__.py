@@ -60,11 +60,14 @@ def add_files(parser: argparse.ArgumentParser, flag: str, metavar: str, help: st
     parser.add_argument(flag, nargs="+", metavar=metavar, help=help, **kwargs)
 
 
-def add_jobs(parser: argparse.ArgumentParser, jobs: Mapping[str, str]) -> dict[str, argparse.ArgumentParser]:
-    """One sub-command per job (name -> its one line, both its help and its description); the chosen one
-    is ``args.job``."""
+def add_jobs(
+    parser: argparse.ArgumentParser, jobs: Mapping[str, str], descriptions: Mapping[str, str] | None = None
+) -> dict[str, argparse.ArgumentParser]:
+    """One sub-command per job (name -> its one line: its help and, unless ``descriptions`` gives one,
+    its description); the chosen one is ``args.job``."""
     sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    return {job: sub.add_parser(job, help=text, description=text) for job, text in jobs.items()}
+    descriptions = descriptions or {}
+    return {job: sub.add_parser(job, help=text, description=descriptions.get(job, text)) for job, text in jobs.items()}
 
 
 # A job of :func:`add_param_jobs` / :func:`run_job`: (run(args, params), help, what it does).
@@ -74,13 +77,15 @@ Job = tuple[Callable[[argparse.Namespace, dict], None], str, str]
 def add_param_jobs(
     parser: argparse.ArgumentParser, step: str, jobs: Mapping[str, Job]
 ) -> dict[str, argparse.ArgumentParser]:
-    """One sub-command per job, each with the params arguments and the description ``<what it does> (see
-    `wikiref <step> --help`).``; :func:`run_job` runs the chosen one."""
-    sub = parser.add_subparsers(dest="job", required=True, metavar="<job>")
-    parsers = {}
-    for job, (_, text, what) in jobs.items():
-        parsers[job] = sub.add_parser(job, help=text, description=f"{what} (see `wikiref {step} --help`).")
-        add_params_arguments(parsers[job])
+    """:func:`add_jobs` for jobs that :func:`run_job` runs: each with the params arguments and the
+    description ``<what it does> (see `wikiref <step> --help`).``."""
+    parsers = add_jobs(
+        parser,
+        {job: text for job, (_, text, _) in jobs.items()},
+        {job: f"{what} (see `wikiref {step} --help`)." for job, (_, _, what) in jobs.items()},
+    )
+    for job_parser in parsers.values():
+        add_params_arguments(job_parser)
     return parsers
 
 

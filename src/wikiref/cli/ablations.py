@@ -90,7 +90,7 @@ def _main(args: argparse.Namespace, ablations) -> int:
     aug = ablations.parse_aug(args.aug)
     if args.job == "pretrain":
         inputs = {
-            **{s: Path(args.oracle_dir) / Path(layout.ORACLE_FILE.format(split=s)).name for s in layout.SPLITS},
+            **{s: layout.in_folder(args.oracle_dir, layout.ORACLE_FILE, split=s) for s in layout.SPLITS},
             "pretrain_root": args.pretrain_root,
         }
         outputs = {
@@ -108,7 +108,7 @@ def _main(args: argparse.Namespace, ablations) -> int:
             print(f"{aug.id}: pruned to sparsity {res['pruning']['schedule']['final_sparsity']:.2f}")
         return 0
     duc = ablations.parse_duc(args.duc)
-    years = {y: Path(args.duc_dir) / Path(layout.DUC_YEAR.format(year=y)).name for y in params["duc"]["years"]}
+    years = {y: layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
     inputs = {"years": years, "pretrain_root": args.pretrain_root}
     outputs = {
         "work_dir": Path(args.work_dir or layout.ABLATIONS_FINETUNE_WORK.format(aug=aug.id, duc=duc.id)),

@@ -124,13 +124,13 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     # to those alone).
     params = params_from_args(args, *job_keys("finetune", finetune.run_job_name(setting)))
     names = {"setting": args.setting, "year": args.year}
-    years = {y: Path(args.data_dir) / Path(layout.DUC_YEAR.format(year=y)).name for y in params["duc"]["years"]}
+    years = {y: layout.in_folder(args.data_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
     inputs = {"years": years, "pruned_dir": args.prune_dir or layout.FINETUNE_PRUNED_DIR.format(**names), **start}
     out_dir = Path(args.out_dir or layout.FINETUNE_JOB_DIR.format(**names))
     outputs = {
         "model_dir": out_dir,
-        "predictions": out_dir / Path(layout.FINETUNE_PREDICTIONS).name,
-        "summaries": out_dir / Path(layout.FINETUNE_SUMMARIES).name,
+        "predictions": layout.in_folder(out_dir, layout.FINETUNE_PREDICTIONS),
+        "summaries": layout.in_folder(out_dir, layout.FINETUNE_SUMMARIES),
         "metrics": args.metrics or layout.FINETUNE_JOB_METRICS.format(**names),
         "live_dir": args.live_dir,
     }

@@ -31,13 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from wikiref.schemas import SchemaError
     from wikiref.stages import split
 
     params = params_from_args(args, *job_keys("split", "run"))
-    outputs = {name: Path(args.out_dir) / Path(layout.SPLIT_FILE.format(split=name)).name for name in layout.SPLITS}
+    outputs = {name: layout.in_folder(args.out_dir, layout.SPLIT_FILE, split=name) for name in layout.SPLITS}
     outputs.update(table1=args.table1, table2=args.table2, metrics=args.metrics)
     try:
         metrics = split.run(params, {"curated": args.curated}, outputs)

@@ -852,7 +852,7 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
 
 def job_metrics_file(metrics_dir: str | Path, setting: str, year: int) -> Path:
     """``<metrics_dir>/duc_<setting>_<year>.json`` (named as in :data:`wikiref.layout.FINETUNE_JOB_METRICS`)."""
-    return Path(metrics_dir) / Path(layout.FINETUNE_JOB_METRICS.format(setting=setting, year=year)).name
+    return layout.in_folder(metrics_dir, layout.FINETUNE_JOB_METRICS, setting=setting, year=year)
 
 
 def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:

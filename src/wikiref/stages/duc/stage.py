@@ -34,24 +34,9 @@ def year_files(out_dir: str | os.PathLike, year: int) -> tuple[Path, Path]:
 
     out_dir = Path(out_dir)
     return (
-        out_dir / Path(layout.DUC_YEAR.format(year=year)).name,
-        out_dir / Path(layout.DUC_YEAR_STATS.format(year=year)).name,
+        layout.in_folder(out_dir, layout.DUC_YEAR, year=year),
+        layout.in_folder(out_dir, layout.DUC_YEAR_STATS, year=year),
     )
-
-
-def _replace_dir(tmp: Path, out: Path) -> None:
-    """Move the finished folder ``tmp`` to ``out``, replacing what is there."""
-    import shutil
-
-    if out.exists():
-        old = out.with_name(f".{out.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(out, old)
-        os.replace(tmp, out)
-        shutil.rmtree(old)
-    else:
-        os.replace(tmp, out)
 
 
 # --------------------------------------------------------------------------------------------- standin
@@ -63,11 +48,9 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     STAND-IN tree (``duc.root``), replaced as a whole once it is complete. Raises
     :class:`wikiref.schemas.SchemaError` when a raw file lacks columns and :class:`DucError` when fewer
     articles with >= 2 distinct cited documents than pseudo-years exist. Returns the manifest."""
-    import shutil
-    import tempfile
-
     import pandas as pd
 
+    from wikiref.files import atomic_dir
     from wikiref.schemas import require_columns
     from wikiref.stages.duc import standin as builder
 
@@ -98,11 +81,8 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             "only %d clusters available for %d requested; the pseudo-years get fewer topics", len(clusters), need
         )
     assignment = builder.plan(clusters, years, cfg["clusters_per_year"], params["seed"])
-    out = Path(outputs["root"])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        manifest = builder.write_standin(
+    with atomic_dir(outputs["root"]) as tmp:
+        return builder.write_standin(
             tmp,
             assignment,
             models_per_cluster=cfg["models_per_cluster"],
@@ -110,11 +90,6 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             seed=params["seed"],
             source=[os.path.basename(x) for x in raw],
         )
-        _replace_dir(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return manifest
 
 
 # --------------------------------------------------------------------------------------------- prepare

@@ -106,7 +106,7 @@ def read_split(path: str | Path, cap: int | None, seed: int) -> tuple[pd.DataFra
 
 def split_files(data_dir: str | Path, splits: Sequence[str] = SPLITS) -> dict[str, Path]:
     """The oracle split files in ``data_dir`` (named as in :data:`wikiref.layout.ORACLE_FILE`)."""
-    return {s: Path(data_dir) / Path(layout.ORACLE_FILE.format(split=s)).name for s in splits}
+    return {s: layout.in_folder(data_dir, layout.ORACLE_FILE, split=s) for s in splits}
 
 
 def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> tuple[pd.DataFrame, dict]:
@@ -116,7 +116,7 @@ def load_split(data_dir: str | Path, split: str, cap: int | None, seed: int) -> 
 
 def variant_metrics_file(metrics_dir: str | Path, name: str) -> Path:
     """``<metrics_dir>/pretrain_<variant>.json`` (named as in :data:`wikiref.layout.PRETRAIN_VARIANT_METRICS`)."""
-    return Path(metrics_dir) / Path(layout.PRETRAIN_VARIANT_METRICS.format(variant=name)).name
+    return layout.in_folder(metrics_dir, layout.PRETRAIN_VARIANT_METRICS, variant=name)
 
 
 def to_examples(df: pd.DataFrame, head: str):
