@@ -39,6 +39,8 @@ def test_registry_shape(repo):
         "curate",
         "split",
         "oracle",
+        "qmdscnn",
+        "qmdsir",
         "duc",
         "pretrain",
         "finetune",

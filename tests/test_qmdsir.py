@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from wikiref import config, examples
+from wikiref import text as wtext
 from wikiref.layout import SPLITS
 from wikiref.stages.qmdsir import build, reader, stage
 from wikiref.stages.qmdsir import standin as qs
@@ -234,8 +235,8 @@ def test_sentences_only_components_give_the_same_sentences(base_params):
     nlp = text.from_params(base_params["text"])
     texts = [f"{S1} {S2} {S3}", "Dr. Smith arrived at 5 p.m. on Friday. He left.\nA new line starts here", U1, ""]
     full = [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in nlp.pipe(texts)]
-    assert list(build.split_sentences(nlp, texts)) == full
-    assert set(build.sentence_pipes_off(nlp)) >= {"tagger", "lemmatizer"}
+    assert list(wtext.split_sentences(nlp, texts)) == full
+    assert set(wtext.sentence_pipes_off(nlp)) >= {"tagger", "lemmatizer"}
 
 
 # ------------------------------------------------------------------------------------ splits and shards

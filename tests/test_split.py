@@ -93,6 +93,10 @@ def _curated_table(n=60):
                 "query": [f"Article {i % 17}", "History"],
                 "statement": "s",
                 "doc_sentences": ["a.", "b."],
+                "doc_title": f"Page {i // 3}",
+                "url": f"http://site/{i // 3}",
+                "doc_standin": True,
+                "part": "enwiki-sample",
                 "summary_sentences": ["s"],
                 "doc_key": f"site/{i // 3}",
                 "doc_hash": f"{i}",
@@ -134,9 +138,21 @@ def test_cli_writes_splits_and_tables(tmp_path):
             str(tmp_path / "tables" / "t2"),
             "--metrics",
             str(tmp_path / "split.json"),
+            "--sources-dir",
+            str(tmp_path / "sources"),
         ]
     )
     assert rc == 0
+    # the same splits on the common example schema: one document (the cited page) per example
+    from wikiref import examples
+
+    for s in split.SPLITS:
+        common = examples.read(tmp_path / "sources" / f"{s}.parquet").to_pylist()
+        assert sorted(r["source_id"] for r in common) == sorted(
+            pq.read_table(tmp_path / "split" / f"{s}.parquet").column("id").to_pylist()
+        )
+        assert all(r["source"] == "wikiref" and r["split"] == s and r["standin"] for r in common)
+        assert all(len(r["documents"]) == 1 and r["documents"][0]["origin"] == "original" for r in common)
     parts = {s: pq.read_table(tmp_path / "split" / f"{s}.parquet") for s in split.SPLITS}
     ids = {s: set(t.column("id").to_pylist()) for s, t in parts.items()}
     assert set().union(*ids.values()) == set(table.column("id").to_pylist())

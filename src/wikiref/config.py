@@ -12,6 +12,7 @@ import argparse
 import copy
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -181,7 +182,18 @@ def job_params(config: Mapping, *keys: str, replace: Mapping[str, object] | None
                 raise ParamsError(f"replace: {key} is not inside the selected parameters {list(keys)}")
             target = target[part]
         target[path[-1]] = copy.deepcopy(value)
-    return json.dumps(out, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(out, sort_keys=True, separators=(",", ":"))
+    wildcard = _SNAKEMAKE_WILDCARD.search(text)
+    if wildcard:
+        raise ParamsError(
+            f"parameter text {wildcard.group(0)!r} (in {list(keys)}) looks like a Snakemake wildcard, which a rule's"
+            " params would try to fill in; write it another way (e.g. a regex quantifier {2,8} as explicit repeats)"
+        )
+    return text
+
+
+# What Snakemake expands in a rule's string params: {name} or {name,regex}.
+_SNAKEMAKE_WILDCARD = re.compile(r"\{\s*\w+\s*(,[^{}]*)?\}")
 
 
 def by_name(

@@ -29,6 +29,7 @@ BENCHMARKS = f"{LOGS}/benchmarks"
 
 # ------------------------------------------------------------------------------------------ sample
 SAMPLE_MANIFEST = "MANIFEST.json"  # inside sample.out_dir
+SAMPLE_DUMP = "dump/enwiki-sample.xml.bz2"  # inside sample.out_dir: the real Wikipedia fragment
 
 # ----------------------------------------------------------------------------------------- collect
 RAW_DIR = f"{DATA}/raw"
@@ -64,6 +65,29 @@ DUC_YEAR = f"{DUC_DIR}/{{year}}.parquet"
 DUC_YEAR_STATS = f"{DUC_DIR}/{{year}}.stats.json"
 DUC_BASELINES_METRICS = f"{METRICS}/duc_baselines.json"
 TABLE6_BASELINES = f"{TABLES}/table6_duc_baselines"
+
+# ----------------------------------------------------------------------- the common example schema
+# Every augmentation source on one schema (wikiref.schemas.EXAMPLE): data/sources/<source>/<split>.parquet
+SOURCES_DIR = f"{DATA}/sources"
+SOURCE_DIR = f"{SOURCES_DIR}/{{source}}"
+SOURCE_SPLIT = f"{SOURCE_DIR}/{{split}}.parquet"
+
+# ----------------------------------------------------------------------------------------- qmdscnn
+QMDSCNN_STANDIN = "resources/qmdscnn-standin"  # STAND-IN .story corpus built from the Wikipedia sample
+QMDSCNN_STANDIN_ARCHIVE = "archive.warc.gz"  # inside QMDSCNN_STANDIN: the stand-in article pages
+QMDSCNN_DIR = f"{DATA}/qmdscnn"
+QMDSCNN_SHARD = f"{QMDSCNN_DIR}/articles/{{shard}}.parquet"
+QMDSCNN_SHARD_STATS = f"{QMDSCNN_DIR}/articles/{{shard}}.stats.json"
+QMDSCNN_TABLE = f"{TABLES}/qmdscnn_table1"
+QMDSCNN_METRICS = f"{METRICS}/qmdscnn.json"
+
+# ------------------------------------------------------------------------------------------ qmdsir
+QMDSIR_STANDIN = "resources/qmdsir-standin"  # STAND-IN MS MARCO QnA v2.1 files built from the Wikipedia sample
+QMDSIR_DIR = f"{DATA}/qmdsir"
+QMDSIR_SHARD = f"{QMDSIR_DIR}/parts/{{shard}}.parquet"
+QMDSIR_SHARD_STATS = f"{QMDSIR_DIR}/parts/{{shard}}.stats.json"
+QMDSIR_TABLE = f"{TABLES}/qmdsir_table1"
+QMDSIR_METRICS = f"{METRICS}/qmdsir.json"
 
 # ---------------------------------------------------------------------------------------- pretrain
 PRETRAIN_DIR = f"{MODELS}/pretrain"
@@ -103,6 +127,16 @@ REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref
 REPORT_INDEX = f"{RESULTS}/README.md"
 REPORT_HTML = f"{RESULTS}/report/tables.html"
 REPORT_METRICS = f"{METRICS}/report.json"
+
+
+def source_splits(source: str) -> tuple[str, ...]:
+    """The common-schema files of ``source``, one per split."""
+    return tuple(SOURCE_SPLIT.format(source=source, split=s) for s in SPLITS)
+
+
+def shards(n: int) -> tuple[str, ...]:
+    """The ``{shard}`` values of a stage split into ``n`` shards: "0", "1", ..."""
+    return tuple(str(i) for i in range(int(n)))
 
 
 def table_files(stem: str) -> tuple[str, ...]:
@@ -148,6 +182,11 @@ def benchmark_file(name: str) -> str:
 
 def sample_dir(config: Mapping) -> str:
     return config["sample"]["out_dir"].rstrip("/")
+
+
+def sample_dump(config: Mapping) -> str:
+    """The offline sample's Wikipedia dump fragment (the STAND-IN corpora are built from it)."""
+    return f"{sample_dir(config)}/{SAMPLE_DUMP}"
 
 
 def duc_root(config: Mapping) -> str:

@@ -133,6 +133,14 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("curate", "merge"): ("curate",),
     ("split", "run"): ("profile", "seed", "split"),
     ("oracle", "run"): ("oracle",),
+    # The sibling augmentation sources, on the common example schema. collect: the stand-ins read the sample
+    # dump with the collect section handling; collect.fetch: the title lookups use its cache and HTTP settings.
+    ("qmdscnn", "standin"): ("seed", "text", "collect", "qmdscnn"),
+    ("qmdscnn", "articles"): ("seed", "text", "collect.fetch", "qmdscnn"),
+    ("qmdscnn", "build"): ("profile", "qmdscnn"),
+    ("qmdsir", "standin"): ("seed", "text", "collect", "qmdsir"),
+    ("qmdsir", "part"): ("seed", "text", "qmdsir"),
+    ("qmdsir", "merge"): ("profile", "qmdsir"),
     ("duc", "standin"): ("seed", "sample", "duc"),
     ("duc", "prepare"): ("text", "duc"),
     ("duc", "baselines"): ("profile", "duc"),
@@ -223,9 +231,11 @@ def _split(c: Mapping) -> Stage:
         "split",
         jobs=_jobs("split", "run"),
         deps=(L.CURATED_DIR,),
-        outs=(L.SPLIT_DIR,) + L.table_files(L.TABLE1) + L.table_files(L.TABLE2),
+        # + WikiRef on the common example schema (data/sources/wikiref/<split>.parquet)
+        outs=(L.SPLIT_DIR, L.SOURCE_DIR.format(source="wikiref")) + L.table_files(L.TABLE1) + L.table_files(L.TABLE2),
         metrics=(L.SPLIT_METRICS,),
         targets=tuple(L.SPLIT_FILE.format(split=s) for s in L.SPLITS)
+        + L.source_splits("wikiref")
         + (f"{L.TABLE1}.md", f"{L.TABLE2}.md", L.SPLIT_METRICS),
     )
 
@@ -238,6 +248,47 @@ def _oracle(c: Mapping) -> Stage:
         outs=(L.ORACLE_DIR,),
         metrics=(L.ORACLE_METRICS,),
         targets=tuple(L.ORACLE_FILE.format(split=s) for s in L.SPLITS) + (L.ORACLE_METRICS,),
+    )
+
+
+def _qmdscnn(c: Mapping) -> Stage:
+    # CNN/DailyMail stories (or their STAND-IN, built from the sample dump) -> data/qmdscnn/articles/<shard>
+    # -> BM25 retrieval -> data/sources/qmdscnn/<split>.parquet + Table 1 statistics. Declared from params
+    # alone (the same dvc.yaml on every machine): with standin auto the STAND-IN is always built, and the
+    # real stories_dir, read when it exists, is outside what DVC tracks (Snakemake sees it).
+    q = c["qmdscnn"]
+    build_standin = q["standin"] in (True, "auto")
+    deps = ((L.sample_dir(c),) if build_standin else ()) + (
+        (q["stories_dir"].rstrip("/"),) if q["standin"] is False else ()
+    )
+    return Stage(
+        "qmdscnn",
+        jobs=_jobs("qmdscnn", *(("standin",) if build_standin else ()), "articles", "build"),
+        deps=deps + tuple(q["titles"]["warc_paths"]),
+        outs=((L.QMDSCNN_STANDIN,) if build_standin else ())
+        + (L.QMDSCNN_DIR, L.SOURCE_DIR.format(source="qmdscnn"))
+        + L.table_files(L.QMDSCNN_TABLE),
+        metrics=(L.QMDSCNN_METRICS,),
+        targets=((L.QMDSCNN_STANDIN,) if build_standin else ())
+        + L.source_splits("qmdscnn")
+        + (f"{L.QMDSCNN_TABLE}.md", L.QMDSCNN_METRICS),
+    )
+
+
+def _qmdsir(c: Mapping) -> Stage:
+    # MS MARCO QnA (or its STAND-IN, built from the sample dump) -> data/qmdsir/parts/<shard> (filters)
+    # -> data/sources/qmdsir/<split>.parquet + Table 1 statistics.
+    q = c["qmdsir"]
+    standin = bool(q["standin"])
+    return Stage(
+        "qmdsir",
+        jobs=_jobs("qmdsir", *(("standin",) if standin else ()), "part", "merge"),
+        deps=(L.sample_dir(c),) if standin else (q["dir"].rstrip("/"),),
+        outs=((q["dir"].rstrip("/"),) if standin else ())
+        + (L.QMDSIR_DIR, L.SOURCE_DIR.format(source="qmdsir"))
+        + L.table_files(L.QMDSIR_TABLE),
+        metrics=(L.QMDSIR_METRICS,),
+        targets=L.source_splits("qmdsir") + (f"{L.QMDSIR_TABLE}.md", L.QMDSIR_METRICS),
     )
 
 
@@ -333,6 +384,8 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _curate,
     _split,
     _oracle,
+    _qmdscnn,
+    _qmdsir,
     _duc,
     _pretrain,
     _finetune,

@@ -87,10 +87,71 @@ DUC = pa.schema(
     ]
 )
 
+# ------------------------------------------------------------------ the common example (every source)
+# data/sources/<source>/<split>.parquet: one multi-document QFS example per row, whatever the source
+# (WikiRef, QmdsCnn, QmdsIr, ...), so oracle labels, pre-training and the source comparison read one
+# format (docs/design.md, "One example schema for every source"). Rows sorted by id; ids unique.
+SOURCE_NAMES = ("wikiref", "qmdscnn", "qmdsir")
+# A document's origin: "original" = the example's own input (WikiRef: the cited page; QmdsCnn: a chunk of
+# the summarised article; QmdsIr: a passage of the search results); "retrieved" = added by retrieval
+# (QmdsCnn: BM25 chunks of other articles).
+ORIGINS = ("original", "retrieved")
+DOCUMENT = pa.struct(
+    [
+        ("id", pa.string()),
+        ("title", pa.string()),
+        ("sentences", STRINGS),
+        ("url", pa.string()),
+        ("origin", pa.string()),
+        ("score", pa.float64()),  # retrieval score of a retrieved document (BM25), null for the others
+    ]
+)
+EXAMPLE = pa.schema(
+    [
+        ("id", pa.string()),  # "<source>:<source_id>"
+        ("source", pa.string()),
+        ("split", pa.string()),
+        ("query", STRINGS),  # query levels (WikiRef: title, section, ...; QmdsCnn: [title]; QmdsIr: [query])
+        ("documents", pa.list_(DOCUMENT)),
+        ("summary", STRINGS),  # summary sentences
+        # provenance
+        ("source_id", pa.string()),  # the record's id in its corpus (raw id, story sha1, MS MARCO query_id)
+        ("query_origin", pa.string()),  # wikipedia_headings | archived_title | url_path | search_query
+        ("standin", pa.bool_()),  # built (partly) from STAND-IN data
+        ("input_file", pa.string()),  # the corpus file (and line or record) the example comes from
+        ("meta", pa.string()),  # JSON object: source-specific provenance (citation type, query type, ...)
+    ]
+)
+
+# qmdscnn: data/qmdscnn/articles/<shard>.parquet, one row per kept story (the articles job)
+QMDSCNN_ARTICLES = pa.schema(
+    [
+        ("story_id", pa.string()),  # the .story file name = sha1 of its URL-list line
+        ("split", pa.string()),
+        ("url", pa.string()),  # the original article URL (Wayback prefix removed)
+        ("list_url", pa.string()),  # the line of the official URL list (a Wayback id_ URL)
+        ("title", pa.string()),
+        ("query_origin", pa.string()),  # archived_title | url_path
+        ("title_fetch", pa.string()),  # why the archived title was not used ("" when it was)
+        ("chunks", pa.list_(STRINGS)),  # per chunk (1-4 consecutive paragraphs): its sentences
+        ("chunk_paragraphs", pa.list_(pa.int32())),  # paragraphs per chunk
+        ("highlights", STRINGS),  # the @highlight lines = the summary sentences
+        ("standin", pa.bool_()),
+        ("input_file", pa.string()),
+    ]
+)
+
 # finetune: models/finetune/<setting>/<year>/predictions.parquet is written from a DataFrame whose
 # columns finetune.run_job documents; it is a job output, not read by another stage.
 
-TABLES = {"raw": RAW, "curated": CURATED, "oracle": ORACLE, "duc": DUC}
+TABLES = {
+    "raw": RAW,
+    "curated": CURATED,
+    "oracle": ORACLE,
+    "duc": DUC,
+    "example": EXAMPLE,
+    "qmdscnn_articles": QMDSCNN_ARTICLES,
+}
 
 
 class SchemaError(ValueError):

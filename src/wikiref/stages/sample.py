@@ -25,7 +25,7 @@ import logging
 import shutil
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,16 +183,24 @@ def _record_id(*parts: str) -> str:
     return f"<urn:uuid:{uuid.UUID(stable_id(*parts, length=32))}>"
 
 
-def write_standin_warc(pages: Iterable[Standin], path: str | Path, source_note: str) -> int:
-    """Write the stand-in pages as WARC response records (gzip per record); returns the count."""
+def write_standin_warc(
+    pages: Iterable[Standin],
+    path: str | Path,
+    source_note: str,
+    *,
+    note: str = STANDIN_NOTE,
+    render: Callable[[Standin], bytes] = standin_html,
+    software: str = "wikiref sample",
+) -> int:
+    """Write the stand-in pages as WARC response records (gzip per record); returns the count. ``note``
+    describes the archive (warcinfo), ``render`` makes a page's HTML."""
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
     buf = io.BytesIO()
     writer = WARCWriter(buf, gzip=True, warc_version="1.0")
     info = (
-        f"software: wikiref sample\r\nformat: WARC File Format 1.0\r\n"
-        f"description: {STANDIN_NOTE}\r\nsource: {source_note}\r\n"
+        f"software: {software}\r\nformat: WARC File Format 1.0\r\ndescription: {note}\r\nsource: {source_note}\r\n"
     ).encode()
     writer.write_record(
         writer.create_warc_record(
@@ -211,7 +219,7 @@ def write_standin_warc(pages: Iterable[Standin], path: str | Path, source_note: 
     )
     n = 0
     for page in pages:
-        body = standin_html(page)
+        body = render(page)
         http_headers = StatusAndHeaders(
             "200 OK",
             [
@@ -252,7 +260,7 @@ def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping, article
     """
     out = Path(out_dir)
     src = locate_gensim_dump()
-    dump_path = out / "dump" / f"{DUMP_PART}.xml.bz2"
+    dump_path = out / layout.SAMPLE_DUMP
     with atomic_path(dump_path) as tmp:
         shutil.copyfile(src, tmp)
     log.info("copied %s -> %s", src, dump_path)

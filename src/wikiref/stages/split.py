@@ -12,6 +12,10 @@ the number of examples, of distinct Wikipedia articles, and the mean of the six 
 the percentiles (5, 20, 40, 50, 60, 80, 95) of the six statistics over the whole dataset. Rows and
 columns mirror the paper; the statistics are those computed by curation (:mod:`wikiref.stages.curate`).
 
+The split files are also written on the common example schema (:data:`wikiref.schemas.EXAMPLE`, one
+document per example: the cited page), so later steps read every augmentation source in one format
+(:func:`to_examples`).
+
 The stage's one job is :func:`run` (``wikiref split``).
 """
 
@@ -162,6 +166,40 @@ def table2(all_examples):
     return pd.DataFrame(rows, columns=["Statistic", *(str(p) for p in PERCENTILES)])
 
 
+# The curated columns the common-schema export reads.
+EXPORT_COLUMNS = ("id", "query", "doc_key", "doc_sentences", "doc_title", "url", "summary_sentences")
+
+
+def to_examples(rows: Sequence[Mapping], split: str) -> list[dict]:
+    """Curated WikiRef rows -> common examples: query = the query levels (article title, sections...),
+    one ``original`` document (the cited page: its sentences, title, URL; id = its normalised URL),
+    summary = the statement's sentences; provenance = the raw id, the dump part, STAND-IN page flag."""
+    from wikiref import examples
+
+    out = []
+    for r in rows:
+        doc = examples.document(r["doc_key"], r["doc_sentences"], title=r["doc_title"], url=r["url"])
+        meta = {
+            k: r.get(k)
+            for k in ("article", "citation_type", "page_id", "statement_index", "access_date", "fetch_source")
+        }
+        out.append(
+            examples.example(
+                "wikiref",
+                r["id"],
+                split=split,
+                query=r["query"],
+                documents=[doc],
+                summary=r["summary_sentences"],
+                query_origin="wikipedia_headings",
+                standin=bool(r.get("doc_standin")),
+                input_file=str(r.get("part") or ""),
+                meta=meta,
+            )
+        )
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # the job
 # --------------------------------------------------------------------------------------------
@@ -170,7 +208,8 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     ``params``: ``profile``, ``seed`` and ``split``; ``inputs["curated"]``: data/curated/examples.parquet;
     ``outputs``: ``train`` / ``dev`` / ``test`` (the curated columns, rows sorted by id), ``table1`` /
-    ``table2`` (table stems: + .csv / .md / .tex) and ``metrics``. Raises :class:`SplitError` when the
+    ``table2`` (table stems: + .csv / .md / .tex), ``metrics`` and, optionally, ``sources`` (split ->
+    path: the same examples on the common example schema, :func:`to_examples`). Raises :class:`SplitError` when the
     sizes do not fit and :class:`wikiref.schemas.SchemaError` when columns are missing. Returns the
     metrics (also written)."""
     import pandas as pd
@@ -184,7 +223,8 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     curated = str(inputs["curated"])
     table = pq.read_table(curated)
-    require_columns(table.column_names, ("id", "article", "doc_key", "doc_hash", *CURATE_STATISTICS), curated)
+    needed = ("id", "article", "doc_key", "doc_hash", *CURATE_STATISTICS)
+    require_columns(table.column_names, needed + (EXPORT_COLUMNS if outputs.get("sources") else ()), curated)
     ids = table.column("id").to_pylist()
     keys = table.column("doc_key").to_pylist()
     hashes = table.column("doc_hash").to_pylist()
@@ -200,6 +240,11 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         part = table.filter(pc.equal(labels, name))
         part = part.take(pc.sort_indices(part, sort_keys=[("id", "ascending")]))
         write_parquet(outputs[name], part)
+        if outputs.get("sources"):
+            from wikiref import examples
+
+            exported = examples.to_table(to_examples(part.to_pylist(), name))
+            write_parquet(outputs["sources"][name], exported)
         frames[name] = part.select(["article", *CURATE_STATISTICS]).to_pandas()
     sizes = split_sizes(assignment)
     groups = document_groups(keys, hashes)

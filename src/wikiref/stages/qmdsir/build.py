@@ -20,7 +20,7 @@ the answer (``is_selected``). Each record goes through, in this order (each drop
    is at least ``min_coverage_recall`` (criterion (iii): 0.8; :func:`coverage`).
 
 Only the survivors' documents are split into sentences (spaCy is the cost: ``nlp.pipe`` per batch of
-records, with only the components sentence boundaries need, :func:`split_sentences`).
+records, with only the components sentence boundaries need, :func:`wikiref.text.split_sentences`).
 The split is the file's (``qmdsir.files``); when ``files.test`` is empty a share ``test_from_dev`` of
 the dev queries becomes test, chosen by a seeded hash of the query id (:func:`assign_split`).
 """
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from wikiref import examples
 from wikiref.stages.qmdsir.reader import Record, Tally, id_key
+from wikiref.text import split_sentences
 
 SOURCE = "qmdsir"
 NO_ANSWER = "No Answer Present."
@@ -168,31 +169,6 @@ class Config:
             standin=bool(q["standin"]),
             batch_size=int(params["text"].get("batch_size", 256)),
         )
-
-
-def _sentences(doc) -> list[str]:
-    return [t for t in (s.text.strip() for s in doc.sents) if t]
-
-
-def sentence_pipes_off(nlp) -> list[str]:
-    """The components of the project's pipeline (:func:`wikiref.text.from_params`) that sentence
-    boundaries do not depend on, to disable when only sentences are needed (``nlp.pipe(texts,
-    disable=...)``): everything but the sentence splitter (``senter``, or ``parser``), the line-break
-    rule and, when the splitter listens to it, the shared ``tok2vec`` / ``transformer``. The
-    sentences are the same (the tagger, attribute ruler and lemmatizer only add attributes), about
-    ten times faster with ``en_core_web_sm``, whose ``senter`` has its own embedding."""
-    splitter = "senter" if "senter" in nlp.pipe_names else "parser"
-    keep = {splitter, "wikiref_newline_sentences"}
-    if any("listener" in layer.name for layer in nlp.get_pipe(splitter).model.walk()):
-        keep |= {"tok2vec", "transformer"}
-    return [name for name in nlp.pipe_names if name not in keep]
-
-
-def split_sentences(nlp, texts: Iterable[str], batch_size: int = 256) -> Iterator[list[str]]:
-    """Per text, its sentences (stripped, empty ones dropped) by the project's pipeline, run with only
-    the components sentences need (:func:`sentence_pipes_off`)."""
-    for doc in nlp.pipe(texts, batch_size=batch_size, disable=sentence_pipes_off(nlp)):
-        yield _sentences(doc)
 
 
 @dataclass

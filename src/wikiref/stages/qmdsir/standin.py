@@ -178,7 +178,7 @@ def build_queries(
     and the counts (``articles``, ``sections``, ``sections_skipped``, ``sections_empty``,
     ``sections_too_short``, ``queries``). Each article's sections are split into sentences with ``nlp``
     (the project's spaCy pipeline); reading stops at the article that completes ``max_queries``."""
-    from wikiref.stages.qmdsir.build import split_sentences
+    from wikiref.text import split_sentences
 
     stats: Counter = Counter()
     queries: list[Query] = []
