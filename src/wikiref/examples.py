@@ -239,7 +239,7 @@ def finish(
     metrics = {
         "source": source,
         "standin": standin,
-        **({"label": f"STAND-IN: {STANDIN_NOTE}"} if standin else {}),
+        **({"label": STANDIN_NOTE} if standin else {}),
         "standin_examples": standin_rows,
         "examples": len(rows),
         "sizes": sizes,

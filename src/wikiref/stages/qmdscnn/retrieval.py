@@ -2,7 +2,7 @@
 
 The index is ``bm25s`` (maintained, sparse-matrix BM25: scores precomputed per (term, chunk) at indexing
 time, so one query costs one sparse column sum over the chunks instead of a Python loop over them, which
-is what makes ~1.2M chunks x ~300k queries feasible on one machine; ``bench/qmdscnn.py`` measures it
+is what makes ~1.2M chunks x ~300k queries feasible on one machine; ``bench/bm25.py`` measures it
 against ``rank_bm25``). Scoring is Robertson's BM25 (``method="robertson"``: idf = ln((N - n + 0.5) /
 (n + 0.5)) floored at 0, k1 = 1.5, b = 0.75 by default), in float64. Tokens: ``bm25s.tokenize`` (lower
 case, ``\\b\\w\\w+\\b``, English stop words removed, no stemming).
