@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from wikiref import layout
 from wikiref.files import write_json, write_text
 from wikiref.stages.report import analyses, compare, figures
 from wikiref.tables import STANDIN_NOTE, profile_caption, write_table
@@ -42,6 +43,8 @@ CLAIMS_STEM = "paper_claims"
 PAPER_TABLES = {
     "table1_wikiref_splits": "Table I",
     "table2_wikiref_percentiles": "Table II",
+    Path(layout.QMDSCNN_TABLE).name: "QmdsCnnIr Table 1 (QmdsCnn)",
+    Path(layout.QMDSIR_TABLE).name: "QmdsCnnIr Table 1 (QmdsIr)",
     "table4_wikiref": "Table IV",
     "table6_duc_baselines": "Table VI (baselines)",
     "table6_duc": "Table VI",
