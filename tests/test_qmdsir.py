@@ -290,7 +290,7 @@ def test_truncated_v21_is_an_error_naming_file_and_line(tmp_path):
     cut = data[: len(data) * 2 // 3]
     path.write_bytes(cut)
     with pytest.raises(QmdsIrError) as err:
-        list(reader.iter_records(path, reader.Tally()))
+        list(reader.iter_records(path, examples.Tally(max_locations=reader.MAX_LOCATIONS)))
     msg = str(err.value)
     lines = cut.count(b"\n") + 1
     assert str(path) in msg and f"line {lines} " in msg and "truncated or malformed" in msg
@@ -298,16 +298,16 @@ def test_truncated_v21_is_an_error_naming_file_and_line(tmp_path):
     broken = data.replace(b'"query_type"', b'"query_type" ]', 1)
     path.write_bytes(broken)
     with pytest.raises(QmdsIrError, match=r"train_v2\.1\.json: truncated or malformed MS MARCO v2\.1 JSON at line \d+"):
-        list(reader.iter_records(path, reader.Tally()))
+        list(reader.iter_records(path, examples.Tally(max_locations=reader.MAX_LOCATIONS)))
 
     path.write_bytes(b"")
     with pytest.raises(QmdsIrError, match="empty file"):
-        list(reader.iter_records(path, reader.Tally()))
+        list(reader.iter_records(path, examples.Tally(max_locations=reader.MAX_LOCATIONS)))
 
 
 def test_layout_from_the_data_and_gzip(tmp_path, msmarco):
     def read(path):
-        tally = reader.Tally()
+        tally = examples.Tally(max_locations=reader.MAX_LOCATIONS)
         return [(r.input_file.split("#")[1], r.fields.get("query_id")) for r in reader.iter_records(path, tally)], tally
 
     plain_v21, tally_v21 = read(msmarco / "train_v2.1.json")
@@ -328,7 +328,7 @@ def test_duplicate_ids_within_and_across_files(tmp_path):
     recs = [survivor(1), survivor(2), survivor(1)]
     write_v21(tmp_path / "a.json", recs, no_passages=(), passages_only=())
     (tmp_path / "b.jsonl").write_text(json.dumps(survivor("2")) + "\n" + json.dumps(survivor(3)) + "\n")
-    tally, seen = reader.Tally(), set()
+    tally, seen = examples.Tally(max_locations=reader.MAX_LOCATIONS), set()
     got = [r.input_file for p in ("a.json", "b.jsonl") for r in reader.iter_records(tmp_path / p, tally, seen=seen)]
     assert got == ["a.json#0", "a.json#1", "b.jsonl#2"]
     assert tally.counts == {"records_read": 5, "dropped:duplicate_id": 2}

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wikiref.layout import SPLITS
@@ -23,6 +25,29 @@ _WORD = re.compile(r"\w+|[^\w\s]")
 
 class ExampleError(ValueError):
     """An example that breaks the common schema's rules (no document, empty summary, duplicate id...)."""
+
+
+@dataclass
+class Tally:
+    """The counts of a source build (``records_read``, ``dropped:<reason>``, ``kept:<split>``, info
+    counters) and, per drop reason, the first ``max_locations`` places (file names, ``<file>:<line>``...)."""
+
+    max_locations: int = 20
+    counts: Counter = field(default_factory=Counter)
+    locations: dict[str, list[str]] = field(default_factory=dict)
+
+    def drop(self, reason: str, where: str = "") -> None:
+        self.counts[f"dropped:{reason}"] += 1
+        if where:
+            kept = self.locations.setdefault(reason, [])
+            if len(kept) < self.max_locations:
+                kept.append(where)
+
+    def to_json(self) -> dict:
+        return {
+            "counts": dict(sorted(self.counts.items())),
+            "locations": {k: list(v) for k, v in sorted(self.locations.items())},
+        }
 
 
 def n_tokens(text: str) -> int:
@@ -214,11 +239,12 @@ def finish(
     title: str,
     counts: Mapping,
     notes: str = "",
+    extra: Mapping | None = None,
 ) -> dict:
     """Write a source's outputs and return its metrics: the split files (``outputs["splits"]``: split ->
     path), the statistics table (``outputs["table"]``, a stem: csv/md/tex, with the paper's Table 1 columns
     when the paper has the source) and the metrics JSON (``outputs["metrics"]``: sizes, ``counts`` = every
-    counted drop and total of the build, the statistics). The STAND-IN flag comes from the data (any row
+    counted drop and total of the build, the statistics, then ``extra``). The STAND-IN flag comes from the data (any row
     with ``standin``), not from ``profile.standin``; when set it is in the metrics and the table caption."""
     from wikiref.files import write_json
     from wikiref.tables import STANDIN_NOTE, write_table
@@ -248,6 +274,7 @@ def finish(
             r["Split"]: {k: (None if v != v else v) for k, v in r.items() if k != "Split"}
             for r in stats.to_dict("records")
         },
+        **(extra or {}),
     }
     write_json(outputs["metrics"], metrics)
     return metrics

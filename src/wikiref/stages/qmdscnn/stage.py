@@ -124,6 +124,7 @@ def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) 
     ``url_in_several_splits``; each with up to 20 file names in ``locations``."""
     import pyarrow as pa
 
+    from wikiref.examples import Tally
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import QMDSCNN_ARTICLES
     from wikiref.stages.qmdscnn.corpus import (
@@ -141,14 +142,8 @@ def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) 
     if not 0 <= shard < shards:
         raise CorpusError(f"shard {shard} outside 0..{shards - 1} (qmdscnn.shards)")
     root = Path(inputs["stories"])
-    stats: Counter = Counter()
-    locations: dict[str, list[str]] = {}
-
-    def drop(reason: str, where: str) -> None:
-        stats[f"dropped:{reason}"] += 1
-        locations.setdefault(reason, [])
-        if len(locations[reason]) < MAX_LOCATIONS:
-            locations[reason].append(where)
+    tally = Tally(max_locations=MAX_LOCATIONS)
+    stats, drop = tally.counts, tally.drop
 
     list_stats: Counter = Counter()
     url_split = read_split_lists(root, q["split_lists"], list_stats)
@@ -240,8 +235,7 @@ def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) 
         "shards": shards,
         "standin": standin,
         "stories_dir": str(root),
-        "counts": dict(sorted(stats.items())),
-        "locations": locations,
+        **tally.to_json(),
         "seconds": round(time.monotonic() - started, 3),
     }
     write_json(outputs["stats"], out)
@@ -365,18 +359,20 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(counts.items()) if k.startswith("title:"))
         + "."
     )
-    metrics = examples.finish(SOURCE, rows, outputs, profile=params["profile"], title=TITLE, counts=counts, notes=notes)
-    metrics.update(
-        {
+    return examples.finish(
+        SOURCE,
+        rows,
+        outputs,
+        profile=params["profile"],
+        title=TITLE,
+        counts=counts,
+        notes=notes,
+        extra={
             "chunks": len(chunk_text),
             "index_bytes": index.nbytes(),
             "index_seconds": round(index_seconds, 3),
             "retrieval_seconds": round(retrieval_seconds, 3),
             "locations": locations,
             "retrieve_across_splits": bool(q["retrieve_across_splits"]),
-        }
+        },
     )
-    from wikiref.files import write_json
-
-    write_json(outputs["metrics"], metrics)
-    return metrics

@@ -32,7 +32,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from wikiref import examples
-from wikiref.stages.qmdsir.reader import Record, Tally, id_key
+from wikiref.examples import Tally
+from wikiref.stages.qmdsir.reader import Record, id_key
 from wikiref.text import split_sentences
 
 SOURCE = "qmdsir"

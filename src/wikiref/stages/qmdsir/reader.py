@@ -38,11 +38,12 @@ from __future__ import annotations
 import gzip
 import io
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator, MutableSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from wikiref.examples import Tally
 
 # The fields of a record; v2.1 has one column per field.
 FIELDS = ("query", "query_id", "query_type", "passages", "answers", "wellFormedAnswers")
@@ -50,34 +51,12 @@ SMALL_COLUMNS = ("query", "query_type", "answers", "wellFormedAnswers")  # besid
 LAYOUT_V21 = "v2.1"
 LAYOUT_JSONL = "v1.1-jsonl"
 READ_SIZE = 16 * 1024  # bytes per read of the v2.1 parser (the precision of an error's line)
-MAX_LOCATIONS = 5  # locations kept per drop reason
+MAX_LOCATIONS = 5  # locations kept per drop reason (wikiref.examples.Tally)
 
 
 class QmdsIrError(ValueError):
     """Bad QmdsIr input or parameters: a missing MS MARCO file, a truncated or malformed v2.1 file,
     inconsistent shards."""
-
-
-@dataclass
-class Tally:
-    """The counts of a build (``records_read``, ``dropped:<reason>``, ``kept:<split>``, info counters)
-    and, per drop reason, the first :data:`MAX_LOCATIONS` places (``<file>#<row>`` / ``<file>:<line>``)."""
-
-    counts: Counter = field(default_factory=Counter)
-    locations: dict[str, list[str]] = field(default_factory=dict)
-
-    def drop(self, reason: str, where: str = "") -> None:
-        self.counts[f"dropped:{reason}"] += 1
-        if where:
-            kept = self.locations.setdefault(reason, [])
-            if len(kept) < MAX_LOCATIONS:
-                kept.append(where)
-
-    def to_json(self) -> dict:
-        return {
-            "counts": dict(sorted(self.counts.items())),
-            "locations": {k: list(v) for k, v in sorted(self.locations.items())},
-        }
 
 
 @dataclass
@@ -194,6 +173,23 @@ def iter_records(
 
 
 # ----------------------------------------------------------------------------------------- v1.1 JSONL
+def _admit(
+    key: str | None, location: str, where: str, tally: Tally, keep: Callable[[str], bool], seen: MutableSet[str]
+) -> bool:
+    """Whether a record with id ``key`` (None: sharded by its ``location``) is read by this shard and is
+    not a repeated id; counts it as read, and a repeat as ``duplicate_id`` at ``where``."""
+    if not keep(key if key is not None else location):
+        return False
+    tally.counts["records_read"] += 1
+    if key is None:
+        return True
+    if key in seen:
+        tally.drop("duplicate_id", where)
+        return False
+    seen.add(key)
+    return True
+
+
 def _iter_jsonl(path: Path, tally: Tally, keep: Callable[[str], bool], seen: MutableSet[str]) -> Iterator[Record]:
     import json
 
@@ -212,16 +208,8 @@ def _iter_jsonl(path: Path, tally: Tally, keep: Callable[[str], bool], seen: Mut
                     tally.counts["records_read"] += 1
                     tally.drop("bad_line", f"{name}:{line_no}")
                 continue
-            key = id_key(obj.get("query_id"))
-            if not keep(key if key is not None else f"{name}#{where}"):
-                continue
-            tally.counts["records_read"] += 1
-            if key is not None:
-                if key in seen:
-                    tally.drop("duplicate_id", f"{name}:{line_no}")
-                    continue
-                seen.add(key)
-            yield Record(name, where, obj)
+            if _admit(id_key(obj.get("query_id")), f"{name}#{where}", f"{name}:{line_no}", tally, keep, seen):
+                yield Record(name, where, obj)
 
 
 # ----------------------------------------------------------------------------------------------- v2.1
@@ -261,16 +249,8 @@ def _iter_v21(path: Path, tally: Tally, keep: Callable[[str], bool], seen: Mutab
     for row, value in _kvitems(path, "query_id"):
         row = str(row)
         id_rows.add(row)
-        key = id_key(value)
-        if not keep(key if key is not None else f"{name}#{row}"):
-            continue
-        tally.counts["records_read"] += 1
-        if key is not None:
-            if key in seen:
-                tally.drop("duplicate_id", f"{name}#{row}")
-                continue
-            seen.add(key)
-        kept[row] = {"query_id": value}
+        if _admit(id_key(value), f"{name}#{row}", f"{name}#{row}", tally, keep, seen):
+            kept[row] = {"query_id": value}
 
     def wanted(row: str) -> bool:
         """A row of this shard: kept in pass 1, or without an id (then sharded by its location)."""

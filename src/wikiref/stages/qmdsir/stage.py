@@ -190,7 +190,7 @@ def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) -> d
         )
     nlp = text.from_params(params["text"])
     builder = build.Builder(nlp, build.Config.from_params(params))
-    tally = reader.Tally()
+    tally = examples.Tally(max_locations=reader.MAX_LOCATIONS)
     seen: set[str] = set()
     keep = None if shards == 1 else (lambda key: reader.shard_of(key, shards) == int(shard))
     progress = _Progress(tally, f"qmdsir part {shard}/{shards}")
