@@ -236,8 +236,8 @@ def select_ranked(
     chosen_grams: list[set[tuple[str, str]]] = []
     total = 0
     for i in order.tolist():
-        if total >= max_tokens and min_sentence_tokens > 0:
-            break
+        if max_tokens - total < max(min_sentence_tokens, 1):
+            break  # no sentence that may be selected fits any more
         n = n_tokens(sentences[i])
         if n < min_sentence_tokens or n == 0 or total + n > max_tokens:
             continue
@@ -448,8 +448,8 @@ def _random(
     out: list[str] = []
     total = 0
     for i in rng.permutation(len(sentences)).tolist():
-        if total >= max_tokens:
-            break
+        if max_tokens - total < max(min_sentence_tokens, 1):
+            break  # no sentence that may be selected fits any more
         n = n_tokens(sentences[i])
         if n < max(min_sentence_tokens, 1) or total + n > max_tokens:
             continue
