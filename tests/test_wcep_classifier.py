@@ -207,6 +207,16 @@ def test_bad_event_inputs():
         train(HAND, heldout_fraction=1.0)
 
 
+def test_list_columns_read_from_parquet_are_numpy_arrays():
+    as_arrays = [
+        {**e, "entities": np.array(e["entities"], dtype=object), "sources": np.array(e["sources"], dtype=object)}
+        for e in HAND
+    ]
+    X, y, _ = training_pairs(HAND, negative_ratio=10, seed=0)
+    Xa, ya, _ = training_pairs(as_arrays, negative_ratio=10, seed=0)
+    assert np.array_equal(X, Xa) and np.array_equal(y, ya) and X[0, 2:].tolist() == [1, 1]
+
+
 def test_precision_recall_by_hand():
     y = [1, 1, 1, 0, 0]
     p = [0.95, 0.6, 0.2, 0.92, 0.1]

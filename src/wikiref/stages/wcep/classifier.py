@@ -46,11 +46,14 @@ Choices where the paper is silent:
   weights (the 0.9 threshold is applied to probabilities of the natural 7:100 mix), raw feature
   values (cosines in [0, 1], entity counts). The probabilities are computed here from the
   coefficients (``expit(X @ w + b)``, as scikit-learn does) so a model read back from JSON gives
-  exactly the same numbers.
+  exactly the same numbers; :meth:`Classifier.predict_proba` returns the positive-class
+  probability as a 1-D array (scikit-learn's ``predict_proba(X)[:, 1]``). The model is stored as
+  JSON only (coefficients, intercept, vocabulary in column order, idf, vectoriser settings).
 * **Held-out evaluation**: events are split by a seeded hash of their id
   (``heldout_fraction``); the evaluation model is trained (vectoriser and regression) on the other
   events only; negatives of both parts are drawn from all events of the same date, so the held-out
-  pairs keep the training mix. The returned model is refitted on all events.
+  pairs keep the training mix (held-out negatives subsampled with ``seed + 1``). The returned model
+  is refitted on all events.
 * **Application**: the window is ``|candidate date - event date| <= window_days`` (calendar days);
   a candidate passes with ``p >= threshold``; ties between events are broken by the smallest
   ``event_id`` (string order). Candidates whose normalised URL is already a source of any event are
@@ -85,6 +88,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from wikiref.examples import Tally
 from wikiref.files import stable_id
 from wikiref.stages.collect.fetch import normalise_url
 
@@ -142,7 +146,7 @@ class _Event:
 def clean_entities(entities) -> tuple[str, ...]:
     """Distinct non-empty entity strings (stripped), in first-seen order."""
     out: dict[str, None] = {}
-    for e in entities or ():
+    for e in () if entities is None else entities:  # a list, or a numpy array from parquet
         e = str(e).strip()
         if e:
             out.setdefault(e, None)
@@ -168,7 +172,8 @@ def _prepare(events: Sequence[Mapping]) -> tuple[list[_Event], dict]:
             raise ValueError(f"event {eid!r}: empty summary")
         sources: dict[str, _Source] = {}
         keys = set()
-        for src in ev.get("sources") or ():
+        raw = ev.get("sources")
+        for src in () if raw is None else raw:
             key = normalise_url(str(src.get("url") or ""))
             title, text = str(src.get("title") or "").strip(), str(src.get("text") or "").strip()
             if key:
@@ -585,8 +590,6 @@ def score_candidates(
 
     ``candidates`` is read twice (dates first, texts day by day), so a lazy sequence keeps memory at
     one day of texts. Candidate drops and counters go to ``tally`` (see :func:`assign`)."""
-    from wikiref.examples import Tally
-
     tally = tally if tally is not None else Tally()
     evs, _ = _prepare(events)
     cited = set().union(*(ev.source_keys for ev in evs)) if evs else set()
@@ -675,8 +678,6 @@ def assign(
     ``candidate_duplicate`` (repeated article_id, first kept), and counts
     ``candidates:outside_window`` (no event within the window), ``pairs_scored``,
     ``pairs_passing``, ``articles_multi_event`` (passing for several events) and ``assigned``."""
-    from wikiref.examples import Tally
-
     tally = tally if tally is not None else Tally()
     out: list[dict] = []
     for scored in score_candidates(model, events, candidates, window_days=window_days, tally=tally):
