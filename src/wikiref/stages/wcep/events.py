@@ -756,7 +756,7 @@ _WT_ESCAPES = [
     (re.compile(r"&(?=#?\w+;)"), "&amp;"),
     (re.compile(r"[\[\]{}|<>]"), None),
     (re.compile(r"'(?=')|(?<=')'"), None),
-    (re.compile(r"(?<=[A-Za-z]):(?=\S)"), None),
+    (re.compile(r"(?<=[A-Za-z]):"), None),
     (re.compile(r"~{3,}"), None),
 ]
 
@@ -875,7 +875,7 @@ def render_day_wikitext(date: str, events: Sequence[Event]) -> str:
     ]
     for kind, depth, text, event in _layout(events, f"render_day_wikitext {date}"):
         if kind == "category":
-            lines.append(f"'''{_wt_escape(text)}'''")
+            lines.append("'''" + _wt_escape(text).replace("'", "&#39;") + "'''")
         elif kind == "story":
             lines.append("*" * depth + " " + (f"[[{text}]]" if _linkable(text) else _wt_escape(text)))
         else:
