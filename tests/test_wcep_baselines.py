@@ -250,6 +250,30 @@ def test_submodular_diversity_prefers_another_partition():
     assert bl._submodular_select(prob, diversity=10.0, max_tokens=20) == [0, 2]
 
 
+def test_partition_groups_identical_vectors_and_bounds_k():
+    base = [
+        "storm floods city",
+        "election vote tonight",
+        "police fire coast",
+        "president said monday",
+        "killed people flood",
+    ]
+    # the 2nd copy differs in stop words and a number only: the same tf-idf vector
+    sents = base + [s.replace(" ", " the ", 1) + " 7" for s in base]
+    x = bl.tfidf_matrix(sents)
+    labels, k = bl.partition(x, np.random.default_rng(0))
+    assert k == 2  # round(0.2 * 10)
+    assert labels.tolist()[:5] == labels.tolist()[5:]
+    assert set(labels.tolist()) == {0, 1}
+    assert bl.partition(x, np.random.default_rng(0))[0].tolist() == labels.tolist()
+    # 30 sentences but only 5 distinct vectors (one-character tokens are not in the vocabulary): K = min(6, 5)
+    many = [f"{s} {n}" for n in range(6) for s in base]
+    labels, k = bl.partition(bl.tfidf_matrix(many), np.random.default_rng(1))
+    assert k == 5 and len(set(labels.tolist())) == 5
+    assert all(len({labels[5 * n + i] for n in range(6)}) == 1 for i in range(5))
+    assert bl.partition(bl.tfidf_matrix(base[:2]), np.random.default_rng(0))[1] == 1
+
+
 # -- oracles -----------------------------------------------------------------------------------------
 
 

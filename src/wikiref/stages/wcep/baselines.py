@@ -69,7 +69,8 @@ Methods
     ``L(S) = sum_i min(C_i(S), alpha * C_i(V))``, ``alpha = a / N`` with ``a = 5`` (:data:`SUBMODULAR_A`;
     ``N`` candidate sentences), ``R(S) = sum_k sqrt(sum_{j in P_k and S} r_j)`` with
     ``r_j = (1 / N) sum_i w_ij`` and ``P_1..P_K`` the clusters of scikit-learn ``KMeans`` on the tf-idf
-    vectors with ``K = round(0.2 N)`` (:data:`SUBMODULAR_CLUSTER_FRACTION`; one partition when K < 2).
+    vectors with ``K = round(0.2 N)`` (:data:`SUBMODULAR_CLUSTER_FRACTION`; at most the number of
+    distinct vectors, one partition when K < 2; :func:`partition`).
     Lin & Bilmes' budgeted greedy: repeatedly add the sentence with the largest
     ``(F(S + k) - F(S)) / cost_k ** r`` among those that still fit in the 40-token budget (cost = its
     tokens, ``r = 0.3`` :data:`SUBMODULAR_SCALE`), then return the better of that set and the best
@@ -322,6 +323,40 @@ def centroid_scores(sentences: Sequence[str], idf: TfidfVectorizer | None = None
 # -- SUBMODULAR ----------------------------------------------------------------------------------
 
 
+def partition(x: sp.csr_matrix, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """SUBMODULAR's partition of the sentences: scikit-learn ``KMeans`` (k-means++, one run, seeded)
+    on the distinct tf-idf vectors with ``K = min(round(0.2 N), distinct vectors)``; sentences with
+    the same vector share a label. One partition when ``K < 2``. Returns (labels, number of parts).
+
+    Clustering distinct vectors only: identical vectors (sentences differing only in stop words,
+    numbers or punctuation, frequent among syndicated articles) belong together anyway, and with
+    fewer distinct points than clusters scikit-learn's Lloyd iterations keep relocating empty
+    clusters until ``max_iter``."""
+    n = x.shape[0]
+    if n <= 2 or x.shape[1] == 0:
+        return np.zeros(n, dtype=np.int64), 1
+    x = sp.csr_matrix(x)
+    x.sort_indices()
+    keys: dict[tuple[bytes, bytes], int] = {}
+    representative: list[int] = []
+    inverse = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        lo, hi = x.indptr[i], x.indptr[i + 1]
+        key = (x.indices[lo:hi].tobytes(), x.data[lo:hi].tobytes())
+        if key not in keys:
+            keys[key] = len(representative)
+            representative.append(i)
+        inverse[i] = keys[key]
+    k = min(int(round(SUBMODULAR_CLUSTER_FRACTION * n)), len(representative))
+    if k < 2:
+        return np.zeros(n, dtype=np.int64), 1
+    km = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labels = km.fit_predict(x[representative]).astype(np.int64)
+    return labels[inverse], k
+
+
 @dataclass
 class _SubmodularProblem:
     """What the greedy needs, independent of lambda (prepared once per cluster for tuning)."""
@@ -349,14 +384,7 @@ def _submodular_problem(
     coverage_v = w.sum(axis=1)
     cap = (SUBMODULAR_A / n) * coverage_v
     reward = coverage_v / n
-    k = int(round(SUBMODULAR_CLUSTER_FRACTION * n))
-    if k < 2 or n <= 2 or x.shape[1] == 0:
-        labels, k = np.zeros(n, dtype=np.int64), 1
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than clusters
-            km = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1)))
-            labels = km.fit_predict(x).astype(np.int64)
+    labels, k = partition(x, rng)
     lengths = np.array([n_tokens(s) for s in sentences], dtype=np.int64)
     ok = (lengths >= max(min_sentence_tokens, 1)) & (lengths <= max_tokens)
     return _SubmodularProblem(w, cap, reward, labels, k, lengths, np.flatnonzero(ok))
