@@ -180,6 +180,12 @@ def test_an_external_idf_is_used():
     x = bl.tfidf_matrix(["storm coast", "unknown words"], vec)
     assert x.shape == (2, len(vec.vocabulary_))
     assert np.allclose(np.asarray(x.multiply(x).sum(axis=1)).ravel(), [1.0, 0.0])
+    rnd = random.Random(5)
+    cluster = random_cluster(rnd, "idf", max_articles=4, max_len=20)
+    for method in ("textrank", "centroid", "submodular"):
+        out = bl.summarize(method, cluster, idf=vec)
+        assert out == bl.summarize(method, cluster, idf=vec)
+        assert sum(ev.n_tokens(s) for s in out) <= 40 and all(ev.n_tokens(s) >= 7 for s in out)
 
 
 # -- SUBMODULAR ---------------------------------------------------------------------------------------

@@ -38,7 +38,9 @@ Methods
     condition for not improving ``F = 2h / (c + r)``), clipped unigram hits only shrink as sentences
     are added, so any later union is a mediant of ratios <= the current one and cannot score higher.
     That is also what the authors' ``Oracle`` returns (the best prefix of its greedy path), except
-    that their oracle kept a 40-token limit that the paper's text and Table 5 do not.
+    that their released code skips sentences that would take the oracle past 40 tokens, while §5.2
+    says the two oracles do not observe the limit; we follow the paper (their recall is then that of
+    the first 40 tokens, :mod:`wikiref.stages.wcep.evaluation`).
 ``oracle_single``
     The same greedy oracle run on each article alone (its own duplicates removed); the one with the
     best R1-F (ties to the earlier article).
