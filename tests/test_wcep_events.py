@@ -171,7 +171,7 @@ def test_wikitext_variants():
         "**[[Gaza war]]\n"  # starts one level too deep
         "***[[Battle of Sufa#Aftermath|Aftermath of the Battle of Sufa]]\n"
         "****The [[Israel Defense Forces]] report a strike. [https://example.org/a (''The Times'')]\n"
-        "<div class=\"x\">\n"
+        '<div class="x">\n'
         "'''Politics'''\n"
         "* A [[vote]] <nowiki>[sic]</nowiki> happens. [https://example.org/b (B)]\n"
         "</div>\n"
@@ -186,6 +186,19 @@ def test_wikitext_variants():
     assert tally.counts["bullets:depth_jump"] == 1
     assert tally.counts["days:date_mismatch"] == 1  # the template says 4, the title 5: the title wins
     assert tally.counts["days:whole_page"] == 1 and not any(k.startswith("dropped:") for k in tally.counts)
+
+
+def test_sources_in_brackets_leave_no_empty_parentheses():
+    wikitext = "* Rebels retreat. ([https://a.org/x Reuters], [https://b.org/y ''AP''])"
+    html = (
+        "<div class='vevent' id='2019_June_3'><div class='description'><ul><li>Rebels retreat. ("
+        "<a rel='nofollow' class='external text' href='https://a.org/x'>Reuters</a>, "
+        "<a rel='nofollow' class='external text' href='https://b.org/y'><i>AP</i></a>)</li></ul></div></div>"
+    )
+    (from_wikitext,) = parse_day_wikitext(wikitext, date="2019-06-03", location="w", tally=Tally())
+    (from_html,) = parse_month_html(html, location="h", tally=Tally())
+    for event in (from_wikitext, from_html):
+        assert (event.summary, event.urls) == ("Rebels retreat.", ("https://a.org/x", "https://b.org/y"))
 
 
 def test_unclosed_wrapper_is_a_counted_skip():
@@ -275,7 +288,10 @@ def test_div_layout_fixture():
     assert ferry.urls == ("https://www.antaranews.com/en/ferry-1",)  # an autonumbered [1] link
     c = tally.counts
     assert (c["days"], c["leaves"], c["events"]) == (2, 8, 4)
-    assert tally.locations["no_source_url"] == ["January_2019.html:2019_January_1:1", "January_2019.html:2019_January_2:2"]
+    assert tally.locations["no_source_url"] == [
+        "January_2019.html:2019_January_1:1",
+        "January_2019.html:2019_January_2:2",
+    ]
     assert tally.locations["empty_summary"] == ["January_2019.html:2019_January_2:3"]
     assert tally.locations["unbalanced_markup"] == ["January_2019.html:2019_January_2:4"]
     assert tally.locations["day_without_date"] == ["January_2019.html:block 2"]
@@ -296,7 +312,10 @@ def test_table_layout_fixture():
     taliban, council, tuesday, ioc = events
     assert taliban.summary == "Taliban fighters attack a checkpoint in Helmand, killing four police officers."
     assert taliban.entities == ("Taliban", "Helmand") and taliban.entity_links == ("Taliban", "Helmand Province")
-    assert taliban.urls == ("http://www.reuters.com/article/afghanistan-helmand-1", "http://www.bbc.com/news/world-asia-1")
+    assert taliban.urls == (
+        "http://www.reuters.com/article/afghanistan-helmand-1",
+        "http://www.bbc.com/news/world-asia-1",
+    )
     assert council.summary == "The High Peace Council names its delegation."
     assert council.entity_links == ("Afghan High Peace Council",)
     assert tuesday.summary == "Super Tuesday results are counted in eleven states."  # date from "(2016-03-02)"

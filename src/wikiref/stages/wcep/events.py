@@ -78,10 +78,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date as Date
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from wikiref.examples import Tally
 from wikiref.files import stable_id
+
+if TYPE_CHECKING:
+    from wikiref.examples import Tally
 
 ORIGINS = ("wikitext", "html")
 LAYOUTS = ("div", "table")
@@ -498,9 +501,7 @@ def _as_paths(paths) -> list[Path]:
     return [Path(p) for p in paths]
 
 
-def iter_dump_events(
-    paths, tally: Tally, *, namespace: int = 100, title_prefix: str = TITLE_PREFIX
-) -> Iterator[Event]:
+def iter_dump_events(paths, tally: Tally, *, namespace: int = 100, title_prefix: str = TITLE_PREFIX) -> Iterator[Event]:
     """The events of every daily portal page in pages-articles dump files (read with
     :func:`wikiref.stages.collect.dump.iter_pages`; a truncated file raises its ``DumpError``)."""
     from wikiref.stages.collect.dump import iter_pages
@@ -712,7 +713,11 @@ def _parse_month(html: bytes | str, *, location: str, tally: Tally, seen: set[st
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         tally.drop("broken_html", location)
         return []
-    blocks = [b for b in _by_class(root, "vevent") if not b.xpath(_CLASS_XPATH.format("vevent").replace("descendant", "ancestor"))]
+    blocks = [
+        b
+        for b in _by_class(root, "vevent")
+        if not b.xpath(_CLASS_XPATH.format("vevent").replace("descendant", "ancestor"))
+    ]
     if not blocks:
         tally.drop("no_day_blocks", location)
         return []
@@ -752,19 +757,22 @@ def iter_html_events(paths, tally: Tally) -> Iterator[Event]:
 
 _SAFE_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&()*+,;=%-]+")
 _UNLINKABLE = re.compile(r"[\[\]{}|<>#:&_'~]|^/|\s\s|^\s|\s$")
-_WT_ESCAPES = [
-    (re.compile(r"&(?=#?\w+;)"), "&amp;"),
-    (re.compile(r"[\[\]{}|<>]"), None),
-    (re.compile(r"'(?=')|(?<=')'"), None),
-    (re.compile(r"(?<=[A-Za-z]):"), None),
-    (re.compile(r"~{3,}"), None),
-]
+_WT_SPECIAL = re.compile(r"[\[\]{}|<>]|'(?=')|(?<=')'|~{3,}")  # links, templates, tags, bold/italic, signatures
+_WT_ENTITY = re.compile(r"&(?=#?\w+;)")  # text that would read as an HTML entity
+_WT_SCHEME = re.compile(r"(?<![A-Za-z])([A-Za-z]+):")  # "mailto:", "http:": the start of a bare link
+
+
+def _char_refs(text: str) -> str:
+    return "".join(f"&#{ord(c)};" for c in text)
 
 
 def _wt_escape(text: str) -> str:
-    for pattern, repl in _WT_ESCAPES:
-        text = pattern.sub(repl or (lambda m: "".join(f"&#{ord(c)};" for c in m.group(0))), text)
-    return text
+    """``text`` as wikitext that reads back as ``text`` (special characters as character references)."""
+    from mwparserfromhell.definitions import URI_SCHEMES
+
+    text = _WT_ENTITY.sub("&amp;", text)
+    text = _WT_SPECIAL.sub(lambda m: _char_refs(m.group(0)), text)
+    return _WT_SCHEME.sub(lambda m: m.group(1) + ("&#58;" if m.group(1).lower() in URI_SCHEMES else ":"), text)
 
 
 def _check_event(event: Event, where: str) -> None:
@@ -833,7 +841,7 @@ def _linkable(text: str) -> bool:
 def _wt_link_markup(anchor: str, target: str) -> str:
     if _linkable(anchor) and normalise_target(anchor) == target:
         return f"[[{anchor}]]"
-    return f"[[{target}|{_wt_escape(anchor)}]]"
+    return f"[[{_wt_amp(target)}|{_wt_escape(anchor)}]]"
 
 
 def _source_label(url: str) -> str:
@@ -853,12 +861,13 @@ def _wt_leaf(event: Event, where: str) -> str:
         if _LINK_TRAIL.match(after):
             out.append("<nowiki/>")  # no link trail: the next letters are not part of the anchor
     for url in event.urls:
-        out.append(f" [{_wt_url(url)} {_source_label(url)}]")
+        out.append(f" [{_wt_amp(url)} {_source_label(url)}]")
     return "".join(out)
 
 
-def _wt_url(url: str) -> str:
-    return url.replace("&", "&amp;") if html_lib.unescape(url) != url else url
+def _wt_amp(text: str) -> str:
+    """A URL or link target that would read back changed (``&amp;`` in it) with its ``&`` escaped."""
+    return text.replace("&", "&amp;") if html_lib.unescape(text) != text else text
 
 
 def render_day_wikitext(date: str, events: Sequence[Event]) -> str:
