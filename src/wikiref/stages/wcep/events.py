@@ -37,7 +37,10 @@ Monthly HTML pages (``Portal:Current_events/January_2019`` as served; :func:`par
 
 Both layouts give the same :class:`Event` for the same content; :func:`render_day_wikitext` and
 :func:`render_month_html` write pages in these layouts (the STAND-IN portal of the offline sample), and
-parsing a rendered page gives the events back.
+parsing a rendered page gives the events back (origin and location aside). An event without source URL
+can be written too: it is read back as a ``no_source_url`` drop, as on the real portal. Texts must be as
+the parser leaves them (:func:`clean_text`, no wiki markup), else rendering raises ValueError
+(:func:`check_renderable` checks one event).
 
 Counters (``tally.counts``)
 ---------------------------
@@ -134,9 +137,14 @@ def _ws(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def _clean(text: str) -> str:
-    """Whitespace normalised, empty brackets left by removed source links ("( )", "(, )") removed."""
+def clean_text(text: str) -> str:
+    """Text as the parser leaves it: whitespace normalised, the empty brackets that removed source links
+    leave behind ("( )", "(, )") removed. Summaries, stories and categories given to the renderers must
+    be fixed points of this function."""
     return _ws(_EMPTY_PARENS.sub(" ", _ws(text)))
+
+
+_clean = clean_text
 
 
 def _has_leftover_markup(text: str) -> bool:
@@ -780,8 +788,8 @@ def _check_event(event: Event, where: str) -> None:
     for text in texts:
         if not text or _clean(text) != text or _has_leftover_markup(text):
             raise ValueError(f"{where}: {text!r} is empty, not normalised or holds wiki markup")
-    if not event.urls or len(set(event.urls)) != len(event.urls):
-        raise ValueError(f"{where}: an event needs distinct source URLs (has {event.urls!r})")
+    if len(set(event.urls)) != len(event.urls):
+        raise ValueError(f"{where}: the source URLs of an event must be distinct (has {event.urls!r})")
     for url in event.urls:
         if not _SAFE_URL.fullmatch(url):
             raise ValueError(f"{where}: URL {url!r} cannot be written as a source link")
@@ -792,6 +800,16 @@ def _check_event(event: Event, where: str) -> None:
             raise ValueError(f"{where}: link target {target!r} is not a normalised page title")
         if target.lower().startswith(_NON_LINK_NS):
             raise ValueError(f"{where}: link target {target!r} is a file or category")
+
+
+def check_renderable(event: Event) -> None:
+    """Raise ValueError (saying why) unless the renderers can write ``event`` so that the parser reads it
+    back unchanged: texts fixed points of :func:`clean_text` without wiki markup, normalised link targets,
+    entities found in the summary in order, distinct writable URLs. For the STAND-IN builder: skip (and
+    count) the events this rejects instead of failing a whole page."""
+    where = f"event {event.date} {event.summary[:40]!r}"
+    _check_event(event, where)
+    _pieces(event, where)
 
 
 def _pieces(event: Event, where: str) -> list[tuple[str, str | None]]:
