@@ -41,6 +41,7 @@ def test_registry_shape(repo):
         "oracle",
         "qmdscnn",
         "qmdsir",
+        "wcep",
         "duc",
         "pretrain",
         "finetune",

@@ -89,6 +89,40 @@ QMDSIR_SHARD_STATS = f"{QMDSIR_DIR}/parts/{{shard}}.stats.json"
 QMDSIR_TABLE = f"{TABLES}/qmdsir_table1"
 QMDSIR_METRICS = f"{METRICS}/qmdsir.json"
 
+# -------------------------------------------------------------------------------------------- wcep
+WCEP_STANDIN = "resources/wcep-standin"  # STAND-IN portal pages, source archive and CC-NEWS built from the sample
+WCEP_STANDIN_PORTAL_DUMP = "portal/enwiki-standin-portal.xml.bz2"  # inside WCEP_STANDIN: daily wikitext pages
+WCEP_STANDIN_HTML = "html"  # inside WCEP_STANDIN: monthly HTML pages (table.vevent / div.vevent)
+WCEP_STANDIN_SOURCES = "sources.warc.gz"  # inside WCEP_STANDIN: the events' source articles (archived pages)
+WCEP_STANDIN_CCNEWS = "ccnews"  # inside WCEP_STANDIN: CC-NEWS-style WARC files
+WCEP_DIR = f"{DATA}/wcep"
+WCEP_EVENTS = f"{WCEP_DIR}/events.parquet"
+WCEP_EVENTS_STATS = f"{WCEP_DIR}/events.stats.json"
+WCEP_SOURCES = f"{WCEP_DIR}/sources.parquet"
+WCEP_SOURCES_STATS = f"{WCEP_DIR}/sources.stats.json"
+WCEP_CCNEWS = f"{WCEP_DIR}/ccnews/{{shard}}.parquet"
+WCEP_CCNEWS_STATS = f"{WCEP_DIR}/ccnews/{{shard}}.stats.json"
+WCEP_CLASSIFIER = f"{WCEP_DIR}/classifier.json"  # the fitted model (JSON, never pickled)
+WCEP_ASSIGNMENTS = f"{WCEP_DIR}/assignments.parquet"  # CC-NEWS article -> event, probability
+WCEP_TOTAL_DIR = f"{WCEP_DIR}/total"  # WCEP-total on the common schema (Fig. 2 reads every added article)
+WCEP_TOTAL = f"{WCEP_TOTAL_DIR}/{{split}}.parquet"
+WCEP_SUPERVISED_DIR = f"{MODELS}/wcep"  # the BERT extractive scorer trained on WCEP
+WCEP_SUPERVISED = f"{RESULTS}/wcep/bert_summaries.json"
+WCEP_TABLE3 = f"{TABLES}/wcep_table3_sizes"
+WCEP_TABLE4 = f"{TABLES}/wcep_table4_clusters"
+WCEP_TABLE5 = f"{TABLES}/wcep_table5_baselines"
+WCEP_FIG1 = f"{FIGURES}/wcep_fig1_coverage_density"
+WCEP_FIG2 = f"{FIGURES}/wcep_fig2_added_articles"
+WCEP_CLASSIFIER_METRICS = f"{METRICS}/wcep_classifier.json"
+WCEP_METRICS = f"{METRICS}/wcep.json"
+WCEP_EVALUATE_METRICS = f"{METRICS}/wcep_baselines.json"
+
+
+def figure_files(stem: str) -> tuple[str, ...]:
+    """A figure's files: ``<stem>.png``, ``.svg`` and the plotted numbers ``<stem>.csv``."""
+    return tuple(f"{stem}.{ext}" for ext in ("png", "svg", "csv"))
+
+
 # ---------------------------------------------------------------------------------------- pretrain
 PRETRAIN_DIR = f"{MODELS}/pretrain"
 PRETRAIN_MODEL_DIR = f"{PRETRAIN_DIR}/{{variant}}"

@@ -141,6 +141,14 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("qmdsir", "standin"): ("seed", "text", "collect", "qmdsir"),
     ("qmdsir", "part"): ("seed", "text", "qmdsir"),
     ("qmdsir", "merge"): ("profile", "qmdsir"),
+    ("wcep", "standin"): ("seed", "text", "collect", "wcep.standin_articles"),
+    ("wcep", "events"): ("wcep.portal",),
+    ("wcep", "sources"): ("collect.fetch", "collect.extract", "wcep.sources"),
+    ("wcep", "ccnews"): ("collect.extract", "wcep.ccnews"),
+    ("wcep", "classify"): ("seed", "wcep.classifier"),
+    ("wcep", "build"): ("profile", "seed", "text", "report.dpi", "wcep.split", "wcep.truncate", "wcep.source_variant"),
+    ("wcep", "supervised"): ("seed", "model", "pretrain", "wcep.source_variant", "wcep.supervised", "wcep.evaluation"),
+    ("wcep", "evaluate"): ("profile", "seed", "report.dpi", "wcep.source_variant", "wcep.evaluation"),
     ("duc", "standin"): ("seed", "sample", "duc"),
     ("duc", "prepare"): ("text", "duc"),
     ("duc", "baselines"): ("profile", "duc"),
@@ -292,6 +300,61 @@ def _qmdsir(c: Mapping) -> Stage:
     )
 
 
+def _wcep(c: Mapping) -> Stage:
+    # Current Events Portal (dump wikitext / monthly HTML; or the STAND-IN built from the sample dump) -> events
+    # -> source articles (fetch) + CC-NEWS candidates (per shard) -> classifier -> data/sources/wcep/<split>
+    # (WCEP-<n>) + WCEP-total, Tables 3-5, Figs. 1-2.
+    w = c["wcep"]
+    standin = bool(w["standin"])
+    inputs = (
+        ()
+        if standin
+        else tuple(
+            dict.fromkeys(
+                p.rstrip("/")
+                for p in w["portal"]["dump_paths"]
+                + w["portal"]["html_paths"]
+                + w["ccnews"]["paths"]
+                + w["sources"]["warc_paths"]
+            )
+        )
+    )
+    supervised = (L.WCEP_SUPERVISED_DIR,) if w["supervised"]["enabled"] else ()
+    return Stage(
+        "wcep",
+        jobs=_jobs(
+            "wcep",
+            *(("standin",) if standin else ()),
+            "events",
+            "sources",
+            "ccnews",
+            "classify",
+            "build",
+            "supervised",
+            "evaluate",
+        ),
+        deps=((L.sample_dir(c),) if standin else ()) + inputs,
+        outs=((L.WCEP_STANDIN,) if standin else ())
+        + (L.WCEP_DIR, L.SOURCE_DIR.format(source="wcep"), f"{L.RESULTS}/wcep")
+        + supervised
+        + L.table_files(L.WCEP_TABLE3)
+        + L.table_files(L.WCEP_TABLE4)
+        + L.table_files(L.WCEP_TABLE5)
+        + L.figure_files(L.WCEP_FIG1)
+        + L.figure_files(L.WCEP_FIG2),
+        metrics=(L.WCEP_CLASSIFIER_METRICS, L.WCEP_METRICS, L.WCEP_EVALUATE_METRICS),
+        targets=L.source_splits("wcep")
+        + (
+            f"{L.WCEP_TABLE3}.md",
+            f"{L.WCEP_TABLE4}.md",
+            f"{L.WCEP_TABLE5}.md",
+            f"{L.WCEP_FIG1}.png",
+            f"{L.WCEP_FIG2}.png",
+        )
+        + (L.WCEP_CLASSIFIER_METRICS, L.WCEP_METRICS, L.WCEP_EVALUATE_METRICS),
+    )
+
+
 def _duc(c: Mapping) -> Stage:
     # NIST DUC (or its STAND-IN, built from data/raw when duc.standin) -> data/duc/<year>.parquet
     # (sentences + ROUGE-2 recall targets); baselines LEAD / QUERY-SIM / ORACLE with official ROUGE.
@@ -386,6 +449,7 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _oracle,
     _qmdscnn,
     _qmdsir,
+    _wcep,
     _duc,
     _pretrain,
     _finetune,

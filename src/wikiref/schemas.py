@@ -91,10 +91,10 @@ DUC = pa.schema(
 # data/sources/<source>/<split>.parquet: one multi-document QFS example per row, whatever the source
 # (WikiRef, QmdsCnn, QmdsIr, ...), so oracle labels, pre-training and the source comparison read one
 # format (docs/design.md, "One example schema for every source"). Rows sorted by id; ids unique.
-SOURCE_NAMES = ("wikiref", "qmdscnn", "qmdsir")
+SOURCE_NAMES = ("wikiref", "qmdscnn", "qmdsir", "wcep")
 # A document's origin: "original" = the example's own input (WikiRef: the cited page; QmdsCnn: a chunk of
 # the summarised article; QmdsIr: a passage of the search results); "retrieved" = added by retrieval
-# (QmdsCnn: BM25 chunks of other articles).
+# (QmdsCnn: BM25 chunks of other articles; WCEP: CC-NEWS articles the classifier assigned, score = its probability).
 ORIGINS = ("original", "retrieved")
 DOCUMENT = pa.struct(
     [
@@ -116,7 +116,7 @@ EXAMPLE = pa.schema(
         ("summary", STRINGS),  # summary sentences
         # provenance
         ("source_id", pa.string()),  # the record's id in its corpus (raw id, story sha1, MS MARCO query_id)
-        ("query_origin", pa.string()),  # wikipedia_headings | archived_title | url_path | search_query
+        ("query_origin", pa.string()),  # wikipedia_headings | archived_title | url_path | search_query | portal_story
         ("standin", pa.bool_()),  # built (partly) from STAND-IN data
         ("input_file", pa.string()),  # the corpus file (and line or record) the example comes from
         ("meta", pa.string()),  # JSON object: source-specific provenance (citation type, query type, ...)
@@ -168,3 +168,57 @@ def require_columns(names, needed, where: str) -> None:
 def empty(schema: pa.Schema) -> pa.Table:
     """A table with no rows and ``schema`` (what a stage writes for an empty split)."""
     return schema.empty_table()
+
+
+# wcep: data/wcep/events.parquet, one row per portal event (the events job), sorted by date, event_id
+WCEP_EVENTS = pa.schema(
+    [
+        ("event_id", pa.string()),  # "<date>-<hash of date, category, stories, summary>"
+        ("date", pa.string()),  # ISO date of the portal day
+        ("category", pa.string()),  # bold category line ("Armed conflicts and attacks")
+        ("stories", STRINGS),  # parent bullets, outermost first
+        ("summary", pa.string()),  # the leaf bullet's text, source links removed
+        ("entities", STRINGS),  # anchor texts of its wiki links
+        ("entity_links", STRINGS),  # their targets
+        ("urls", STRINGS),  # source URLs (external links)
+        ("origin", pa.string()),  # wikitext | html
+        ("location", pa.string()),  # <file>:<page or day>:<n>
+        ("standin", pa.bool_()),  # read from a STAND-IN portal
+    ]
+)
+# wcep: data/wcep/sources.parquet, one row per source URL (the sources job), failures included
+WCEP_SOURCES = pa.schema(
+    [
+        ("url", pa.string()),
+        ("ok", pa.bool_()),
+        ("reason", pa.string()),  # "" when ok, else fetch:<reason> / extract:<reason>
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("date", pa.string()),  # publication date found in the page, "" if none
+        ("date_origin", pa.string()),  # published | ""
+        ("fetch_source", pa.string()),  # live / wayback / warc
+        ("final_url", pa.string()),
+        ("standin", pa.bool_()),
+    ]
+)
+# wcep: data/wcep/ccnews/<shard>.parquet, candidate articles of CC-NEWS WARC files (the ccnews job)
+WCEP_CANDIDATES = pa.schema(
+    [
+        ("article_id", pa.string()),  # stable id of the normalised URL
+        ("url", pa.string()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("date", pa.string()),  # publication date (page) or crawl date (WARC-Date)
+        ("date_origin", pa.string()),  # published | crawl
+        ("standin", pa.bool_()),
+        ("location", pa.string()),  # <file>:<record offset>
+    ]
+)
+# wcep: data/wcep/assignments.parquet, CC-NEWS article -> its single event (the classify job)
+WCEP_ASSIGNMENTS = pa.schema(
+    [
+        ("article_id", pa.string()),
+        ("event_id", pa.string()),
+        ("probability", pa.float64()),
+    ]
+)

@@ -191,9 +191,11 @@ def write_standin_warc(
     note: str = STANDIN_NOTE,
     render: Callable[[Standin], bytes] = standin_html,
     software: str = "wikiref sample",
+    warc_date: Callable[[Standin], str] | None = None,
 ) -> int:
     """Write the stand-in pages as WARC response records (gzip per record); returns the count. ``note``
-    describes the archive (warcinfo), ``render`` makes a page's HTML."""
+    describes the archive (warcinfo), ``render`` makes a page's HTML, ``warc_date`` a record's capture time
+    (default: the fixed :data:`WARC_DATE`)."""
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
@@ -236,7 +238,7 @@ def write_standin_warc(
                 length=len(body),
                 http_headers=http_headers,
                 warc_headers_dict={
-                    "WARC-Date": WARC_DATE,
+                    "WARC-Date": warc_date(page) if warc_date else WARC_DATE,
                     "WARC-Record-ID": _record_id(page.url, body.decode("utf-8")),
                     "WARC-Wikiref-Standin": "true",
                     "WARC-Wikiref-Description": (
