@@ -188,17 +188,6 @@ def _source_fetcher(params: Mapping, warc_paths: Sequence[str]):
     return make_fetcher(FetchConfig.from_params(fetch))
 
 
-def page_date(body: bytes) -> str:
-    """The publication date a page states (htmldate, the page's own metadata and markup only), or ""."""
-    from htmldate import find_date
-
-    try:
-        found = find_date(body.decode("utf-8", errors="replace"), original_date=True, extensive_search=False)
-    except (ValueError, TypeError):  # htmldate raises on unparsable documents
-        return ""
-    return found or ""
-
-
 def sources(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The sources job: every source URL of the events, fetched through ``wcep.sources.backend`` (the
     ``collect.fetch`` cache and HTTP settings; ``wayback`` first in the paper profile, as the paper
@@ -211,6 +200,7 @@ def sources(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import WCEP_SOURCES
     from wikiref.stages.collect.extract import ExtractConfig, extract_document
+    from wikiref.stages.wcep.ccnews import page_date
 
     urls = sorted({u for r in _rows(inputs["events"], ["urls"]) for u in r["urls"]})
     warc_paths = inputs.get("warc_paths", params["wcep"]["sources"]["warc_paths"])
@@ -234,7 +224,7 @@ def sources(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
                 if not doc.ok:
                     row["reason"] = f"extract:{doc.reason}"
                 else:
-                    date = page_date(res.body)
+                    date = page_date(res.body, res.final_url or url)
                     row.update(
                         ok=True, title=doc.title, text=doc.text, date=date, date_origin="published" if date else ""
                     )
