@@ -297,13 +297,26 @@ def _event_records(events_path, sources_path) -> tuple[list[dict], dict[str, dic
     return out, src
 
 
-def _read_candidates(paths: Sequence[str]) -> list[dict]:
+def _read_candidates(paths: Sequence[str], only: set[str] | None = None) -> list[dict]:
+    """Candidate rows of every shard, sorted by article id (the same URL in two shards' files: first
+    kept); ``only``: just these article ids (the build reads the texts of assigned articles only)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     rows: dict[str, dict] = {}
     for p in paths:
-        for r in _rows(p):
-            rows.setdefault(r["article_id"], r)  # the same URL in two shards' files: first kept
+        table = pq.read_table(str(p))
+        if only is not None:
+            table = table.filter(pc.is_in(table.column("article_id"), value_set=_string_array(sorted(only))))
+        for r in table.to_pylist():
+            rows.setdefault(r["article_id"], r)
     return [rows[k] for k in sorted(rows)]
+
+
+def _string_array(values: list[str]):
+    import pyarrow as pa
+
+    return pa.array(values, type=pa.string())
 
 
 def classify(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
@@ -437,10 +450,11 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     t0 = time.perf_counter()
     evs, _ = _event_records(inputs["events"], inputs["sources"])
     src_rows = {r["url"]: r for r in _rows(inputs["sources"])}
-    cands = {r["article_id"]: r for r in _read_candidates(inputs["ccnews"])}
     assigned: dict[str, list[dict]] = {}
     for a in _rows(inputs["assignments"]):
         assigned.setdefault(a["event_id"], []).append(a)
+    wanted = {a["article_id"] for rows_ in assigned.values() for a in rows_}
+    cands = {r["article_id"]: r for r in _read_candidates(inputs["ccnews"], only=wanted)}
     tally = _tally()
     tally.counts["events_read"] = len(evs)
     kept = []
