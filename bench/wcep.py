@@ -753,16 +753,6 @@ def reference_greedy(sentences: list[str], reference: str, scorer) -> list[int]:
         best = pick_val
 
 
-def dedup(sentences) -> list[str]:
-    out, seen = [], set()
-    for s in sentences:
-        s = s.strip()
-        if s and s not in seen:
-            seen.add(s)
-            out.append(s)
-    return out
-
-
 def clear_token_caches() -> None:
     from wikiref.rouge import fast
     from wikiref.stages.wcep import evaluation
@@ -815,7 +805,7 @@ def bench_baselines(args) -> dict:
         t = time.perf_counter()
         ours = bl.summarize("oracle_multi", c)
         t_ours += time.perf_counter() - t
-        sents = dedup(s for a in c.articles for s in a)
+        sents = bl.candidate_sentences(c)  # the cluster's sentences, duplicates dropped, as the oracle sees them
         t = time.perf_counter()
         ref = [sents[i] for i in reference_greedy(sents, " ".join(c.reference), scorer)]
         t_ref += time.perf_counter() - t

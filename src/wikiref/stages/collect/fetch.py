@@ -573,3 +573,11 @@ def make_fetcher(cfg: FetchConfig) -> CachedFetcher:
     else:
         raise ValueError(f"unknown fetch backend {cfg.backend!r} (live, wayback, warc)")
     return CachedFetcher(backend, FetchCache(cfg.cache_dir, cfg.backend), cfg.retry_cached_errors)
+
+
+def fetcher_for(fetch: Mapping, backend: str, warc_paths: Iterable[str] = ()) -> CachedFetcher | None:
+    """A fetcher with the ``collect.fetch`` settings (cache, HTTP, politeness) but another backend and
+    archives, as the source builders use for their own lookups; None for backend ``none``."""
+    if backend == "none":
+        return None
+    return make_fetcher(FetchConfig.from_params(dict(fetch, backend=backend, warc_paths=list(warc_paths))))

@@ -102,13 +102,9 @@ def _title(fetcher, url: str, list_url: str, strip: list[str], stats: Counter) -
 
 
 def _fetcher(params: Mapping, warc_paths: Sequence[str]):
-    from wikiref.stages.collect.fetch import FetchConfig, make_fetcher
+    from wikiref.stages.collect.fetch import fetcher_for
 
-    titles = params["qmdscnn"]["titles"]
-    if titles["backend"] == "none":
-        return None
-    fetch = dict(params["collect"]["fetch"], backend=titles["backend"], warc_paths=list(warc_paths))
-    return make_fetcher(FetchConfig.from_params(fetch))
+    return fetcher_for(params["collect"]["fetch"], params["qmdscnn"]["titles"]["backend"], warc_paths)
 
 
 def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) -> dict:

@@ -178,16 +178,6 @@ def events(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
 
 # -------------------------------------------------------------------------------------------- sources
-def _source_fetcher(params: Mapping, warc_paths: Sequence[str]):
-    from wikiref.stages.collect.fetch import FetchConfig, make_fetcher
-
-    src = params["wcep"]["sources"]
-    if src["backend"] == "none":
-        return None
-    fetch = dict(params["collect"]["fetch"], backend=src["backend"], warc_paths=list(warc_paths))
-    return make_fetcher(FetchConfig.from_params(fetch))
-
-
 def sources(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The sources job: every source URL of the events, fetched through ``wcep.sources.backend`` (the
     ``collect.fetch`` cache and HTTP settings; ``wayback`` first in the paper profile, as the paper
@@ -200,11 +190,12 @@ def sources(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import WCEP_SOURCES
     from wikiref.stages.collect.extract import ExtractConfig, extract_document
+    from wikiref.stages.collect.fetch import fetcher_for
     from wikiref.stages.wcep.ccnews import page_date
 
     urls = sorted({u for r in _rows(inputs["events"], ["urls"]) for u in r["urls"]})
     warc_paths = inputs.get("warc_paths", params["wcep"]["sources"]["warc_paths"])
-    fetcher = _source_fetcher(params, warc_paths)
+    fetcher = fetcher_for(params["collect"]["fetch"], params["wcep"]["sources"]["backend"], warc_paths)
     cfg = ExtractConfig.from_params(params["collect"]["extract"])
     counts: Counter = Counter()
     rows = []
