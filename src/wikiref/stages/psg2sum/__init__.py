@@ -1,0 +1,1 @@
+"""Psg2Sum: passage-summary pairs mined from Wikipedia revision histories (Zhou et al.)."""
