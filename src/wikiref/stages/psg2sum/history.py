@@ -19,7 +19,7 @@ Counters (``tally.counts``; for anomalies the first places also go to ``tally.lo
 - ``revisions:read`` (of the pages read further); ``revisions:no_text`` (deleted/suppressed or absent
   text), ``revisions:not_wikitext`` (``<model>`` other than wikitext): not yielded at all;
   ``revisions:sha1_computed`` (no ``<sha1>`` in the dump).
-- :func:`iter_edits` only: ``revisions:first`` (the first kept revision of a page: no parent),
+- :func:`iter_edits` / :func:`page_edits` only: ``revisions:first`` (the first kept revision of a page: no parent),
   ``revisions:parentid_mismatch`` (``<parentid>`` is not the previous kept revision, e.g. after a deleted
   one, or a first kept revision that names a parent), ``skipped:no_change``, ``skipped:revert``,
   ``skipped:redirect`` (the parent or the child is a ``#REDIRECT``: a redirect has no lead to mine, and
@@ -37,7 +37,7 @@ import shutil
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -443,6 +443,44 @@ def iter_pages(
     yield from _pages(cursor)
 
 
+def page_edits(
+    page_id: int,
+    title: str,
+    revisions: Iterable[Revision],
+    tally,
+    *,
+    max_edit_chars: int | None = 20000,
+) -> Iterator[Edit]:
+    """The edits to mine of one page, from its revisions in dump order (as :func:`iter_pages` yields
+    them): the rules of :func:`iter_edits`, which is this over every page. Holds only the previous kept
+    revision and the page's set of sha1s."""
+    parent: Revision | None = None
+    seen: set[str] = set()
+    for rev in revisions:
+        expected = parent.rev_id if parent is not None else None
+        if rev.parent_id is not None and rev.parent_id != expected:
+            _count(
+                tally,
+                "revisions:parentid_mismatch",
+                f"page {page_id} revision {rev.rev_id}: parentid {rev.parent_id}, previous kept {expected}",
+            )
+        if parent is None:
+            _count(tally, "revisions:first")
+        elif rev.text == parent.text:
+            _count(tally, "skipped:no_change")
+        elif rev.sha1 in seen:
+            _count(tally, "skipped:revert")
+        elif is_redirect(rev.text) or is_redirect(parent.text):
+            _count(tally, "skipped:redirect")
+        elif max_edit_chars is not None and abs(len(rev.text) - len(parent.text)) > max_edit_chars:
+            _count(tally, "skipped:large_edit")
+        else:
+            _count(tally, "edits:yielded")
+            yield Edit(page_id=page_id, title=title, parent=parent, child=rev)
+        seen.add(rev.sha1)
+        parent = rev
+
+
 def iter_edits(
     path: str | os.PathLike,
     tally,
@@ -475,33 +513,13 @@ def iter_edits(
             )
 
     cursor.on_page = progress
-    for page_id, title, revisions in _pages(cursor):
-        parent: Revision | None = None
-        seen: set[str] = set()
-        for rev in revisions:
-            if rev.parent_id is not None and rev.parent_id != (parent.rev_id if parent is not None else None):
-                _count(
-                    tally,
-                    "revisions:parentid_mismatch",
-                    f"{cursor.path}: page {page_id} revision {rev.rev_id}: parentid {rev.parent_id}, "
-                    f"previous kept {parent.rev_id if parent is not None else None}",
-                )
-            if parent is None:
-                _count(tally, "revisions:first")
-            elif rev.text == parent.text:
-                _count(tally, "skipped:no_change")
-            elif rev.sha1 in seen:
-                _count(tally, "skipped:revert")
-            elif is_redirect(rev.text) or is_redirect(parent.text):
-                _count(tally, "skipped:redirect")
-            elif max_edit_chars is not None and abs(len(rev.text) - len(parent.text)) > max_edit_chars:
-                _count(tally, "skipped:large_edit")
-            else:
-                _count(tally, "edits:yielded")
+    try:
+        for page_id, title, revisions in _pages(cursor):
+            for edit in page_edits(page_id, title, revisions, tally, max_edit_chars=max_edit_chars):
                 yielded += 1
-                yield Edit(page_id=page_id, title=title, parent=parent, child=rev)
-            seen.add(rev.sha1)
-            parent = rev
+                yield edit
+    finally:
+        cursor.close()
     log.info(
         "%s: done: %d pages, %d revisions, %.1f MB of XML read, %d edits yielded",
         cursor.path,
