@@ -32,14 +32,12 @@ from __future__ import annotations
 
 import bz2
 import datetime as dt
-import hashlib
 import html
 import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from wikiref import layout
 from wikiref.files import sha256_file, stable_id, write_bytes, write_json, write_text
@@ -363,44 +361,23 @@ def build(
 
 
 def _write_dump(path: Path, pages: list[tuple[str, int, str]]) -> None:
-    """A pages-articles dump (export-0.10) holding ``pages`` (title, namespace, wikitext), bz2."""
-    head = (
-        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">\n'
-        "  <siteinfo>\n    <sitename>Wikipedia (STAND-IN)</sitename>\n    <dbname>enwiki</dbname>\n"
-        "    <base>https://en.wikipedia.org/wiki/Main_Page</base>\n    <generator>wikiref wcep standin</generator>\n"
-        "    <case>first-letter</case>\n    <namespaces>\n"
-        '      <namespace key="0" case="first-letter" />\n'
-        '      <namespace key="100" case="first-letter">Portal</namespace>\n'
-        "    </namespaces>\n  </siteinfo>\n"
-    )
-    parts = [head]
+    """A pages-articles dump (export-0.10) holding ``pages`` (title, namespace, wikitext), bz2; each page's
+    one revision dated the day after its portal day."""
+    from wikiref.stages.collect.dump import ExportPage, ExportRevision, export_xml
+
+    out = []
     for n, (title, ns, text) in enumerate(pages, start=1):
         day = re.search(r"(\d{4}) (\w+) (\d+)$", title)
         stamp = "2019-01-01T00:00:00Z"
         if day:
             d = dt.datetime.strptime(" ".join(day.groups()), "%Y %B %d").date() + dt.timedelta(days=1)
             stamp = f"{d.isoformat()}T00:00:00Z"
-        data = text.encode("utf-8")
-        parts.append(
-            f"  <page>\n    <title>{escape(title)}</title>\n    <ns>{ns}</ns>\n    <id>{900000 + n}</id>\n"
-            f"    <revision>\n      <id>{800000 + n}</id>\n      <timestamp>{stamp}</timestamp>\n"
-            "      <contributor>\n        <username>wikiref-standin</username>\n        <id>0</id>\n      </contributor>\n"
-            "      <comment>STAND-IN page built by wikiref wcep standin</comment>\n"
-            "      <model>wikitext</model>\n      <format>text/x-wiki</format>\n"
-            f'      <text bytes="{len(data)}" xml:space="preserve">{escape(text)}</text>\n'
-            f"      <sha1>{_base36_sha1(data)}</sha1>\n    </revision>\n  </page>\n"
+        rev = ExportRevision(
+            800000 + n, None, stamp, "wikiref-standin", "STAND-IN page built by wikiref wcep standin", text
         )
-    parts.append("</mediawiki>\n")
-    # mtime 0 in the bz2 stream does not exist (bz2 has no header timestamp): same pages, same bytes.
-    write_bytes(path, bz2.compress("".join(parts).encode("utf-8"), 9))
-
-
-def _base36_sha1(data: bytes) -> str:
-    """MediaWiki's revision sha1: base 36 of the SHA-1, 31 digits."""
-    n = int(hashlib.sha1(data).hexdigest(), 16)
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while n:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-    return out.rjust(31, "0")
+        out.append(ExportPage(900000 + n, title, ns, (rev,)))
+    xml = export_xml(
+        out, sitename="Wikipedia (STAND-IN)", generator="wikiref wcep standin", namespaces={0: "", 100: "Portal"}
+    )
+    # bz2 has no header timestamp: same pages, same bytes.
+    write_bytes(path, bz2.compress(xml.encode("utf-8"), 9))
