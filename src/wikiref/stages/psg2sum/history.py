@@ -214,8 +214,9 @@ class _Cursor:
         self.namespaces = frozenset(int(n) for n in namespaces)
         self.start_after = start_after_page
         self.reader = CountingReader(open_history(path))
-        self.stream = io.BufferedReader(self.reader, buffer_size=1 << 20)
-        self.events = iterparse(self.stream, events=("start", "end"))
+        # iterparse reads 16 KiB at a time straight from the (buffered) decompressor: a read-ahead buffer
+        # here would hide, on a truncated archive, the pages decompressed before the break
+        self.events = iterparse(self.reader, events=("start", "end"))
         self.closed = False
         self.depth = 0
         self.root: Element | None = None
@@ -233,7 +234,7 @@ class _Cursor:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self.stream.close()
+            self.reader.close()
 
     @contextmanager
     def guard(self):
