@@ -140,6 +140,14 @@ def test_sha1_is_mediawikis_base36_sha1_of_the_dump(histories):
     assert mediawiki_sha1("") == "phoiac9h4m842xq45sp7s6u21eteeq1"  # MediaWiki's sha1 of an empty text
 
 
+def test_sha1_keeps_leading_zeros():
+    text = next(f"text {i}" for i in range(10000) if int(hashlib.sha1(f"text {i}".encode()).hexdigest(), 16) < 36**30)
+    digest = mediawiki_sha1(text)
+    assert len(digest) == 31 and digest[0] == "0"
+    assert int(digest, 36) == int(hashlib.sha1(text.encode()).hexdigest(), 16)
+    assert mediawiki_sha1("Çullu") == mediawiki_sha1("Çullu") != mediawiki_sha1("Cullu")
+
+
 @pytest.mark.shared_data
 def test_pear_export_03_order_fields_and_edits(histories):
     tally = Tally()
@@ -575,6 +583,40 @@ def test_peak_memory_is_bounded_by_a_revision_not_the_page(monkeypatch, tmp_path
         tracemalloc.stop()
     assert count == n - 1
     assert peak < n * size / 4, peak  # holding the page's revisions would need > n * size bytes
+
+
+class _ManySmall(_GeneratedDump):
+    """``pages`` pages of ``n`` one-word revisions each."""
+
+    def __init__(self, pages: int, n: int):
+        super().__init__(n, 0)
+        self.pages = pages
+
+    def _gen(self):
+        yield HEAD_010.encode()
+        for p in range(1, self.pages + 1):
+            yield f"<page><title>P{p}</title><ns>0</ns><id>{p}</id>".encode()
+            for k in range(self.n):
+                self.produced += 1
+                yield rev_xml(p * 100000 + k, f"w{k}", k=k % 3000).encode()
+            yield b"</page>\n"
+        yield b"</mediawiki>"
+
+
+@pytest.mark.parametrize("pages,n", [(1, 15000), (15000, 1)], ids=["long-page", "many-pages"])
+def test_read_elements_are_released(monkeypatch, tmp_path, pages, n):
+    """Tens of thousands of revisions (in one page, or one per page): what was read is cleared and
+    detached from the XML tree, so memory does not grow with the revisions or pages read."""
+    source = _ManySmall(pages, n)
+    monkeypatch.setattr(history, "open_history", lambda path: source)
+    tracemalloc.start()
+    try:
+        count = sum(1 for _pid, _title, revs in iter_pages(tmp_path / "generated.xml", Tally()) for _ in revs)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == pages * n
+    assert peak < 500_000, peak  # kept (even cleared) elements would take ~80 bytes each, > 1 MB
 
 
 # ----------------------------------------------------------------------------------------------- 7z
