@@ -42,6 +42,7 @@ def test_registry_shape(repo):
         "qmdscnn",
         "qmdsir",
         "wcep",
+        "psg2sum",
         "duc",
         "pretrain",
         "finetune",

@@ -123,6 +123,20 @@ def figure_files(stem: str) -> tuple[str, ...]:
     return tuple(f"{stem}.{ext}" for ext in ("png", "svg", "csv"))
 
 
+# ----------------------------------------------------------------------------------------- psg2sum
+PSG2SUM_STANDIN = "resources/psg2sum-standin"  # STAND-IN page-history dump parts built from the sample
+PSG2SUM_DIR = f"{DATA}/psg2sum"
+PSG2SUM_PART = f"{PSG2SUM_DIR}/parts/{{part}}.parquet"  # mined candidate pairs of one history dump part
+PSG2SUM_PART_STATS = f"{PSG2SUM_DIR}/parts/{{part}}.stats.json"
+PSG2SUM_MODEL_DIR = f"{MODELS}/psg2sum"  # the BERT scorer trained on Psg2Sum (NN-SE's row)
+PSG2SUM_SUMMARIES = f"{RESULTS}/psg2sum/summaries.json"
+PSG2SUM_TABLE2 = f"{TABLES}/psg2sum_table2_statistics"
+PSG2SUM_TABLE3 = f"{TABLES}/psg2sum_table3_threshold"
+PSG2SUM_TABLE4 = f"{TABLES}/psg2sum_table4_baselines"
+PSG2SUM_METRICS = f"{METRICS}/psg2sum.json"
+PSG2SUM_BASELINES_METRICS = f"{METRICS}/psg2sum_baselines.json"
+
+
 # ---------------------------------------------------------------------------------------- pretrain
 PRETRAIN_DIR = f"{MODELS}/pretrain"
 PRETRAIN_MODEL_DIR = f"{PRETRAIN_DIR}/{{variant}}"

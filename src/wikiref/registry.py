@@ -149,6 +149,20 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("wcep", "build"): ("profile", "seed", "text", "report.dpi", "wcep.split", "wcep.truncate", "wcep.source_variant"),
     ("wcep", "supervised"): ("seed", "model", "pretrain", "wcep.source_variant", "wcep.supervised", "wcep.evaluation"),
     ("wcep", "evaluate"): ("profile", "seed", "report.dpi", "wcep.source_variant", "wcep.evaluation"),
+    ("psg2sum", "standin"): ("seed", "collect.statements.skip_sections", "psg2sum.dump", "psg2sum.standin_articles"),
+    ("psg2sum", "part"): (
+        "text",
+        "collect.statements.skip_sections",
+        "psg2sum.dump",
+        "psg2sum.namespaces",
+        "psg2sum.max_edit_chars",
+        "psg2sum.min_sentence_tokens",
+        "psg2sum.min_passage_tokens",
+        "psg2sum.overlap_grid",
+        "psg2sum.pages_per_chunk",
+    ),
+    ("psg2sum", "merge"): ("profile", "seed", "text", "psg2sum.min_overlap", "psg2sum.overlap_grid", "psg2sum.split"),
+    ("psg2sum", "baselines"): ("profile", "seed", "model", "pretrain", "psg2sum.supervised", "psg2sum.rouge_flags"),
     ("duc", "standin"): ("seed", "sample", "duc"),
     ("duc", "prepare"): ("text", "duc"),
     ("duc", "baselines"): ("profile", "duc"),
@@ -355,6 +369,27 @@ def _wcep(c: Mapping) -> Stage:
     )
 
 
+def _psg2sum(c: Mapping) -> Stage:
+    # Page-history dump parts (or the STAND-IN built from the sample dump) -> data/psg2sum/parts/<part>
+    # (mined candidate pairs) -> data/sources/psg2sum/<split>.parquet, Tables 2-4.
+    p = c["psg2sum"]
+    standin = bool(p["standin"])
+    return Stage(
+        "psg2sum",
+        jobs=_jobs("psg2sum", *(("standin",) if standin else ()), "part", "merge", "baselines"),
+        deps=(L.sample_dir(c),) if standin else (p["dump"]["dir"].rstrip("/"),),
+        outs=((L.PSG2SUM_STANDIN,) if standin else ())
+        + (L.PSG2SUM_DIR, L.SOURCE_DIR.format(source="psg2sum"), L.PSG2SUM_MODEL_DIR, f"{L.RESULTS}/psg2sum")
+        + L.table_files(L.PSG2SUM_TABLE2)
+        + L.table_files(L.PSG2SUM_TABLE3)
+        + L.table_files(L.PSG2SUM_TABLE4),
+        metrics=(L.PSG2SUM_METRICS, L.PSG2SUM_BASELINES_METRICS),
+        targets=L.source_splits("psg2sum")
+        + (f"{L.PSG2SUM_TABLE2}.md", f"{L.PSG2SUM_TABLE3}.md", f"{L.PSG2SUM_TABLE4}.md")
+        + (L.PSG2SUM_METRICS, L.PSG2SUM_BASELINES_METRICS),
+    )
+
+
 def _duc(c: Mapping) -> Stage:
     # NIST DUC (or its STAND-IN, built from data/raw when duc.standin) -> data/duc/<year>.parquet
     # (sentences + ROUGE-2 recall targets); baselines LEAD / QUERY-SIM / ORACLE with official ROUGE.
@@ -450,6 +485,7 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _qmdscnn,
     _qmdsir,
     _wcep,
+    _psg2sum,
     _duc,
     _pretrain,
     _finetune,

@@ -91,7 +91,7 @@ DUC = pa.schema(
 # data/sources/<source>/<split>.parquet: one multi-document QFS example per row, whatever the source
 # (WikiRef, QmdsCnn, QmdsIr, ...), so oracle labels, pre-training and the source comparison read one
 # format (docs/design.md, "One example schema for every source"). Rows sorted by id; ids unique.
-SOURCE_NAMES = ("wikiref", "qmdscnn", "qmdsir", "wcep")
+SOURCE_NAMES = ("wikiref", "qmdscnn", "qmdsir", "wcep", "psg2sum")
 # A document's origin: "original" = the example's own input (WikiRef: the cited page; QmdsCnn: a chunk of
 # the summarised article; QmdsIr: a passage of the search results); "retrieved" = added by retrieval
 # (QmdsCnn: BM25 chunks of other articles; WCEP: CC-NEWS articles the classifier assigned, score = its probability).
@@ -220,5 +220,22 @@ WCEP_ASSIGNMENTS = pa.schema(
         ("article_id", pa.string()),
         ("event_id", pa.string()),
         ("probability", pa.float64()),
+    ]
+)
+
+# psg2sum: data/psg2sum/parts/<part>.parquet, candidate passage-summary pairs of one history part
+PSG2SUM_PAIRS = pa.schema(
+    [
+        ("page_id", pa.int64()),
+        ("title", pa.string()),
+        ("rev_id", pa.int64()),  # the revision that added the sentence and the passage
+        ("parent_rev_id", pa.int64()),  # the revision it was compared with
+        ("timestamp", pa.string()),
+        ("summary", pa.string()),  # the added lead sentence
+        ("passage", pa.string()),  # the added body passage with the highest overlap rate
+        ("section", STRINGS),  # the passage's heading path
+        ("score", pa.float64()),  # overlap rate |s' ∩ p'| / |s'| (stopwords removed)
+        ("candidates", pa.int32()),  # added passages compared
+        ("standin", pa.bool_()),
     ]
 )

@@ -28,6 +28,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("qmdscnn", "qmdscnn"),
     ("qmdsir", "qmdsir"),
     ("wcep", "wcep"),
+    ("psg2sum", "psg2sum"),
     ("duc", "duc"),
     ("pretrain", "pretrain"),
     ("finetune", "finetune"),
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(see `snakemake -n` for the DAG); run `wikiref <stage> --help` for its jobs, inputs and outputs."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Stages in order: sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> duc -> pretrain -> finetune -> ablations -> report",
+        epilog="Stages in order: sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> pretrain -> finetune -> ablations -> report",
     )
     parser.add_argument("--version", action="version", version=f"wikiref {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

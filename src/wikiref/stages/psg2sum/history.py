@@ -28,7 +28,6 @@ Counters (``tally.counts``; for anomalies the first places also go to ``tally.lo
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 import os
@@ -44,14 +43,13 @@ from pathlib import Path
 from typing import BinaryIO
 from xml.etree.ElementTree import Element, ParseError, iterparse
 
-from wikiref.stages.collect.dump import CountingReader, DumpError, open_dump
+from wikiref.stages.collect.dump import CountingReader, DumpError, mediawiki_sha1, open_dump
 
 log = logging.getLogger(__name__)
 
 SEVEN_ZIP_PACKAGE = "p7zip-full"
 SEVEN_ZIP_BINARIES = ("7z", "7za", "7zr", "7zz")
 _7Z_MAGIC = b"7z\xbc\xaf\x27\x1c"
-_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 # MediaWiki's redirect syntax (English magic word): "#REDIRECT [[Target]]" at the start of the text.
 _REDIRECT = re.compile(r"\s*#\s*redirect\s*:?\s*\[\[", re.IGNORECASE)
 _HEADER_TAGS = frozenset({"title", "ns", "id", "redirect", "restrictions"})
@@ -79,16 +77,6 @@ class Edit:
     title: str
     parent: Revision  # the previous kept revision of the page (in dump order)
     child: Revision
-
-
-def mediawiki_sha1(text: str) -> str:
-    """MediaWiki's revision sha1: the SHA-1 of the UTF-8 text in base 36, zero-padded to 31 digits."""
-    n = int.from_bytes(hashlib.sha1(text.encode("utf-8")).digest(), "big")
-    digits = []
-    while n:
-        n, r = divmod(n, 36)
-        digits.append(_B36[r])
-    return "".join(reversed(digits)).rjust(31, "0")
 
 
 def is_redirect(text: str) -> bool:
