@@ -3,7 +3,7 @@
 #   psg2sum_part       one job per history dump part: edits mined -> candidate pairs (resumable)
 #   psg2sum_merge      every part -> λ filter, random split -> data/sources/psg2sum/<split>.parquet, Tables 2-3
 #   psg2sum_baselines  LEAD1, TEXTRANK, the BERT scorer, official ROUGE -> Table 4
-from wikiref.stages.psg2sum.stage import resolve_part as psg2sum_part_file
+from wikiref.stages.psg2sum.stage import part_path as psg2sum_part_file
 
 PSG2SUM = config["psg2sum"]
 PSG2SUM_PARTS = PSG2SUM["dump"]["parts"]

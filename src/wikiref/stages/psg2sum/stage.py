@@ -52,6 +52,15 @@ def resolve_part(dump_dir: str | Path, part: str) -> Path:
     )
 
 
+def part_path(dump_dir: str | Path, part: str) -> str:
+    """The part's file when it exists, else where it is expected (``<part>.xml.bz2``), so a workflow
+    that lacks it reports a missing input instead of failing to build its DAG."""
+    try:
+        return str(resolve_part(dump_dir, part))
+    except FileNotFoundError:
+        return str(Path(dump_dir) / f"{part}.xml.bz2")
+
+
 def is_standin_dir(folder: str | Path) -> bool:
     notice = Path(folder) / "NOTICE.txt"
     return notice.is_file() and notice.read_text(encoding="utf-8", errors="replace").lstrip().startswith("STAND-IN")
