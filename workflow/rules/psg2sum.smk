@@ -3,17 +3,11 @@
 #   psg2sum_part       one job per history dump part: edits mined -> candidate pairs (resumable)
 #   psg2sum_merge      every part -> λ filter, random split -> data/sources/psg2sum/<split>.parquet, Tables 2-3
 #   psg2sum_baselines  LEAD1, TEXTRANK, the BERT scorer, official ROUGE -> Table 4
-from wikiref.stages.psg2sum.stage import part_path as psg2sum_part_file
+from wikiref.stages.psg2sum.stage import part_inputs as psg2sum_part_inputs
 
 PSG2SUM = config["psg2sum"]
 PSG2SUM_PARTS = PSG2SUM["dump"]["parts"]
 PSG2SUM_SPLITS = layout.source_splits("psg2sum")
-
-
-def psg2sum_part_input(wildcards):
-    if PSG2SUM["standin"]:
-        return [layout.PSG2SUM_STANDIN]
-    return [str(psg2sum_part_file(PSG2SUM["dump"]["dir"], wildcards.part))]
 
 
 if PSG2SUM["standin"]:
@@ -39,7 +33,7 @@ if PSG2SUM["standin"]:
 
 rule psg2sum_part:
     input:
-        psg2sum_part_input,
+        lambda wc: psg2sum_part_inputs(config, wc.part),
     output:
         pairs=layout.PSG2SUM_PART,
         stats=layout.PSG2SUM_PART_STATS,

@@ -61,6 +61,14 @@ def part_path(dump_dir: str | Path, part: str) -> str:
         return str(Path(dump_dir) / f"{part}.xml.bz2")
 
 
+def part_inputs(config: Mapping, part: str) -> list[str]:
+    """What a part job reads (the rules' input): the STAND-IN folder, or the part's file."""
+    from wikiref import layout
+
+    p = config["psg2sum"]
+    return [layout.PSG2SUM_STANDIN] if p["standin"] else [part_path(p["dump"]["dir"], part)]
+
+
 def is_standin_dir(folder: str | Path) -> bool:
     notice = Path(folder) / "NOTICE.txt"
     return notice.is_file() and notice.read_text(encoding="utf-8", errors="replace").lstrip().startswith("STAND-IN")
