@@ -27,6 +27,12 @@ def profile_caption(profile: Mapping, encoder: str | None = None) -> str:
     return text
 
 
+def stand_in_rows(df: pd.DataFrame, profile: Mapping) -> pd.DataFrame:
+    """``df`` with a last ``Data`` column saying STAND-IN on every row when the profile is a stand-in (the
+    CSV of a table has no caption, so the label travels in the rows); ``df`` itself otherwise."""
+    return df.assign(Data="STAND-IN") if profile.get("standin") else df
+
+
 def _markdown(df: pd.DataFrame, floatfmt: str) -> str:
     # pandas' to_markdown needs tabulate; a pipe table is simple enough to write directly.
     def fmt(v):
@@ -55,9 +61,13 @@ def write_table(
     encoder: str | None = None,
     notes: str = "",
     floatfmt: str = ".2f",
+    label_rows: bool = False,
 ) -> list[Path]:
-    """Write ``<stem>.csv``, ``<stem>.md`` and ``<stem>.tex``; return the paths written."""
+    """Write ``<stem>.csv``, ``<stem>.md`` and ``<stem>.tex``; return the paths written. ``label_rows``:
+    the rows labelled by :func:`stand_in_rows` first."""
     stem = Path(stem)
+    if label_rows:
+        df = stand_in_rows(df, profile)
     caption = f"{title} [{profile_caption(profile, encoder)}]"
     paths = [stem.with_suffix(".csv"), stem.with_suffix(".md"), stem.with_suffix(".tex")]
     write_text(paths[0], df.to_csv(index=False, lineterminator="\n"))

@@ -381,7 +381,7 @@ def table4(results: Mapping[str, Mapping], stem: str | Path, *, profile: Mapping
     When ``profile["standin"]``, every row has ``Data`` = STAND-IN. Returns the rows."""
     import pandas as pd
 
-    from wikiref.tables import write_table
+    from wikiref.tables import stand_in_rows, write_table
 
     ours_cols = [f"{_SHORT[m]} {_FIELD_SHORT[f]}" for m in METRICS for f in FIELDS]
     unknown = sorted(set(results) - set(METHODS))
@@ -399,9 +399,7 @@ def table4(results: Mapping[str, Mapping], stem: str | Path, *, profile: Mapping
         rec["Paper row"] = row
         rec.update(_paper(row))
         records.append(rec)
-    df = pd.DataFrame(records)
-    if profile.get("standin"):
-        df["Data"] = "STAND-IN"
+    df = stand_in_rows(pd.DataFrame(records), profile)
     write_table(
         df,
         stem,

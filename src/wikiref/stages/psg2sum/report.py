@@ -9,12 +9,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
-def _labelled(records: list[dict], profile: Mapping) -> list[dict]:
-    if profile.get("standin"):
-        return [dict(r, Data="STAND-IN") for r in records]
-    return records
-
-
 def table2(rows: Sequence[Mapping], stem: str | Path, *, profile: Mapping, paper: Mapping) -> list[dict]:
     """Corpus size, mean input (passage) sentences and words, output (summary) sentences and words; words
     are :func:`wikiref.examples.n_tokens` tokens (the paper tokenised with spaCy)."""
@@ -66,7 +60,7 @@ def table3(
     paper's manual quality labels are not reproduced)."""
     import pandas as pd
 
-    from wikiref.tables import write_table
+    from wikiref.tables import stand_in_rows, write_table
 
     records = []
     for lam, n in sorted(sizes.items()):
@@ -80,12 +74,12 @@ def table3(
                 "Paper Good (of 50)": good,
             }
         )
-    records = _labelled(records, profile)
+    df = stand_in_rows(pd.DataFrame(records), profile)
     write_table(
-        pd.DataFrame(records),
+        df,
         stem,
         title="Psg2Sum Table 3: corpus size at each minimum overlap rate λ",
         profile=profile,
         notes="Paper columns: Zhou, Wei, Zhou, Table 3 (Good = manually judged, 50 random pairs; not reproduced here).",
     )
-    return records
+    return df.to_dict("records")

@@ -202,11 +202,9 @@ def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part_name: str) 
     for page_id, title, revisions in history.iter_pages(
         path, tally, namespaces=tuple(p["namespaces"]), start_after_page=start_after
     ):
-        parsed: dict[int, object] = {}
         for edit in history.page_edits(page_id, title, revisions, tally, max_edit_chars=max_edit):
-            parent = parsed.get(edit.parent.rev_id) or miner.parse(edit.parent.text)
-            child = miner.parse(edit.child.text)
-            parsed = {edit.child.rev_id: child}  # the child is the next edit's parent, mostly
+            # Miner.parse caches by the text's hash: an edit's parent is mostly the previous edit's child
+            parent, child = miner.parse(edit.parent.text), miner.parse(edit.child.text)
             tally.counts["edits"] += 1
             for pair in miner.mine(parent, child, min_score=min_score, tally=tally):
                 chunk_rows.append(_pair_row(edit, pair, standin_flag))

@@ -81,10 +81,7 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
 
 
 def _render(sections: list[tuple[str, list[str]]]) -> str:
-    parts = []
-    for heading, blocks in sections:
-        chunk = ([heading] if heading else []) + ["\n\n".join(blocks)] if blocks or heading else []
-        parts.append("\n".join(c for c in chunk if c))
+    parts = ["\n".join(c for c in (heading, "\n\n".join(blocks)) if c) for heading, blocks in sections]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 

@@ -60,15 +60,6 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _labelled(df, profile: Mapping):
-    """The table with a ``Data`` column saying STAND-IN on every row when the inputs were stand-ins (the
-    caption says it in md/tex; the CSV has no caption, so the label travels in the rows)."""
-    if profile.get("standin"):
-        df = df.copy()
-        df["Data"] = "STAND-IN"
-    return df
-
-
 def _csv(path: Path, df, standin: bool) -> None:
     from wikiref.files import write_text
 
@@ -118,11 +109,12 @@ def dataset_tables(
     add("period end", per_split(total_rows, lambda rs: dates(rs, max)), "-")
     df3 = pd.DataFrame(records).astype(str)
     write_table(
-        _labelled(df3, profile),
+        df3,
         table3,
         title="WCEP Table 3: size overview (clusters and articles per split; chronological split)",
         profile=profile,
         notes="Paper columns: Gholipour Ghalandari et al. (2020), Table 3.",
+        label_rows=True,
     )
 
     def describe(values):
@@ -143,12 +135,13 @@ def dataset_tables(
         records4.append(rec)
     df4 = pd.DataFrame(records4)
     write_table(
-        _labelled(df4, profile),
+        df4,
         table4,
         title="WCEP Table 4: statistics of individual clusters (articles, summary words = whitespace tokens, sentences)",
         profile=profile,
         notes="Paper columns: Gholipour Ghalandari et al. (2020), Table 4.",
         floatfmt=".1f",
+        label_rows=True,
     )
     return {"table3": df3.to_dict("records"), "table4": df4.to_dict("records")}
 
@@ -267,12 +260,13 @@ def table5(
     df = pd.DataFrame(records)
     name = f"WCEP-{variant}" if int(variant) else "WCEP-total"
     write_table(
-        _labelled(df, profile),
+        df,
         stem,
         title=f"WCEP Table 5: oracles and baselines on the {name} test split ({n_test} clusters; summaries <= 40 tokens except the oracles, lower-cased; ROUGE F1 and recall)",
         profile=profile,
         notes="Paper columns: Gholipour Ghalandari et al. (2020), Table 5 (test set). The package's BERT scorer takes BERTREG's row; TSR and SUBMODULAR+ABS are not reproduced.",
         floatfmt=".3f",
+        label_rows=True,
     )
     return df.to_dict("records")
 

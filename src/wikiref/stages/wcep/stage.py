@@ -439,8 +439,7 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     w = params["wcep"]
     seed = int(params["seed"])
     t0 = time.perf_counter()
-    evs, _ = _event_records(inputs["events"], inputs["sources"])
-    src_rows = {r["url"]: r for r in _rows(inputs["sources"])}
+    evs, src_rows = _event_records(inputs["events"], inputs["sources"])
     assigned: dict[str, list[dict]] = {}
     for a in _rows(inputs["assignments"]):
         assigned.setdefault(a["event_id"], []).append(a)
