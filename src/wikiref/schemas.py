@@ -141,6 +141,24 @@ QMDSCNN_ARTICLES = pa.schema(
     ]
 )
 
+# qmsum: data/qmsum/<split>.parquet, one row per query of a QMSum meeting (Zhong et al., NAACL 2021)
+QMSUM = pa.schema(
+    [
+        ("id", pa.string()),  # "<meeting_id>:<general|specific>-<nn>" (nn = the query's index in its list)
+        ("split", pa.string()),  # train | dev | test
+        ("meeting_id", pa.string()),  # "<file stem>-<line number, 4 digits>"
+        ("query_type", pa.string()),  # general | specific
+        ("query", STRINGS),  # [the query]
+        ("turns", STRINGS),  # the transcript, one string per speaker turn (the "sentences")
+        ("speakers", STRINGS),  # the speaker of each turn
+        ("span_turns", pa.list_(pa.int32())),  # the gold-span turns (sorted; general queries: every turn)
+        ("answer", pa.string()),  # the reference summary
+        ("turn_targets", pa.list_(pa.float64())),  # ROUGE-2 recall of each turn vs the answer (fine-tuning)
+        ("standin", pa.bool_()),  # read from a STAND-IN file
+        ("input_file", pa.string()),  # "<file>:<line>"
+    ]
+)
+
 # finetune: models/finetune/<setting>/<year>/predictions.parquet is written from a DataFrame whose
 # columns finetune.run_job documents; it is a job output, not read by another stage.
 
@@ -151,6 +169,7 @@ TABLES = {
     "duc": DUC,
     "example": EXAMPLE,
     "qmdscnn_articles": QMDSCNN_ARTICLES,
+    "qmsum": QMSUM,
 }
 
 
