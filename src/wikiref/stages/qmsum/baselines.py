@@ -26,6 +26,7 @@ added and never cuts a sentence; here the transcript order and the cut are neede
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 from wikiref.stages.duc import baselines as duc
@@ -64,6 +65,14 @@ def query_sim(query: str | Sequence[str], turns: Sequence[str], max_words: int) 
     return [t for _, t in fill(ranking(scores), turns, max_words)]
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _tokens(turn: str) -> tuple[str, ...]:
+    """ROUGE tokens of a turn, memoised: every query of a meeting scores the same transcript turns."""
+    from wikiref.rouge.fast import tokenize
+
+    return tuple(tokenize(turn))
+
+
 def _greedy(rouge, pool: Sequence[int], chosen: list[int], best: float, cost, budget: int, max_added=None) -> float:
     """Greedy ROUGE-2 recall over the turns ``pool`` (sorted turn indices; ``rouge``: a
     :class:`~wikiref.rouge.fast.SentenceSetRouge` of their texts in that order), starting from ``chosen``
@@ -93,14 +102,14 @@ def _greedy(rouge, pool: Sequence[int], chosen: list[int], best: float, cost, bu
 def oracle_indices(turns: Sequence[str], answer: str, max_words: int) -> list[tuple[int, str]]:
     """ORACLE as (index, text) in transcript order (module docstring); the text of the last turn may be
     cut."""
-    from wikiref.rouge.fast import References, SentenceSetRouge, ngram_counts, tokenize
+    from wikiref.rouge.fast import References, SentenceSetRouge, ngram_counts
 
     _check_budget(max_words)
     if not turns or not answer.strip():
         return []
     refs = References(answer)
     answer_bigrams = set(ngram_counts(refs.tokens[0], 2))
-    tokens = [tokenize(t) for t in turns]
+    tokens = [_tokens(t) for t in turns]
     n_words = [words(t) for t in turns]
     useful = [i for i, toks in enumerate(tokens) if n_words[i] and answer_bigrams.intersection(zip(toks, toks[1:]))]
     if not useful:
