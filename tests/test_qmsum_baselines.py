@@ -121,6 +121,8 @@ def test_summarize_rejects_unknown_names(standin_rows):
         b.summarize(standin_rows[:1], "lead", "meeting", 10)
     with pytest.raises(KeyError):
         b.rouge_recall({}, standin_rows[:1])
+    with pytest.raises(ValueError, match="duplicate"):
+        b.summarize(standin_rows[:1] * 2, "lead", "transcript", 10)
 
 
 def _means(rows, setting: str) -> dict:

@@ -171,14 +171,15 @@ def test_bad_lines_are_counted_with_their_location_and_good_meetings_read(tmp_pa
         "   ",  # 13 blank
     ]
     path = tmp_path / "bad.jsonl"
-    data = "\n".join(lines).encode("utf-8") + b"\n\xff\xfe not utf-8\n" + json.dumps(_meeting(8)).encode() + b"\n"
+    tail = b"\n\xff\xfe not utf-8\n" + json.dumps(_meeting(8)).encode() + b"\n" + b"[" * 100_000 + b"\n"
+    data = "\n".join(lines).encode("utf-8") + tail
     path.write_bytes(data)
     tally = Tally()
     meetings = list(read_meetings(path, split="test", tally=tally))
     assert [m.meeting_id for m in meetings] == ["bad-0001", "bad-0009", "bad-0015"]
     assert [len(m.turns) for m in meetings] == [6, 6, 8]
     assert tally.to_json()["locations"] == {
-        "bad_json": ["bad.jsonl:3", "bad.jsonl:4", "bad.jsonl:14"],
+        "bad_json": ["bad.jsonl:3", "bad.jsonl:4", "bad.jsonl:14", "bad.jsonl:16"],
         "missing_field": [
             "bad.jsonl:5:meeting_transcripts",
             "bad.jsonl:6:meeting_transcripts[3].content",
@@ -193,7 +194,7 @@ def test_bad_lines_are_counted_with_their_location_and_good_meetings_read(tmp_pa
         "bad_topic_span": ["bad.jsonl:9:topic-00"],
     }
     counts = tally.counts
-    assert counts["meetings_read"] == 13 and counts["meetings_kept"] == 3
+    assert counts["meetings_read"] == 14 and counts["meetings_kept"] == 3
     assert counts["meetings_read"] == counts["meetings_kept"] + sum(
         counts[f"dropped:{r}"] for r in ("bad_json", "missing_field", "empty_transcript")
     )

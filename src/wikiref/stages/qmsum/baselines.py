@@ -17,8 +17,8 @@ tokens, turns with no word are never chosen) and returns the chosen turns in tra
   the whole turn that raises the recall most among the turns that still fit; when no whole turn fits
   and improves it, the turn whose cut (its first words, filling the budget exactly) raises it most is
   added; stop when nothing improves it. Candidates are the turns sharing at least one bigram with the
-  answer (a turn with none adds at most a bigram across a turn boundary; leaving them out keeps the
-  greedy at a few hundred candidates instead of ~575 per step on a QMSum transcript).
+  answer (a turn without one could only gain through the bigrams across its two boundaries; leaving
+  such turns out keeps about a third of a QMSum transcript's ~575 turns per greedy step).
 
 The DUC module's ORACLE is not reused as is: it works on DUC clusters, returns sentences in the order
 added and never cuts a sentence; here the transcript order and the cut are needed.
@@ -170,7 +170,12 @@ def summarize(rows: Iterable[Mapping], system: str, setting: str, max_words: int
     if setting not in SETTINGS:
         raise ValueError(f"unknown setting {setting!r}; known: {SETTINGS}")
     _check_budget(max_words)
-    return {row["id"]: summarize_row(row, system, setting, max_words) for row in rows}
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        if row["id"] in out:  # a second summary would silently replace the first
+            raise ValueError(f"duplicate row id {row['id']!r}")
+        out[row["id"]] = summarize_row(row, system, setting, max_words)
+    return out
 
 
 def rouge_recall(

@@ -51,7 +51,7 @@ from wikiref.schemas import QMSUM
 
 QUERY_TYPES = ("general", "specific")
 KEYS = ("topic_list", "general_query_list", "specific_query_list", "meeting_transcripts")
-# The keys (all strings, except the span lists) of an entry of each list.
+# The string keys of an entry of each list (topics and specific queries also have a relevant_text_span list).
 ENTRY_KEYS = {
     "topic_list": ("topic",),
     "general_query_list": ("query", "answer"),
@@ -237,7 +237,7 @@ def read_meetings(
 
 
 def _iter_meetings(path: Path, split: str, standin: bool, tally: Tally) -> Iterator[Meeting]:
-    name, stem = path.name, path.name.split(".", 1)[0]
+    name, stem = path.name, path.stem
     # Binary lines, decoded one by one: a stray invalid byte costs its line (bad_json), not the file.
     with open(path, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
@@ -247,7 +247,7 @@ def _iter_meetings(path: Path, split: str, standin: bool, tally: Tally) -> Itera
             where = f"{name}:{line_no}"
             try:
                 obj = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+            except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                 obj = None
             if not isinstance(obj, dict):
                 tally.drop("bad_json", where)
