@@ -9,8 +9,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wikiref.rouge.official import lcs
 from wikiref.rouge.official.options import Options, RougeError, make_options
-from wikiref.rouge.official.text import _ID_BITS, Summary, _Vocab, prepare, units_from_sentences
+from wikiref.rouge.official.text import Summary, _Vocab, prepare, units_from_sentences
 
 
 def ngram_counts(terms: Sequence[str], n: int) -> tuple[Counter, int]:
@@ -52,158 +53,77 @@ class _Grams:
         self.keys, self.counts, self.counter, self.total = keys, counts, counter, total
 
 
-def _ngram_grams(s: Summary, n: int) -> _Grams:
+def _pack_bits(summaries: Sequence[Summary]) -> int:
+    """Bits per term id when grams are packed into one int64: enough for the largest id of these summaries (the
+    summaries compared with each other must use the same width)."""
+    top = 1
+    for s in summaries:
+        top = max(top, _cached(s, "max-id", lambda s=s: int(s.term_ids.max()) if len(s.term_ids) else 0))
+    return top.bit_length()
+
+
+def _ngram_grams(s: Summary, n: int, bits: int) -> _Grams:
     import numpy as np
 
-    if s.ids is None or n > 3:
+    if n * bits > 63:  # does not fit one int64 (huge -n or vocabulary): Counters
         counter, total = ngram_counts(s.terms, n)
         return _Grams(None, None, counter, total)
-    a = s.ids
+    a = s.term_ids
     total = max(0, len(a) - n + 1)
     keys = a[:total].copy()
     for k in range(1, n):
-        keys = (keys << _ID_BITS) | a[k : k + total]
+        keys = (keys << bits) | a[k : k + total]
     uk, uc = np.unique(keys, return_counts=True)
     return _Grams(uk, uc, None, total)
 
 
-def _skip_grams(s: Summary, skip: int, unigrams: bool) -> _Grams:
+def _skip_grams(s: Summary, skip: int, unigrams: bool, bits: int) -> _Grams:
     import numpy as np
 
-    if s.ids is None:
+    if 2 * bits > 63:
         counter, total = skip_bigram_counts(s.terms, skip, unigrams)
         return _Grams(None, None, counter, total)
-    a = s.ids
+    a = s.term_ids
     n = len(a)
     parts = []
     total = 0
     if n >= 2:
         if unigrams:
-            parts.append(a[:-1] << _ID_BITS)
+            parts.append(a[:-1] << bits)  # (id, 0): ids start at 1, so no bigram packs to this
             total += n - 1
         max_gap = n - 1 if skip < 0 else min(n - 1, skip + 1)
         for k in range(1, max_gap + 1):
-            parts.append((a[:-k] << _ID_BITS) | a[k:])
+            parts.append((a[:-k] << bits) | a[k:])
             total += n - k
     keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     uk, uc = np.unique(keys, return_counts=True)
     return _Grams(uk, uc, None, total)
 
 
-def _grams_hits(model: _Grams, peer: _Grams, model_s: Summary, peer_s: Summary, kind: tuple) -> int:
+def _grams_hits(model: _Grams, peer: _Grams) -> int:
     import numpy as np
 
-    if model.keys is not None and peer.keys is not None:
-        mk, pk = model.keys, peer.keys
-        if not len(mk) or not len(pk):
-            return 0
-        idx = mk.searchsorted(pk)  # both sorted and unique
-        np.minimum(idx, len(mk) - 1, out=idx)
-        found = mk[idx] == pk
-        return int(np.minimum(model.counts[idx[found]], peer.counts[found]).sum())
-    # a vocabulary overflow happened between the two: count both with Counters
-    if kind[0] == "S":
-        mc = skip_bigram_counts(model_s.terms, kind[1], kind[2])[0]
-        pc = skip_bigram_counts(peer_s.terms, kind[1], kind[2])[0]
-    else:
-        mc = ngram_counts(model_s.terms, kind[1])[0]
-        pc = ngram_counts(peer_s.terms, kind[1])[0]
-    return _clipped_hits(mc, pc)
+    if model.keys is None:  # both counted with Counters (same packing width, same decision)
+        return _clipped_hits(model.counter, peer.counter)
+    mk, pk = model.keys, peer.keys
+    if not len(mk) or not len(pk):
+        return 0
+    idx = mk.searchsorted(pk)  # both sorted and unique
+    np.minimum(idx, len(mk) - 1, out=idx)
+    found = mk[idx] == pk
+    return int(np.minimum(model.counts[idx[found]], peer.counts[found]).sum())
 
 
-def _mark_path(moves: list[list[int]], m: int, n: int, mask: list[int]) -> None:
-    """markLCS: walk the moves back from (m, n) and mark the model positions of the diagonal steps."""
-    i, j = m, n
-    while i and j:
-        mv = moves[i - 1][j]
-        if mv == 1:
-            i -= 1
-            j -= 1
-            mask[i] = 1
-        elif mv == 2:
-            i -= 1
-        else:
-            j -= 1
-
-
-def _lcs_mark(model: Sequence[str], peer: Sequence[str], mask: list[int], weight: float | None = None) -> None:
-    """lcs_inner + markLCS: mark the model positions of one LCS (the script's tie-breaking); with ``weight``,
-    wlcs_inner: a match extending a run of k matches gains f(k + 1) - f(k), f(k) = k ** weight."""
-    m, n = len(model), len(peer)
-    if m == 0 or n == 0:
-        return
-    # f[k]: what a run of k matches is worth (k, or k ** weight)
-    f = range(n + 2) if weight is None else [_wpow(k, weight) for k in range(n + 2)]
-    # b: 1 = diagonal, 2 = up, 3 = left (row-major lists)
-    prev_c = [0] * (n + 1)
-    prev_l = [0] * (n + 1)
-    moves = []
-    for i in range(1, m + 1):
-        cur_c = [0] * (n + 1)
-        cur_l = [0] * (n + 1)
-        row = [0] * (n + 1)
-        mi = model[i - 1]
-        for j in range(1, n + 1):
-            if mi == peer[j - 1]:
-                k = prev_l[j - 1]
-                cur_c[j] = prev_c[j - 1] + f[k + 1] - f[k]
-                row[j] = 1
-                cur_l[j] = k + 1
-            elif prev_c[j] >= cur_c[j - 1]:
-                cur_c[j] = prev_c[j]
-                row[j] = 2
-            else:
-                cur_c[j] = cur_c[j - 1]
-                row[j] = 3
-        moves.append(row)
-        prev_c, prev_l = cur_c, cur_l
-    _mark_path(moves, m, n, mask)
-
-
-def _wpow(r: float, w: float) -> float:
-    if float(w).is_integer() and isinstance(r, int):
-        return float(r ** int(w))
-    return float(r) ** w
-
-
-def _lcs_hits(model_units, peer_units, model_uni: Counter, peer_uni: Counter) -> tuple[int, int]:
-    """lcs(): union-LCS hits per model sentence, clipped by the remaining unigram counts."""
-    hit = 0
-    base = 0
-    for mu in model_units:
-        mask = [0] * len(mu)
-        base += len(mu)
-        for pu in peer_units:
-            _lcs_mark(mu, pu, mask)
-        for j, tok in enumerate(mu):
-            if mask[j] == 1 and model_uni.get((tok,), 0) > 0 and peer_uni.get((tok,), 0) > 0:
-                hit += 1
-                model_uni[(tok,)] -= 1
-                peer_uni[(tok,)] -= 1
-    return hit, base
-
-
-def _wlcs_hits(model_units, peer_units, model_uni: Counter, peer_uni: Counter, weight: float):
-    hit = 0.0
-    base = 0.0
-    for mu in model_units:
-        mask = [0] * len(mu)
-        base += _wpow(len(mu), weight)
-        for pu in peer_units:
-            _lcs_mark(mu, pu, mask, weight)
-        run = 0
-        for j, tok in enumerate(mu):
-            if mask[j] == 1 and model_uni.get((tok,), 0) > 0 and peer_uni.get((tok,), 0) > 0:
-                run += 1
-                if j + 1 < len(mu) and mask[j + 1] == 0:  # noqa: SIM114 - the script's two branches
-                    hit += _wpow(run, weight)
-                    run = 0
-                elif j + 1 == len(mu):
-                    hit += _wpow(run, weight)
-                    run = 0
-                model_uni[(tok,)] -= 1
-                peer_uni[(tok,)] -= 1
-    return hit, base
+def _gram_kind(measure: str, opts: Options, bits: int):
+    """(cache key, counting function) of an n-gram or skip-bigram measure, None for LCS measures."""
+    if measure.startswith("ROUGE-S"):
+        unigrams = measure.startswith("ROUGE-SU")
+        skip = opts.skip if opts.skip is not None else -1
+        return ("S", skip, unigrams, bits), lambda s: _skip_grams(s, skip, unigrams, bits)
+    if measure.startswith("ROUGE-") and measure[6:].isdigit():
+        n = int(measure[6:])
+        return ("N", n, bits), lambda s: _ngram_grams(s, n, bits)
+    return None
 
 
 def perl_fixed5(x: float) -> str:
@@ -276,30 +196,26 @@ def _cached(summary: Summary, key, fn):
 
 def score_measure(measure: str, peer: Summary, models: Sequence[Summary], opts: Options) -> EvalScore:
     """One measure (``ROUGE-2``, ``ROUGE-L``, ``ROUGE-SU4``, ``ROUGE-W-1.2``...) for one evaluation."""
-    if measure.startswith("ROUGE-S"):
-        unigrams = measure.startswith("ROUGE-SU")
-        skip = opts.skip if opts.skip is not None else -1
-        key = ("S", skip, unigrams)
-        pg = _cached(peer, key, lambda: _skip_grams(peer, skip, unigrams))
+    kind = _gram_kind(measure, opts, _pack_bits([peer, *models]))
+    if kind is not None:
+        key, make = kind
+        pg = _cached(peer, key, lambda: make(peer))
         pc = pg.total
         per_model = []
         for m in models:
-            mg = _cached(m, key, lambda m=m: _skip_grams(m, skip, unigrams))
+            mg = _cached(m, key, lambda m=m: make(m))
             mc = mg.total
-            hit = _grams_hits(mg, pg, m, peer, key)
+            hit = _grams_hits(mg, pg)
             per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
         return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
     if measure == "ROUGE-L" or measure.startswith("ROUGE-W"):
         weighted = measure.startswith("ROUGE-W")
-        pu, pcount = _cached(peer, ("U", 1), lambda: ngram_counts(peer.terms, 1))
+        w = opts.wlcs if weighted else None
+        pcount = len(peer.terms)  # the peer's unigram count ("_cn_")
         per_model = []
         for m in models:
-            mu, _ = _cached(m, ("U", 1), lambda m=m: ngram_counts(m.terms, 1))
-            mu = Counter(mu)
-            pu_left = Counter(pu)  # the script renews the peer unigram counts per reference
+            hit, base = lcs.pair_hits(m, peer, w)
             if weighted:
-                w = opts.wlcs
-                hit, base = _wlcs_hits(m.unit_terms, peer.unit_terms, mu, pu_left, w)
                 if not base:
                     raise RougeError(
                         "ROUGE-W of a reference without tokens: ROUGE-1.5.5.pl dies here "
@@ -307,25 +223,12 @@ def score_measure(measure: str, peer: Summary, models: Sequence[Summary], opts: 
                     )
                 score = (hit / base) ** (1 / w)
                 # computeWLCSScore weights the (already weighted) base and the peer length again.
-                per_model.append((hit, _wpow(base, w), _wpow(pcount, w), score))
+                per_model.append((hit, lcs.wlcs_weight(base, w), lcs.wlcs_weight(pcount, w), score))
             else:
-                hit, base = _lcs_hits(m.unit_terms, peer.unit_terms, mu, pu_left)
                 per_model.append((hit, base, pcount, hit / base if base else 0.0))
         if weighted:
             hit, count, pc = _combine(per_model, opts.formula)
             return _finish(count, hit, pc, opts.alpha, inverse=opts.wlcs)
-        return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
-    if measure.startswith("ROUGE-"):
-        n = int(measure[6:])
-        key = ("N", n)
-        pg = _cached(peer, key, lambda: _ngram_grams(peer, n))
-        pc = pg.total
-        per_model = []
-        for m in models:
-            mg = _cached(m, key, lambda m=m: _ngram_grams(m, n))
-            mc = mg.total
-            hit = _grams_hits(mg, pg, m, peer, key)
-            per_model.append((hit, mc, pc, _round5(hit / mc) if mc else 0.0))
         return _finish(*_reorder(_combine(per_model, opts.formula)), opts.alpha)
     raise RougeError(f"unknown measure {measure!r}")
 
@@ -374,17 +277,10 @@ def score_measure_batch(
     measure: str, peers: Sequence[Summary], models: Sequence[Summary], opts: Options
 ) -> list[EvalScore]:
     """:func:`score_measure` for several peers against the same references."""
-    if measure.startswith("ROUGE-S"):
-        unigrams = measure.startswith("ROUGE-SU")
-        skip = opts.skip if opts.skip is not None else -1
-        key = ("S", skip, unigrams)
-        make = lambda s: _skip_grams(s, skip, unigrams)  # noqa: E731
-    elif measure.startswith("ROUGE-") and measure[6:].isdigit():
-        n = int(measure[6:])
-        key = ("N", n)
-        make = lambda s: _ngram_grams(s, n)  # noqa: E731
-    else:
+    kind = _gram_kind(measure, opts, _pack_bits([*peers, *models]))
+    if kind is None:
         return [score_measure(measure, p, models, opts) for p in peers]
+    key, make = kind
     mg = [_cached(m, key, lambda m=m: make(m)) for m in models]
     pg = [_cached(p, key, lambda p=p: make(p)) for p in peers]
     hits = _batch_hits(models, peers, key, mg, pg)

@@ -431,15 +431,17 @@ class _Vocab:
         return [t for t in map(cache.__getitem__, toks) if t is not None]
 
     def ids(self, terms: Sequence[str]):
-        """Integer ids of the terms (for numpy counting); None once the vocabulary outgrows 20 bits."""
+        """Integer ids (1, 2, ...) of the terms, one table per evaluation run: numpy int64."""
         import numpy as np
 
         table = self._ids
         for t in set(terms).difference(table):
             table[t] = len(table) + 1
-        if len(table) > _ID_MAX:
-            return None
         return np.fromiter(map(table.__getitem__, terms), dtype=np.int64, count=len(terms))
+
+    def packable(self) -> bool:
+        """Whether every id handed out so far fits the 20 bits the n-gram packing gives a term."""
+        return len(self._ids) <= _ID_MAX
 
 
 def _data_file(data_dir: str | None, name: str) -> str | None:
@@ -462,13 +464,32 @@ class Summary:
     unit_terms: list[list[str]]  # readText_LCS -> tokenizeText_LCS units
     empty: bool  # readText returned undef (the script warns "empty text")
     ids: object = None  # numpy int64 term ids (1..2^20-1) for vectorised counting, None: use Counters
+    term_ids: object = None  # numpy int64 ids of terms (any size; the same table as ids)
+    unit_ids: object = None  # numpy int64 ids of the unit_terms, concatenated (for the LCS kernels)
+    unit_off: object = None  # numpy int64 sentence bounds in unit_ids (len(unit_terms) + 1)
     _cache: dict = dataclasses.field(default_factory=dict, repr=False)
 
 
 def prepare(units: Sequence[str], opts: Options, vocab: _Vocab) -> Summary:
+    import numpy as np
+
     text = truncated_text(units, opts.length, opts.bytes)
     terms = vocab.terms(text)
     unit_terms: list[list[str]] = []
+    unit_ids = unit_off = None
     if opts.lcs or opts.wlcs is not None:
         unit_terms = [vocab.terms(u) for u in truncated_units(units, opts.length, opts.bytes)]
-    return Summary(terms=terms, unit_terms=unit_terms, empty=text is None, ids=vocab.ids(terms))
+        # the tokens are interned once here, so the LCS kernels compare ints
+        unit_ids = vocab.ids([t for u in unit_terms for t in u])
+        unit_off = np.zeros(len(unit_terms) + 1, dtype=np.int64)
+        unit_off[1:] = np.cumsum([len(u) for u in unit_terms])
+    term_ids = vocab.ids(terms)
+    return Summary(
+        terms=terms,
+        unit_terms=unit_terms,
+        empty=text is None,
+        ids=term_ids if vocab.packable() else None,
+        term_ids=term_ids,
+        unit_ids=unit_ids,
+        unit_off=unit_off,
+    )
