@@ -20,11 +20,23 @@ stop words, ROUGE-N/L/W/S/SU, -f A (pooled references) / B (best reference), -p 
 The averages and confidence intervals come from the script's bootstrap with the same random numbers
 (Perl's built-in drand48 seeded with srand(i)), so they match too.
 
+--jobs N (not a script flag): score the evaluations in N processes; the output is byte-identical to --jobs 1.
+
 Flags accepted but without effect: -v (no debug dump). -e DIR only replaces the stop-word list and the
 WordNet *.exc lists when DIR holds them (the Berkeley DB file is never needed). Not supported (clear
 error): -3 (Basic Elements), -M (stem models only). -h/-H print this help.
 Known difference: when two evaluation ids have the same leading number (e.g. '2-1' and '2-3'), the
 script prints their -d lines in Perl hash order (random per run); here they are sorted by id."""
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs needs a whole number >= 1, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--jobs needs a whole number >= 1, got {text!r}")
+    return n
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["metavar"] = action.metavar
         parser.add_argument(*action.option_strings, **kwargs)
     parser.add_argument("-H", action="help", help="same as -h")
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="score the evaluations in N processes (default 1); the output is the same as with 1",
+    )
     parser.add_argument("config", help="ROUGE evaluation configuration (XML), or a file list with -z")
     parser.add_argument("system_id", nargs="?", help="the peer to evaluate (needed unless -a or -z)")
     # getopts takes the next word as an option's value even when it looks like a negative number
@@ -70,7 +89,7 @@ def main(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 2
-        results = evaluate(evals, peer_ids, opts, data_dir=args.e)
+        results = evaluate(evals, peer_ids, opts, data_dir=args.e, jobs=args.jobs)
     except RougeError as exc:
         print(f"wikiref rouge155: {exc}", file=sys.stderr)
         return 2

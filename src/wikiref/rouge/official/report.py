@@ -201,21 +201,19 @@ class _SummaryCache:
         return s
 
 
-def evaluate(
+def _score_evals(
     evals: Sequence[Eval],
     peer_ids: Sequence[str],
     opts: Options,
-    *,
-    data_dir: str | None = None,
-    warn: Callable[[str], None] | None = None,
-) -> list[MeasureResult]:
-    """Score every peer in ``peer_ids`` on every evaluation; one result per (peer, measure) in the
-    script's order. (The work is done evaluation by evaluation, all peers of one evaluation at once.)"""
-    warn = warn or (lambda msg: print(msg, file=sys.stderr))
-    vocab = _Vocab(opts, data_dir)
-    cache = _SummaryCache(opts, vocab, warn)
+    data_dir: str | None,
+    warn: Callable[[str], None],
+    warn_read: Callable[[str], None],
+) -> list[tuple]:
+    """Score the peers on these evaluations, in order: [(peer id, measure, test id, EvalScore)]. ``warn`` gets the
+    missing-peer warnings, ``warn_read`` the empty-text ones (emitted once per summary file)."""
+    cache = _SummaryCache(opts, _Vocab(opts, data_dir), warn_read)
     measures = opts.measures()
-    per: dict = {(pid, m): {} for pid in peer_ids for m in measures}
+    out: list[tuple] = []
     checked: set = set()
     for ev in evals:
         present = []
@@ -236,7 +234,104 @@ def evaluate(
         models = [cache.get(mp, ev.fmt) for mp in model_paths]
         for measure in measures:
             for pid, sc in zip(present, score_measure_batch(measure, peers, models, opts)):
-                per[(pid, measure)].setdefault(f"{ev.id}.{pid}", sc)
+                out.append((pid, measure, f"{ev.id}.{pid}", sc))
+    return out
+
+
+def _score_chunk(args) -> tuple[list, list, RougeError | None]:
+    """Worker of ``evaluate(jobs > 1)``: one run of consecutive evaluations. The warnings are recorded (in order,
+    the empty-text ones tagged so the parent prints each file's once) and a RougeError is handed back, so the parent
+    reproduces the serial run's stderr and failure exactly."""
+    evals, peer_ids, opts, data_dir = args
+    events: list[tuple[bool, str]] = []
+    try:
+        scored = _score_evals(
+            evals,
+            peer_ids,
+            opts,
+            data_dir,
+            lambda msg: events.append((False, msg)),
+            lambda msg: events.append((True, msg)),
+        )
+    except RougeError as exc:
+        return events, [], exc
+    return events, scored, None
+
+
+def _chunks(evals: Sequence[Eval], peer_ids: Sequence[str], parts: int) -> list[list[Eval]]:
+    """Consecutive runs of evaluations with about the same work each (peers x references per evaluation);
+    consecutive, so one topic's jackknife evaluations (the same summaries) mostly stay in one process."""
+    wanted = set(peer_ids)
+    cost = [max(1, len(wanted & ev.peers.keys()) * max(1, len(ev.model_ids))) for ev in evals]
+    total = sum(cost)
+    out: list[list[Eval]] = [[]]
+    acc = 0
+    for ev, c in zip(evals, cost):
+        if out[-1] and acc >= total * len(out) / parts and len(out) < parts:
+            out.append([])
+        out[-1].append(ev)
+        acc += c
+    return out
+
+
+def _warm_kernels(opts: Options) -> None:
+    """Load the compiled LCS kernels before forking, so the workers inherit them instead of each loading them."""
+    if opts.lcs or opts.wlcs is not None:
+        from wikiref.rouge.official import lcs
+
+        if lcs.fast_available() and not lcs.REFERENCE:
+            lcs.union_marks([[1]], [[1]])
+            lcs.union_marks([[1]], [[1]], 1.0)
+
+
+def _score_parallel(evals, peer_ids, opts, data_dir, warn, jobs: int) -> list[tuple]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _warm_kernels(opts)
+    # fork where there is one (the workers inherit the loaded modules and kernels); spawn elsewhere
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    parts = _chunks(evals, peer_ids, jobs * 4)  # more parts than workers: an early finisher takes another
+    scored: list[tuple] = []
+    read_warned: set = set()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        for events, part, error in pool.map(_score_chunk, [(c, list(peer_ids), opts, data_dir) for c in parts]):
+            for is_read, msg in events:
+                if is_read:
+                    if msg in read_warned:  # another part already read this file (the serial run warns once)
+                        continue
+                    read_warned.add(msg)
+                warn(msg)
+            if error is not None:
+                raise error
+            scored.extend(part)
+    return scored
+
+
+def evaluate(
+    evals: Sequence[Eval],
+    peer_ids: Sequence[str],
+    opts: Options,
+    *,
+    data_dir: str | None = None,
+    warn: Callable[[str], None] | None = None,
+    jobs: int = 1,
+) -> list[MeasureResult]:
+    """Score every peer in ``peer_ids`` on every evaluation; one result per (peer, measure) in the
+    script's order. (The work is done evaluation by evaluation, all peers of one evaluation at once.)
+    ``jobs`` > 1: the evaluations are scored in that many processes; same results, same warnings."""
+    if not isinstance(jobs, int) or jobs < 1:
+        raise RougeError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    measures = opts.measures()
+    if jobs == 1 or len(evals) < 2:
+        scored = _score_evals(evals, peer_ids, opts, data_dir, warn, warn)
+    else:
+        scored = _score_parallel(evals, peer_ids, opts, data_dir, warn, jobs)
+    per: dict = {(pid, m): {} for pid in peer_ids for m in measures}
+    for pid, measure, test_id, sc in scored:
+        per[(pid, measure)].setdefault(test_id, sc)
     results = []
     for pid in peer_ids:
         for measure in measures:
