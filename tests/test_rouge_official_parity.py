@@ -191,3 +191,35 @@ def test_file_list_mode_and_isi_format_match_the_script(perl_release, tmp_path):
     cfg = tmp_path / "isi.xml"
     cfg.write_text("\n".join(xml + ["</ROUGE_EVAL>"]) + "\n")
     assert_same(run_perl_rouge(perl_release, cfg, o.DUC_FLAGS + " -a -d"), python_report(cfg, o.DUC_FLAGS + " -a -d"))
+
+
+WEIGHTED_FLAG_SETS = [
+    "-n 4 -w 1.2 -m -2 4 -u -c 95 -r 100 -f A -p 0.5 -t 0",  # NIST's DUC 2006/2007 flags (fewer resamples)
+    "-n 1 -w 1.5 -m -f B -r 20 -l 60",
+    "-x -w 2 -m -s -r 20",
+    "-n 1 -w 0.5 -r 20 -b 200",
+    "-n 2 -w 3 -t 1 -r 20",
+]
+
+
+@pytest.mark.parametrize("case", range(len(WEIGHTED_FLAG_SETS)))
+def test_weighted_lcs_matches_the_script(perl_release, tmp_path, case):
+    """ROUGE-W at several weights (and ROUGE-L beside it) on random configurations, scored by the kernels."""
+    flags = WEIGHTED_FLAG_SETS[case]
+    cfg = make_config(tmp_path, 2000 + case, non_empty_models=True)
+    assert_same(run_perl_rouge(perl_release, cfg, flags + " -a -d"), python_report(cfg, flags + " -a -d"))
+
+
+def test_long_sentences_match_the_script(perl_release, tmp_path):
+    """Sentences of a few hundred tokens from a small vocabulary (many repeated tokens, several 64-bit words per
+    bit-parallel row), for ROUGE-L and ROUGE-W."""
+    rng = random.Random(41)
+
+    def long_summary() -> list[str]:
+        out = [" ".join(rng.choice(WORDS[:40]) for _ in range(rng.randint(120, 260)))]
+        return out + random_summary(rng, non_empty=True)[:3]
+
+    texts = [({"1": long_summary(), "2": long_summary()}, [long_summary(), long_summary()]) for _ in range(2)]
+    cfg = make_config(tmp_path, 9, fmt="SPL", jackknife=False, texts=texts)
+    for flags in ("-n 1 -w 1.2 -m -r 20", "-n 1 -w 2 -r 20 -f B"):
+        assert_same(run_perl_rouge(perl_release, cfg, flags + " -a -d"), python_report(cfg, flags + " -a -d"))
