@@ -1,11 +1,23 @@
-"""Speed of `wikiref rouge155` against ROUGE-1.5.5.pl on the same configuration, same run.
+"""Speed of `wikiref rouge155` against ROUGE-1.5.5.pl: same configuration, same run, three flag sets side by side.
 
-A DUC-shaped evaluation: T topics, 4 reference summaries each, S systems (peers) per topic, every
-summary about 250 words, the paper's flags (-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0
--l 250 -a -d). Both commands run as subprocesses (so the Python timing includes interpreter start
-and imports) and their outputs are compared. Prints one JSON line.
+A DUC-shaped evaluation: T topics, 4 reference summaries each, S systems (peers) per topic, every summary about 250
+words (default 40 x 36 = 1,440 peer summaries, DUC 2006's size), scored with
 
-    python bench/rouge155.py --topics 50 --systems 8     # 400 peer summaries
+    paper    -n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250 -a -d   (the paper's flags, no ROUGE-L)
+    rouge-l  -n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -a -d            (ROUGE-L on)
+    nist     -n 4 -w 1.2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -a -d     (NIST's own DUC 2006/2007 flags)
+
+Both commands run as subprocesses, one at a time, so the wikiref figures include interpreter start, imports and
+loading the compiled LCS kernels; wall-clock and CPU seconds (user + sys of the child) are both reported (on a
+shared machine the CPU ratio is the steadier one). Before timing, wikiref scores a 1-topic configuration once
+(untimed, reported as warmup_s): numba compiles the kernels on the first run on a machine and caches them on disk.
+
+Every output line of the two programs is compared. Prints one JSON line (per flag set: seconds, ratios, lines
+compared, differing lines) and exits 1 when any line differs (0 without perl: wikiref is timed alone).
+
+    python bench/rouge155.py                              # DUC size; the Perl runs take about 15 minutes
+    python bench/rouge155.py --topics 3 --systems 4       # seconds
+    python bench/rouge155.py --flagsets nist --jobs 2     # one flag set, wikiref in 2 processes
 """
 
 from __future__ import annotations
@@ -19,8 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from wikiref.rouge import official as o
-from wikiref.rouge.parity import parse_report, perl_rouge_available, prepare_perl_rouge, run_perl_rouge
+from wikiref.rouge.parity import perl_rouge_available, prepare_perl_rouge, run_perl_rouge
+
+FLAG_SETS = {
+    "paper": "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250 -a -d",
+    "rouge-l": "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -a -d",
+    "nist": "-n 4 -w 1.2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -a -d",
+}
 
 _SYL = [
     "ka",
@@ -121,63 +138,101 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def main() -> int:
+def timed(fn, *args) -> tuple[str, float, float]:
+    """(stdout, wall seconds, CPU seconds of the child processes) of ``fn(*args)``."""
+    cpu0 = _children_cpu()
+    t0 = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t0, _children_cpu() - cpu0
+
+
+def run_wikiref(cfg: Path, flags: str, jobs: int) -> str:
+    cmd = [sys.executable, "-m", "wikiref", "rouge155", "--jobs", str(jobs), *flags.split(), str(cfg)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"wikiref rouge155 failed ({res.returncode}): {res.stderr[-2000:]}")
+    return res.stdout
+
+
+def run_perl(release: Path, cfg: Path, flags: str) -> str:
+    return run_perl_rouge(release, cfg, flags)
+
+
+def compare_lines(perl: str, py: str) -> dict:
+    """Line-by-line comparison: lines compared, how many differ (a missing or extra line counts), the first one."""
+    a, b = perl.splitlines(), py.splitlines()
+    differing = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    if first is None and len(a) != len(b):
+        first = min(len(a), len(b))
+    out = {"lines": len(a), "differing_lines": differing}
+    if first is not None:
+        out["first_difference"] = {
+            "line": first + 1,
+            "perl": a[first] if first < len(a) else None,
+            "wikiref": b[first] if first < len(b) else None,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--topics", type=int, default=50)
-    ap.add_argument("--systems", type=int, default=8)
+    ap.add_argument("--topics", type=int, default=40)
+    ap.add_argument("--systems", type=int, default=36)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jackknife", action="store_true", help="NIST-style jackknife evaluation list")
-    ap.add_argument("--flags", default=o.DUC_FLAGS + " -a -d")
+    ap.add_argument("--jackknife", action="store_true", help="NIST-style jackknife evaluation list (4x the work)")
+    ap.add_argument("--jobs", type=int, default=1, help="wikiref rouge155 --jobs (default 1: one core)")
+    ap.add_argument("--flagsets", default=",".join(FLAG_SETS), help=f"comma-separated subset of {list(FLAG_SETS)}")
     ap.add_argument("--work", help="folder for the generated files and the Perl copy (default: a temp dir)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.flagsets.split(",") if n.strip()]
+    unknown = [n for n in names if n not in FLAG_SETS]
+    if unknown or not names:
+        ap.error(f"--flagsets: unknown {unknown}; choose from {list(FLAG_SETS)}")
+    if args.topics < 1 or args.systems < 1 or args.jobs < 1:
+        ap.error("--topics, --systems and --jobs must be >= 1")
     reason = perl_rouge_available()
+    rec: dict = {
+        "bench": "rouge155",
+        "topics": args.topics,
+        "systems": args.systems,
+        "models": 4,
+        "peers": args.topics * args.systems,
+        "jackknife": args.jackknife,
+        "jobs": args.jobs,
+        "perl": f"unavailable: {reason}" if reason else "ROUGE-1.5.5.pl",
+    }
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp)
-        cfg = build(
-            work / f"eval-{args.topics}x{args.systems}{'-jk' if args.jackknife else ''}",
-            args.topics,
-            args.systems,
-            args.seed,
-            args.jackknife,
-        )
+        tag = f"{args.topics}x{args.systems}-s{args.seed}{'-jk' if args.jackknife else ''}"
+        cfg = build(work / f"eval-{tag}", args.topics, args.systems, args.seed, args.jackknife)
+        warm = build(work / f"warmup-{tag}", 1, 2, args.seed + 1)
+        _, rec["warmup_s"], _ = timed(run_wikiref, warm, FLAG_SETS["nist"], 1)
         release = None if reason else prepare_perl_rouge(work / "perl")
-        py_cmd = [sys.executable, "-m", "wikiref", "rouge155", *args.flags.split(), str(cfg)]
-        cpu0 = _children_cpu()
-        t0 = time.perf_counter()
-        py = subprocess.run(py_cmd, capture_output=True, text=True, check=True).stdout
-        t_py = time.perf_counter() - t0
-        cpu_py = _children_cpu() - cpu0
-        rec = {
-            "bench": "rouge155",
-            "topics": args.topics,
-            "systems": args.systems,
-            "jackknife": args.jackknife,
-            "peer_summaries": args.topics * args.systems,
-            "flags": args.flags,
-            "python_s": round(t_py, 3),
-        }
-        if reason:
-            rec["perl"] = f"unavailable: {reason}"
-        else:
-            cpu0 = _children_cpu()
-            t0 = time.perf_counter()
-            perl = run_perl_rouge(release, cfg, args.flags)
-            t_perl = time.perf_counter() - t0
-            cpu_perl = _children_cpu() - cpu0
-            a, b = parse_report(perl), parse_report(py)
-            rec.update(
-                perl_s=round(t_perl, 3),
-                speedup=round(t_perl / t_py, 1),
-                python_cpu_s=round(cpu_py, 3),
-                perl_cpu_s=round(cpu_perl, 3),
-                cpu_speedup=round(cpu_perl / cpu_py, 1),
-                identical_output=perl == py,
-                per_eval_lines=len(a["eval"]),
-                per_eval_equal=a["eval"] == b["eval"],
-                averages_equal=a["avg"] == b["avg"],
-            )
+        rows = []
+        for name in names:
+            flags = FLAG_SETS[name]
+            py, py_s, py_cpu = timed(run_wikiref, cfg, flags, args.jobs)
+            row = {"name": name, "flags": flags, "wikiref_s": round(py_s, 2), "wikiref_cpu_s": round(py_cpu, 2)}
+            if release is not None:
+                perl, perl_s, perl_cpu = timed(run_perl, release, cfg, flags)
+                row.update(
+                    perl_s=round(perl_s, 2),
+                    perl_cpu_s=round(perl_cpu, 2),
+                    ratio=round(perl_s / py_s, 1),
+                    cpu_ratio=round(perl_cpu / py_cpu, 1),
+                    **compare_lines(perl, py),
+                )
+                row["identical"] = row["differing_lines"] == 0
+            else:
+                row["lines"] = len(py.splitlines())
+            rows.append(row)
+            print(f"# {name}: {row}", file=sys.stderr, flush=True)  # progress: the Perl runs take minutes
+        rec["warmup_s"] = round(rec["warmup_s"], 2)
+        rec["flagsets"] = rows
+        rec["identical"] = None if release is None else all(r["identical"] for r in rows)
     print(json.dumps(rec))
-    return 0
+    return 1 if rec["identical"] is False else 0
 
 
 if __name__ == "__main__":
