@@ -41,9 +41,11 @@ include: "workflow/rules/qmdsir.smk"
 include: "workflow/rules/wcep.smk"
 include: "workflow/rules/psg2sum.smk"
 include: "workflow/rules/duc.smk"
+include: "workflow/rules/qmsum.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/ablations.smk"
+include: "workflow/rules/compare.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -44,9 +44,11 @@ def test_registry_shape(repo):
         "wcep",
         "psg2sum",
         "duc",
+        "qmsum",
         "pretrain",
         "finetune",
         "ablations",
+        "compare",
         "report",
     ]
     doc = dvc_yaml_dict(params)

@@ -169,9 +169,33 @@ ABLATIONS_WIKIREF_RESULT = f"{ABLATIONS_RESULTS}/wikiref/{{aug}}.json"
 ABLATIONS_DUC_RESULT = f"{ABLATIONS_RESULTS}/duc/{{aug}}/{{duc}}.json"
 ABLATIONS_METRICS = f"{METRICS}/ablations.json"
 
+# ------------------------------------------------------------------------------------------- qmsum
+QMSUM_STANDIN = "resources/qmsum-standin/qmsum_standin.jsonl"
+QMSUM_DIR = f"{DATA}/qmsum"
+QMSUM_SPLIT = f"{QMSUM_DIR}/{{split}}.parquet"
+QMSUM_STATS = f"{QMSUM_DIR}/stats.json"
+QMSUM_METRICS = f"{METRICS}/qmsum.json"
+QMSUM_TABLE = f"{TABLES}/qmsum_baselines"
+QMSUM_BASELINES_METRICS = f"{METRICS}/qmsum_baselines.json"
+
+# ----------------------------------------------------------------------------------------- compare
+COMPARE_ORACLE_DIR = f"{DATA}/compare/oracle"
+COMPARE_ORACLE_FILE = f"{COMPARE_ORACLE_DIR}/{{source}}/{{split}}.parquet"
+COMPARE_MODELS_DIR = f"{MODELS}/compare"
+COMPARE_MODEL_DIR = f"{COMPARE_MODELS_DIR}/{{cell}}"
+COMPARE_MODEL = f"{COMPARE_MODEL_DIR}/model.safetensors"
+COMPARE_WORK_DIR = f"{COMPARE_MODELS_DIR}/work/{{cell}}"  # fine-tuned copies (only their training.json is kept)
+COMPARE_RESULTS = f"{RESULTS}/compare"
+COMPARE_ORACLE_METRICS = f"{COMPARE_RESULTS}/oracle/{{source}}.json"
+COMPARE_PRETRAIN_RESULT = f"{COMPARE_RESULTS}/pretrain/{{cell}}.json"
+COMPARE_DUC_RESULT = f"{COMPARE_RESULTS}/duc/{{cell}}.json"
+COMPARE_QMSUM_RESULT = f"{COMPARE_RESULTS}/qmsum/{{cell}}.json"
+COMPARE_TABLE = f"{TABLES}/compare_sources"
+COMPARE_METRICS = f"{METRICS}/compare.json"
+
 # ------------------------------------------------------------------------------------------ report
 REPORT_TABLE_STEMS = ("table8_pooling", "table9_subnetworks", "paper_comparison", "paper_claims")
-REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref_quality")
+REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref_quality", "fig_compare_sources")
 REPORT_INDEX = f"{RESULTS}/README.md"
 REPORT_HTML = f"{RESULTS}/report/tables.html"
 REPORT_METRICS = f"{METRICS}/report.json"

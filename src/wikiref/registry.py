@@ -177,6 +177,48 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     # A cell gets these without the grid lists (wikiref.stages.ablations.cell_params_json).
     ("ablations", "cell"): ("seed", "model", "pretrain", "finetune", "duc", "ablations"),
     ("ablations", "collect"): ("profile", "seed", "model", "pretrain", "finetune", "duc", "ablations"),
+    ("qmsum", "standin"): ("seed", "qmsum.standin_meetings"),
+    ("qmsum", "prepare"): ("seed", "qmsum.files", "qmsum.standin", "qmsum.resplit", "qmsum.with_speaker"),
+    ("qmsum", "baselines"): ("profile", "seed", "qmsum"),
+    # The source comparison. A cell job gets pretrain.variants / finetune.settings as placeholders (it makes
+    # its own: wikiref.stages.compare.cell_param_replacements), and only the compare keys it reads, so adding
+    # a budget or toggling a benchmark reruns only the jobs that change.
+    ("compare", "oracle"): ("oracle",),
+    ("compare", "pretrain"): (
+        "seed",
+        "model",
+        "pretrain",
+        "compare.sources",  # with equal.examples null, N = the smallest training split among these
+        "compare.union",
+        "compare.head",
+        "compare.pooling",
+        "compare.equal",
+        "compare.natural",
+        "compare.budget",
+    ),
+    ("compare", "duc"): (
+        "seed",
+        "model",
+        "pretrain",
+        "finetune",
+        "duc",
+        "compare.head",
+        "compare.pooling",
+        "compare.budget",
+        "compare.duc",
+    ),
+    ("compare", "qmsum"): (
+        "seed",
+        "model",
+        "pretrain",
+        "finetune",
+        "qmsum",
+        "compare.head",
+        "compare.pooling",
+        "compare.budget",
+        "compare.qmsum",
+    ),
+    ("compare", "table"): ("profile", "seed", "model", "duc", "qmsum", "compare"),
     ("report", "run"): ("profile", "report"),
 }
 
@@ -457,6 +499,41 @@ def _ablations(c: Mapping) -> Stage:
     )
 
 
+def _qmsum(c: Mapping) -> Stage:
+    # QMSum (open benchmark): the STAND-IN is built on every machine (standin true/auto) so dvc.yaml does not
+    # depend on whether the real files exist; the real files, read when present, are outside what DVC tracks
+    # unless the profile names them without a STAND-IN (paper).
+    q = c["qmsum"]
+    build_standin = q["standin"] in (True, "auto")
+    real = tuple(f for f in q["files"].values() if f) if q["standin"] is False else ()
+    return Stage(
+        "qmsum",
+        jobs=_jobs("qmsum", *(("standin",) if build_standin else ()), "prepare", "baselines"),
+        deps=real,
+        outs=((L.QMSUM_STANDIN,) if build_standin else ()) + (L.QMSUM_DIR,) + L.table_files(L.QMSUM_TABLE),
+        metrics=(L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS),
+        targets=tuple(L.QMSUM_SPLIT.format(split=s) for s in L.SPLITS)
+        + (L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS, f"{L.QMSUM_TABLE}.md"),
+    )
+
+
+def _compare(c: Mapping) -> Stage:
+    # Every source on the common schema -> per-source oracle -> one pre-training run per (source, budget)
+    # cell -> DUC (transfer + held-out-year fine-tuning) and QMSum -> the comparison table and metrics.
+    from wikiref.stages import compare
+
+    sources = compare.compared_sources(c)
+    return Stage(
+        "compare",
+        jobs=_jobs("compare", "oracle", "pretrain", "duc", "qmsum", "table"),
+        deps=tuple(L.SOURCE_DIR.format(source=s) for s in sources)
+        + (L.DUC_DIR, L.DUC_BASELINES_METRICS, L.QMSUM_DIR, L.QMSUM_BASELINES_METRICS),
+        outs=(L.COMPARE_ORACLE_DIR, L.COMPARE_MODELS_DIR, L.COMPARE_RESULTS) + L.table_files(L.COMPARE_TABLE),
+        metrics=(L.COMPARE_METRICS,),
+        targets=L.table_files(L.COMPARE_TABLE) + (L.COMPARE_METRICS,),
+    )
+
+
 def _report(c: Mapping) -> Stage:
     # Tables VIII-IX, Figs. 4-6, the paper comparison and results/README.md; its deps (every other
     # stage's tables and metrics) are filled in by stages().
@@ -487,9 +564,11 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _wcep,
     _psg2sum,
     _duc,
+    _qmsum,
     _pretrain,
     _finetune,
     _ablations,
+    _compare,
     _report,
 )
 NAMES = tuple(f.__name__.lstrip("_") for f in DECLARATIONS)

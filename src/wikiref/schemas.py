@@ -67,6 +67,19 @@ ORACLE = pa.schema(
     ]
 )
 
+# compare: data/compare/oracle/<source>/<split>.parquet, the oracle of any source on the common example
+# schema: the ORACLE columns over the pooled sentences of all documents (in document order; statement =
+# the summary sentences joined), plus where each document starts (doc_lengths) and provenance.
+ORACLE_SOURCE = pa.schema(
+    list(ORACLE)
+    + [
+        ("source", pa.string()),
+        ("doc_lengths", pa.list_(pa.int32())),  # sentences per document, in order (sum = len(doc_sentences))
+        ("doc_ids", STRINGS),
+        ("standin", pa.bool_()),
+    ]
+)
+
 # duc: data/duc/<year>.parquet, one row per (topic, document)
 DUC = pa.schema(
     [
@@ -166,6 +179,7 @@ TABLES = {
     "raw": RAW,
     "curated": CURATED,
     "oracle": ORACLE,
+    "oracle_source": ORACLE_SOURCE,
     "duc": DUC,
     "example": EXAMPLE,
     "qmdscnn_articles": QMDSCNN_ARTICLES,

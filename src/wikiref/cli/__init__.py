@@ -30,10 +30,12 @@ COMMANDS: list[tuple[str, str]] = [
     ("wcep", "wcep"),
     ("psg2sum", "psg2sum"),
     ("duc", "duc"),
+    ("qmsum", "qmsum"),
     ("pretrain", "pretrain"),
     ("finetune", "finetune"),
     ("rouge155", "rouge155"),
     ("ablations", "ablations"),
+    ("compare", "compare"),
     ("report", "report"),
     ("params", "params"),
     ("dvc-yaml", "dvc_yaml"),
@@ -117,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(see `snakemake -n` for the DAG); run `wikiref <stage> --help` for its jobs, inputs and outputs."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Stages in order: sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> pretrain -> finetune -> ablations -> report",
+        epilog="Stages in order: sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> qmsum -> pretrain -> finetune -> ablations -> compare -> report",
     )
     parser.add_argument("--version", action="version", version=f"wikiref {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

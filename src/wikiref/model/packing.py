@@ -20,6 +20,13 @@ therefore appear in several windows). Each sentence is scored in exactly one win
   and the most of its other tokens (ties: earlier window); it is flagged ``partial`` and counted.
 
 Windows in which no sentence is scored are dropped (they would only cost compute).
+
+**Multi-document examples** (QmdsCnn, QmdsIr, WCEP, DUC clusters on the common example schema) are
+packed as one sentence sequence in document order, with a document boundary after the last sentence of
+every document but the final one: one extra [SEP] token, so ``... s_k [SEP] [SEP] [CLS] s_k+1 ...``
+marks where a document ends (BERT has two token types only, already used for query vs document).
+The boundary token is planned as part of the sentence before it (the sentence is "complete" only
+with its boundary in the window), but it is not part of the sentence's span, so pooling never sees it.
 The core (:func:`plan_windows`) works on token counts only, so it is tested with hand-computed cases.
 """
 
@@ -135,6 +142,7 @@ class PackStats:
     dropped_windows: int = 0  # windows in which no sentence is scored
     truncated_queries: int = 0
     deep_queries: int = 0  # queries with more levels than [L#] markers (extra levels reuse the last one)
+    document_boundaries: int = 0  # boundary tokens between the documents of multi-document examples
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -199,9 +207,18 @@ class Packer:
         return ids + [self.sep_id]
 
     def pack(
-        self, query: Sequence[str], sentences: Sequence[str], example: int = 0, stats: PackStats | None = None
+        self,
+        query: Sequence[str],
+        sentences: Sequence[str],
+        example: int = 0,
+        stats: PackStats | None = None,
+        doc_lengths: Sequence[int] | None = None,
     ) -> list[PackedWindow]:
+        """Windows of one example. ``doc_lengths``: sentences per document, in order (their sum is
+        ``len(sentences)``); a boundary [SEP] follows every document but the last (module docstring).
+        None = one document."""
         stats = stats if stats is not None else PackStats()
+        ends = document_ends(doc_lengths, len(sentences))
         stats.examples += 1
         q = self.query_ids(query, stats)
         if len(sentences) == 0:
@@ -215,8 +232,11 @@ class Packer:
             )
         doc: list[int] = []
         lengths = []
-        for ids in self._tokenize(sentences):
+        for j, ids in enumerate(self._tokenize(sentences)):
             wrapped = [self.cls_id, *ids, self.sep_id]
+            if j in ends:
+                wrapped.append(self.sep_id)
+                stats.document_boundaries += 1
             doc.extend(wrapped)
             lengths.append(len(wrapped))
         plan = plan_windows(lengths, budget, self.stride)
@@ -235,7 +255,9 @@ class Packer:
             pw = windows[slot.window]
             w_start = plan.windows[slot.window][0]
             pw.sentences.append(j)
-            pw.spans.append((len(q) + slot.start - w_start, len(q) + slot.end - w_start))
+            # The boundary token after a document's last sentence is not part of the sentence.
+            end = slot.end - 1 if (j in ends and slot.complete) else slot.end
+            pw.spans.append((len(q) + slot.start - w_start, len(q) + end - w_start))
             pw.partial.append(not slot.complete)
             stats.partial_sentences += int(not slot.complete)
         stats.sentences += len(plan.slots)
@@ -244,12 +266,29 @@ class Packer:
         stats.dropped_windows += len(windows) - len(kept)
         return kept
 
-    def pack_many(
-        self, examples: Sequence[tuple[Sequence[str], Sequence[str]]]
-    ) -> tuple[list[PackedWindow], PackStats]:
-        """Pack (query, sentences) pairs; ``PackedWindow.example`` is the position in ``examples``."""
+    def pack_many(self, examples: Sequence[Sequence]) -> tuple[list[PackedWindow], PackStats]:
+        """Pack (query, sentences) pairs or (query, sentences, doc_lengths) triples;
+        ``PackedWindow.example`` is the position in ``examples``."""
         stats = PackStats()
         out: list[PackedWindow] = []
-        for i, (query, sentences) in enumerate(examples):
-            out.extend(self.pack(query, sentences, example=i, stats=stats))
+        for i, ex in enumerate(examples):
+            query, sentences = ex[0], ex[1]
+            doc_lengths = ex[2] if len(ex) > 2 else None
+            out.extend(self.pack(query, sentences, example=i, stats=stats, doc_lengths=doc_lengths))
         return out, stats
+
+
+def document_ends(doc_lengths: Sequence[int] | None, n_sentences: int) -> frozenset[int]:
+    """Indices of the sentences followed by a document boundary (the last sentence of every document
+    but the final one); raises ValueError when the lengths do not add up to ``n_sentences``."""
+    if doc_lengths is None:
+        return frozenset()
+    lengths = [int(n) for n in doc_lengths]
+    if any(n < 0 for n in lengths) or sum(lengths) != n_sentences:
+        raise ValueError(f"document lengths {lengths} do not add up to {n_sentences} sentences")
+    ends, pos = set(), 0
+    for n in lengths:
+        pos += n
+        if n and pos < n_sentences:
+            ends.add(pos - 1)
+    return frozenset(ends)

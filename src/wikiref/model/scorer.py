@@ -268,14 +268,15 @@ def score_windows(
 def score_sentences(
     model: SentenceScorer,
     tokenizer,
-    examples: Sequence[tuple[Sequence[str], Sequence[str]]],
+    examples: Sequence[Sequence],
     *,
     batch_size: int = 32,
     device: torch.device | str = "cpu",
     amp: bool = False,
     progress: bool = False,
 ) -> list[np.ndarray]:
-    """(query levels, document sentences) pairs -> one score per sentence, per pair.
+    """(query levels, document sentences) pairs, or (query levels, sentences, sentences per document)
+    triples for multi-document examples -> one score per sentence, per example.
 
     Classification heads give probabilities, regression heads raw predicted scores.
     """
@@ -285,7 +286,7 @@ def score_sentences(
         model,
         windows,
         len(examples),
-        [len(s) for _, s in examples],
+        [len(e[1]) for e in examples],
         batch_size=batch_size,
         device=device,
         amp=amp,

@@ -76,6 +76,12 @@ class ScoringExample:
     sentences: list[str]
     targets: list[float] | None = None
     id: str = ""
+    doc_lengths: list[int] | None = None  # sentences per document (multi-document examples); None = one
+
+
+def packing_input(e: ScoringExample) -> tuple:
+    """What :meth:`wikiref.model.packing.Packer.pack_many` takes for one example."""
+    return (e.query, e.sentences) if e.doc_lengths is None else (e.query, e.sentences, e.doc_lengths)
 
 
 # TrainSettings fields taken as they are from a params training section (``pretrain`` or ``finetune``).
@@ -116,6 +122,10 @@ class TrainSettings:
     progress: bool = True
     keep_last: bool = False  # keep out_dir/last/ after training completes
     pad_to_max_length: bool = False  # naive padding of every batch to max_length (bench/train.py baseline only)
+    # A fixed number of optimizer steps instead of whole epochs (the source comparison's equal budget): the
+    # run takes as many epochs as needed (ceil(max_steps / steps per epoch)), stops after max_steps, and
+    # the lr schedule spans max_steps; dev is scored at the end of every (possibly cut) epoch.
+    max_steps: int | None = None
 
     @classmethod
     def from_params(cls, seed: int, model: Mapping, section: Mapping, progress: bool = True) -> TrainSettings:
@@ -134,6 +144,8 @@ class TrainSettings:
         for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps", "pad_to_max_length"):
             d.pop(k)
         d["betas"] = list(d["betas"])
+        if d["max_steps"] is None:  # runs without a step budget keep their fingerprint (resumable last/)
+            d.pop("max_steps")
         return d
 
 
@@ -178,7 +190,7 @@ def dist_info() -> tuple[int, int, int]:
 
 def pack_examples(model_config, tokenizer, examples: Sequence[ScoringExample]) -> tuple[list[PackedWindow], PackStats]:
     packer = make_packer(model_config, tokenizer)
-    return packer.pack_many([(e.query, e.sentences) for e in examples])
+    return packer.pack_many([packing_input(e) for e in examples])
 
 
 def epoch_batches(
@@ -268,7 +280,8 @@ def make_scheduler(
 def examples_digest(examples: Sequence[ScoringExample]) -> str:
     h = hashlib.sha1()
     for e in examples:
-        h.update(json.dumps([e.id, e.query, e.sentences, e.targets], ensure_ascii=False).encode("utf-8"))
+        item = [e.id, e.query, e.sentences, e.targets] + ([] if e.doc_lengths is None else [e.doc_lengths])
+        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8"))
     return h.hexdigest()
 
 
@@ -475,7 +488,7 @@ def train(
     out_dir = Path(out_dir)
     rank, world, device = _init_process(settings)
     data = _prepare_data(model, tokenizer, train_examples, dev_examples)
-    local_batches, total_steps, warmup = _count_steps(data.windows, settings, world)
+    local_batches, total_steps, warmup, n_epochs = _count_steps(data.windows, settings, world)
     model.to(device)
     model.train()
     optimizer = make_optimizer(model, settings)
@@ -509,10 +522,10 @@ def train(
     )
 
     t0 = time.perf_counter()
-    for epoch in range(state.start_epoch, settings.epochs):
+    for epoch in range(state.start_epoch, n_epochs):
         epoch_loss = _train_epoch(run, state, epoch)
         _end_epoch(run, state, epoch, epoch_loss)
-        if stop_after_epochs is not None and stop_after_epochs <= epoch + 1 < settings.epochs:
+        if stop_after_epochs is not None and stop_after_epochs <= epoch + 1 < n_epochs:
             if run.live is not None:
                 run.live.end()
             raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
@@ -562,14 +575,20 @@ def _prepare_data(
     )
 
 
-def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world: int) -> tuple[int, int, int]:
-    """(batches per process and epoch, optimizer steps in the whole run, warm-up steps)."""
+def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world: int) -> tuple[int, int, int, int]:
+    """(batches per process and epoch, optimizer steps in the whole run, warm-up steps, epochs)."""
     n_batches = len(epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0))
     local_batches = n_batches // world
     if local_batches == 0:
         raise ValueError(f"{n_batches} batches cannot feed {world} processes")
-    total_steps = math.ceil(local_batches / settings.grad_accum_steps) * settings.epochs
-    return local_batches, total_steps, int(settings.warmup_ratio * total_steps)
+    per_epoch = math.ceil(local_batches / settings.grad_accum_steps)
+    if settings.max_steps is not None:
+        if settings.max_steps < 1:
+            raise ValueError(f"max_steps must be positive, got {settings.max_steps}")
+        total_steps, epochs = settings.max_steps, math.ceil(settings.max_steps / per_epoch)
+    else:
+        total_steps, epochs = per_epoch * settings.epochs, settings.epochs
+    return local_batches, total_steps, int(settings.warmup_ratio * total_steps), epochs
 
 
 def _fingerprint(
@@ -667,7 +686,7 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
     # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
     bar = tqdm(
         total=len(mine),
-        desc=f"epoch {epoch + 1}/{s.epochs}",
+        desc=f"epoch {epoch + 1}",
         unit="batch",
         disable=None if (s.progress and run.is_main) else True,
         mininterval=2,
@@ -687,6 +706,8 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
         state.loop_cpu += time.process_time() - c_batch
         bar.update(1)
         bar.set_postfix(loss=f"{state.running_loss / state.running_n:.4f}")
+        if last_micro and state.global_step >= run.total_steps:  # the step budget (max_steps) is spent
+            break
     bar.close()
     epoch_loss = state.running_loss / max(1, state.running_n)
     if run.distributed:

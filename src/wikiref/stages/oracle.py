@@ -4,6 +4,12 @@ Labels come from :func:`wikiref.rouge.oracle.greedy_oracle` (greedy ROUGE-2 F1, 
 targets from :func:`wikiref.rouge.oracle.sentence_scores` (each sentence's own ROUGE-2 F1). The
 stage's one job is :func:`run` (``wikiref oracle``); its tables have the schema
 :data:`wikiref.schemas.ORACLE`.
+
+The same labelling reads any source on the common example schema (:data:`wikiref.schemas.EXAMPLE`):
+:func:`example_oracle_table` pools the sentences of all of an example's documents in document order
+(the oracle chooses among all of them; ``doc_lengths`` keeps where each document starts, for the
+input packing) and labels them against the summary sentences joined into one statement. The source
+comparison (``wikiref compare oracle``) runs it per source.
 """
 
 from __future__ import annotations
@@ -132,3 +138,68 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1,
         log.info("%s: %d examples in %.1fs (%.1f examples/s)", name, n, dt, n / max(dt, 1e-9))
     write_json(outputs["metrics"], metrics)
     return metrics
+
+
+# --------------------------------------------------------------------------- any source (common schema)
+
+
+def pooled_sentences(documents) -> tuple[list[str], list[int], list[str]]:
+    """The sentences of all documents in order, the sentences per document and the document ids."""
+    sentences: list[str] = []
+    lengths: list[int] = []
+    ids: list[str] = []
+    for d in documents:
+        sents = [str(x) for x in d["sentences"]]
+        sentences.extend(sents)
+        lengths.append(len(sents))
+        ids.append(str(d["id"]))
+    return sentences, lengths, ids
+
+
+def example_oracle_table(
+    examples,
+    *,
+    label_metric: str = "rouge2_f1",
+    score_metric: str = "rouge2_f1",
+    threads: int = 1,
+    batch_rows: int = 20000,
+):
+    """A common-schema table (:data:`wikiref.schemas.EXAMPLE`) -> its oracle table
+    (:data:`wikiref.schemas.ORACLE_SOURCE`), rows sorted by id: the greedy oracle (``label_metric``)
+    and the per-sentence targets (``score_metric``) over the pooled sentences of every document,
+    against the summary sentences joined by spaces. Returns (table, per-example selected counts)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from wikiref.schemas import ORACLE_SOURCE, SchemaError, empty, require_columns
+
+    require_columns(examples.schema.names, ("id", "source", "query", "documents", "summary", "standin"), "examples")
+    if examples.num_rows == 0:
+        return empty(ORACLE_SOURCE), []
+    examples = examples.take(pc.sort_indices(examples, sort_keys=[("id", "ascending")]))
+    pieces, selected = [], []
+    for start in range(0, examples.num_rows, batch_rows):
+        chunk = examples.slice(start, batch_rows).to_pylist()
+        pooled = [pooled_sentences(r["documents"]) for r in chunk]
+        statements = [" ".join(str(s) for s in r["summary"]) for r in chunk]
+        records = oracle_records(
+            [p[0] for p in pooled], statements, label_metric=label_metric, score_metric=score_metric, threads=threads
+        )
+        rows = {
+            "id": [r["id"] for r in chunk],
+            "query": [[str(q) for q in r["query"]] for r in chunk],
+            "doc_sentences": [p[0] for p in pooled],
+            "statement": statements,
+            **{k: [rec[k] for rec in records] for k in ORACLE.names if k not in SPLIT_COLUMNS},
+            "source": [r["source"] for r in chunk],
+            "doc_lengths": [p[1] for p in pooled],
+            "doc_ids": [p[2] for p in pooled],
+            "standin": [bool(r["standin"]) for r in chunk],
+        }
+        piece = pa.Table.from_pydict(rows, schema=ORACLE_SOURCE)
+        if not piece.schema.equals(ORACLE_SOURCE):
+            raise SchemaError(f"oracle of examples: column types {piece.schema} differ from {ORACLE_SOURCE}")
+        pieces.append(piece)
+        selected += [len(rec["oracle_indices"]) for rec in records]
+        log.info("%d/%d examples", start + len(chunk), examples.num_rows)
+    return pa.concat_tables(pieces), selected

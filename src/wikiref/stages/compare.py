@@ -1,0 +1,902 @@
+"""Which augmentation source helps most? One comparison of every source on equal terms.
+
+No paper of the field compares its augmentation data with the others: WikiRef, QmdsCnn, QmdsIr, WCEP
+and Psg2Sum were each evaluated with other models, budgets and benchmarks. Here every source goes
+through the same extractive model, the same budget and the same benchmarks.
+
+Every experiment is a *cell* ``source~S_budget~B`` (Snakemake ``Paramspace`` notation, like the
+ablations):
+
+* ``source``: one of :data:`wikiref.schemas.SOURCE_NAMES`, ``union`` (the sources of
+  ``compare.union`` together, equal shares under the equal budget), or ``none`` with budget ``none``
+  (the encoder without augmentation: the reference row, fine-tuned only);
+* ``budget``: ``equal`` = the same number of training examples (``compare.equal.examples``; null = the
+  smallest training split among the compared sources, so every source can supply it) and the same
+  number of optimizer steps (``compare.equal.steps``) for every source; ``natural`` = every training
+  example of the source, ``compare.natural.epochs`` epochs (so the steps differ).
+
+Jobs (``wikiref compare <job>``, rules in ``workflow/rules/compare.smk``), each
+``job(params, inputs, outputs, **options) -> dict`` writing its outputs itself:
+
+* :func:`oracle` - per source: the oracle labels over the pooled sentences of every document
+  (:func:`wikiref.stages.oracle.example_oracle_table`), ``data/compare/oracle/<source>/<split>.parquet``;
+* :func:`pretrain` - per cell: extractive pre-training (the ``pretrain`` section's training settings,
+  ``compare.head`` / ``compare.pooling``, documents packed with their boundaries), epoch chosen on the
+  source's dev ROUGE-2 (threshold searched);
+* :func:`duc` - per cell: DA PRE-TRAINED transfer (no fine-tuning) on every DUC year, and held-out-year
+  fine-tuning (:func:`wikiref.stages.finetune.train_and_test`, the ``finetune`` section): DUC ROUGE-1/2/SU4
+  recall with the official flags (``duc.rouge_flags``);
+* :func:`qmsum` - per cell: transfer and fine-tuning on QMSum (``qmsum`` section: word budget, official
+  ROUGE-1/2/L F1 with ``qmsum.rouge_flags``), for each of ``compare.qmsum.settings``;
+* :func:`table` - every cell -> the comparison table, ``results/metrics/compare.json`` and the
+  "which source for which benchmark" findings (computed from the numbers; the report shows them).
+
+``compare.budget`` shrinks windows, document sizes and DUC/QMSum training for these runs only
+(null = the ``model`` / ``finetune`` value, or no cap), so the sample grid fits its time budget.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wikiref import layout
+from wikiref.schemas import SOURCE_NAMES
+
+log = logging.getLogger(__name__)
+
+UNION = "union"
+NONE = "none"
+SOURCES = (*SOURCE_NAMES, UNION)
+BUDGETS = ("equal", "natural")
+CELL_COLUMNS = ("source", "budget")
+CELL_REGEX = r"source~[a-z0-9]+_budget~[a-z]+"
+MODES = ("finetuned", "transfer")
+MODE_LABELS = {"finetuned": "fine-tuned", "transfer": "DA PRE-TRAINED (no fine-tuning)"}
+DUC_MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
+QMSUM_METRICS = ("rouge1", "rouge2", "rougeL")
+SOURCE_LABELS = {
+    "wikiref": "WikiRef",
+    "qmdscnn": "QmdsCnn",
+    "qmdsir": "QmdsIr",
+    "wcep": "WCEP",
+    "psg2sum": "Psg2Sum",
+    UNION: "Union",
+    NONE: "None (encoder only)",
+}
+
+
+class CompareError(ValueError):
+    """A cell name, the compare parameters or a source's data do not allow the comparison."""
+
+
+# --------------------------------------------------------------------------- cells
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    source: str
+    budget: str
+
+    def __post_init__(self) -> None:
+        if self.source not in (*SOURCES, NONE):
+            raise CompareError(f"source {self.source!r} not in {(*SOURCES, NONE)}")
+        if self.budget not in (*BUDGETS, NONE):
+            raise CompareError(f"budget {self.budget!r} not in {(*BUDGETS, NONE)}")
+        if (self.source == NONE) != (self.budget == NONE):
+            raise CompareError("source none (no augmentation) goes with budget none, and only with it")
+
+    @property
+    def id(self) -> str:
+        return f"source~{self.source}_budget~{self.budget}"
+
+    @property
+    def trains(self) -> bool:
+        """Whether the cell pre-trains a model (source none: the encoder itself)."""
+        return self.source != NONE
+
+    @property
+    def label(self) -> str:
+        return SOURCE_LABELS[self.source]
+
+
+NO_AUGMENTATION = Cell(NONE, NONE)
+
+
+def parse_cell(text: str) -> Cell:
+    parts = text.split("_")
+    fields = {}
+    for part, col in zip(parts, CELL_COLUMNS):
+        key, sep, value = part.partition("~")
+        if key != col or not sep or not value:
+            raise CompareError(f"cell {text!r}: field {part!r} should be {col}~<value>")
+        fields[col] = value
+    if len(parts) != len(CELL_COLUMNS):
+        raise CompareError(f"cell {text!r}: expected source~<source>_budget~<budget>")
+    cell = Cell(fields["source"], fields["budget"])
+    if cell.id != text:
+        raise CompareError(f"cell {text!r} is not in canonical form ({cell.id})")
+    return cell
+
+
+def _cell(cell: str | Cell) -> Cell:
+    return parse_cell(cell) if isinstance(cell, str) else cell
+
+
+def union_members(params: Mapping) -> list[str]:
+    members = list(params["compare"]["union"])
+    unknown = [s for s in members if s not in SOURCE_NAMES]
+    if unknown or len(members) < 2 or len(set(members)) != len(members):
+        raise CompareError(f"compare.union must list two or more distinct sources of {SOURCE_NAMES}, got {members}")
+    return members
+
+
+def members(params: Mapping, cell: Cell) -> list[str]:
+    """The sources a cell trains on."""
+    if not cell.trains:
+        return []
+    return union_members(params) if cell.source == UNION else [cell.source]
+
+
+def cells(params: Mapping) -> list[Cell]:
+    """Every cell of the grid: ``compare.sources`` x ``compare.budgets`` (+ the encoder-only row)."""
+    cmp = params["compare"]
+    if len(set(cmp["sources"])) != len(cmp["sources"]) or len(set(cmp["budgets"])) != len(cmp["budgets"]):
+        raise CompareError("compare.sources and compare.budgets must not repeat a value")
+    out = [Cell(s, b) for s in cmp["sources"] for b in cmp["budgets"]]
+    if cmp["no_augmentation"]:
+        out.append(NO_AUGMENTATION)
+    if any(c.source == UNION for c in out):
+        union_members(params)
+    return out
+
+
+def training_cells(params: Mapping) -> list[Cell]:
+    return [c for c in cells(params) if c.trains]
+
+
+def grid(params: Mapping) -> pd.DataFrame:
+    """The pre-training cells as a DataFrame (one row per job) for Snakemake's ``Paramspace``."""
+    return pd.DataFrame([(c.source, c.budget) for c in training_cells(params)], columns=list(CELL_COLUMNS))
+
+
+def compared_sources(params: Mapping) -> list[str]:
+    """Every source whose data the grid reads (``compare.sources``, the union's members for ``union``),
+    in name order. Reads only ``compare.sources`` and ``compare.union`` (a pre-training job gets no more)."""
+    out: set[str] = set()
+    for s in params["compare"]["sources"]:
+        out.update(union_members(params) if s == UNION else [s])
+    return [s for s in SOURCE_NAMES if s in out]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def oracle_files(source: str, root: str | Path = layout.COMPARE_ORACLE_DIR) -> dict[str, str]:
+    """A source's oracle splits (in ``root`` instead of the default folder when given)."""
+    template = layout.COMPARE_ORACLE_FILE.replace(layout.COMPARE_ORACLE_DIR, str(root), 1)
+    return {s: template.format(source=source, split=s) for s in layout.SPLITS}
+
+
+def pretrain_inputs(params: Mapping, cell: str, root: str | Path = layout.COMPARE_ORACLE_DIR) -> dict[str, list[str]]:
+    """Inputs of a pre-training cell: its sources' train/dev oracle files; an equal-budget cell with
+    ``examples: null`` also reads every other compared source's train file (the smallest sets N)."""
+    c = parse_cell(cell)
+    srcs = members(params, c)
+    size_from = (
+        compared_sources(params) if c.budget == "equal" and params["compare"]["equal"]["examples"] is None else []
+    )
+    return {
+        "train": [oracle_files(s, root)["train"] for s in srcs],
+        "dev": [oracle_files(s, root)["dev"] for s in srcs],
+        "sizes": [oracle_files(s, root)["train"] for s in size_from if s not in srcs],
+    }
+
+
+def model_dir(cell: str | Cell) -> str:
+    return layout.COMPARE_MODEL_DIR.format(cell=_cell(cell).id)
+
+
+def start_inputs(cell: str) -> list[str]:
+    """The checkpoint a DUC / QMSum job starts from (none for the encoder-only row)."""
+    c = parse_cell(cell)
+    return (
+        [layout.COMPARE_MODEL.format(cell=c.id), layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id)] if c.trains else []
+    )
+
+
+def result_files(params: Mapping) -> dict[str, list[str]]:
+    """Every cell result, by kind (the inputs of ``wikiref compare table``)."""
+    train = training_cells(params)
+    return {
+        "pretrain": [layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id) for c in train],
+        "duc": [layout.COMPARE_DUC_RESULT.format(cell=c.id) for c in cells(params)],
+        "qmsum": [layout.COMPARE_QMSUM_RESULT.format(cell=c.id) for c in cells(params)],
+    }
+
+
+# --------------------------------------------------------------------------- per-run parameters
+
+# What a cell job receives in place of the Table IV variants / Table VI settings (it makes its own), so
+# that editing those lists reruns no comparison cell.
+_PLACEHOLDER_VARIANT = {
+    "name": "compare",
+    "label": "compare",
+    "head": "regression",
+    "pooling": "query",
+    "query": True,
+    "init": "pretrained",
+}
+_PLACEHOLDER_SETTING = {"name": "compare", "label": "compare", "init": "encoder", "pooling": "query", "method": "full"}
+
+
+def cell_param_replacements(job: str) -> dict[str, Any]:
+    """``replace=`` of :func:`wikiref.config.job_params` for the cell jobs (``pretrain``, ``duc``, ``qmsum``)."""
+    out: dict[str, Any] = {"pretrain.variants": [dict(_PLACEHOLDER_VARIANT)]}
+    if job in ("duc", "qmsum"):
+        out["finetune.settings"] = [dict(_PLACEHOLDER_SETTING)]
+    return out
+
+
+def effective_params(params: Mapping) -> dict:
+    """``params`` with the ``compare.budget`` overrides applied to model / pretrain / finetune (null = keep)."""
+    p = copy.deepcopy(dict(params))
+    b = p["compare"]["budget"]
+    for key in ("max_length", "stride", "max_query_tokens"):
+        if b[key] is not None:
+            p["model"][key] = b[key]
+    if "finetune" in p:  # the DUC and QMSum jobs (a pre-training job does not read the section)
+        ft = p["finetune"]
+        if b["finetune_epochs"] is not None:
+            ft["epochs"] = b["finetune_epochs"]
+        if b["duc_doc_sentences"] is not None:
+            ft["max_doc_sentences"] = b["duc_doc_sentences"]
+        if b["duc_train_clusters"] is not None:
+            ft["max_train_clusters"] = b["duc_train_clusters"]
+        ft["keep_models"] = False  # only the scores of the fine-tuned copies are kept
+    if p["model"]["stride"] > p["model"]["max_length"]:
+        raise CompareError(f"compare: stride {p['model']['stride']} > max_length {p['model']['max_length']}")
+    return p
+
+
+def variant_spec(params: Mapping, cell: Cell) -> dict:
+    """The ``pretrain.variants`` entry of a cell's model (its name is the cell id)."""
+    cmp = params["compare"]
+    return {
+        "name": cell.id,
+        "label": cell.label,
+        "head": cmp["head"],
+        "pooling": cmp["pooling"],
+        "query": True,
+        "init": "pretrained",
+    }
+
+
+def start_setting(params: Mapping, cell: Cell, method: str) -> dict:
+    """The ``finetune.settings`` entry that starts from a cell's model (or the encoder)."""
+    if cell.trains:
+        start = {"init": "pretrained", "variant": cell.id}
+    else:
+        if method == "none":
+            raise CompareError("the encoder-only row has no transfer (its sentence head is untrained)")
+        start = {"init": "encoder", "pooling": params["compare"]["pooling"]}
+    return {"name": "compare", "label": cell.label, **start, "method": method}
+
+
+# --------------------------------------------------------------------------- training data
+
+
+def read_oracle(paths: Sequence[str | Path], where: str) -> tuple[pd.DataFrame, dict]:
+    """The usable rows of oracle files (``ORACLE_SOURCE``), concatenated in id order, and their counts."""
+    from wikiref.files import read_parquet
+    from wikiref.schemas import ORACLE_SOURCE, require_columns
+    from wikiref.stages import pretrain
+
+    frames = []
+    for path in paths:
+        if not Path(path).exists():
+            raise CompareError(f"{path} missing: run `wikiref compare oracle` for its source first")
+        df = read_parquet(path)
+        require_columns(df.columns, ORACLE_SOURCE.names, str(path))
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ORACLE_SOURCE.names)
+    df, counts = pretrain.validate_oracle_frame(df, where)
+    return df.sort_values("id", kind="stable").reset_index(drop=True), counts
+
+
+def shares(total: int, k: int) -> list[int]:
+    """``total`` split into ``k`` near-equal integer shares (the first ones get the remainder)."""
+    return [total // k + (1 if i < total % k else 0) for i in range(k)]
+
+
+def seeded_subset(df: pd.DataFrame, n: int, seed: int, where: str) -> pd.DataFrame:
+    """``n`` rows chosen with a seeded permutation, in id order; an error when there are fewer."""
+    if n > len(df):
+        raise CompareError(f"{where}: {len(df)} usable training examples, the equal budget needs {n}")
+    from wikiref.stages import pretrain
+
+    return pretrain.cap_rows(df, n, seed)
+
+
+def equal_examples(params: Mapping, sizes: Mapping[str, int]) -> int:
+    """N of the equal budget: ``compare.equal.examples`` or, when null, the smallest training split."""
+    n = params["compare"]["equal"]["examples"]
+    if n is None:
+        if not sizes:
+            raise CompareError("compare.equal.examples is null but no source size is known")
+        n = min(sizes.values())
+    if n < 1:
+        raise CompareError(f"the equal budget needs at least one example (sizes: {dict(sizes)})")
+    return int(n)
+
+
+def cap_documents(
+    df: pd.DataFrame, max_documents: int | None, document_sentences: int | None
+) -> tuple[pd.DataFrame, int]:
+    """Each example cut to its first ``max_documents`` documents and their first ``document_sentences``
+    sentences (labels, scores, lengths and oracle indices with them); returns the frame and the number
+    of sentences cut. None = no cap."""
+    if max_documents is None and document_sentences is None:
+        return df, 0
+    df = df.copy()
+    cut = 0
+    cols: dict[str, list] = {
+        k: [] for k in ("doc_sentences", "oracle_labels", "oracle_scores", "doc_lengths", "doc_ids")
+    }
+    indices = []
+    for r in df.itertuples(index=False):
+        keep: list[int] = []
+        lengths: list[int] = []
+        pos = 0
+        for d, n in enumerate(int(x) for x in r.doc_lengths):
+            if max_documents is None or d < max_documents:
+                k = n if document_sentences is None else min(n, document_sentences)
+                keep.extend(range(pos, pos + k))
+                lengths.append(k)
+            pos += n
+        cut += len(r.doc_sentences) - len(keep)
+        new_pos = {old: new for new, old in enumerate(keep)}
+        cols["doc_sentences"].append([r.doc_sentences[i] for i in keep])
+        cols["oracle_labels"].append([r.oracle_labels[i] for i in keep])
+        cols["oracle_scores"].append([r.oracle_scores[i] for i in keep])
+        cols["doc_lengths"].append(lengths)
+        cols["doc_ids"].append(list(r.doc_ids)[: len(lengths)])
+        indices.append([new_pos[int(i)] for i in r.oracle_indices if int(i) in new_pos])
+    for k, v in cols.items():
+        df[k] = v
+    df["oracle_indices"] = indices
+    return df, cut
+
+
+def to_examples(df: pd.DataFrame, head: str):
+    """Rows -> ScoringExamples with their document lengths (multi-document packing)."""
+    from wikiref.model.training import ScoringExample
+
+    col = "oracle_labels" if head == "classification" else "oracle_scores"
+    return [
+        ScoringExample(
+            query=[str(q) for q in r.query],
+            sentences=[str(s) for s in r.doc_sentences],
+            targets=[float(t) for t in getattr(r, col)],
+            id=str(r.id),
+            doc_lengths=[int(n) for n in r.doc_lengths],
+        )
+        for r in df.itertuples(index=False)
+    ]
+
+
+def training_data(params: Mapping, cell: Cell, inputs: Mapping) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(train rows, dev rows, description) of a pre-training cell under its budget."""
+    cmp, seed = params["compare"], params["seed"]
+    srcs = members(params, cell)
+    train_paths = dict(zip(srcs, inputs["train"]))
+    dev_paths = dict(zip(srcs, inputs["dev"]))
+    pools: dict[str, pd.DataFrame] = {}
+    counts: dict[str, dict] = {}
+    for s in srcs:
+        pools[s], counts[s] = read_oracle([train_paths[s]], train_paths[s])
+        if pools[s].empty:
+            raise CompareError(f"{train_paths[s]}: no usable training example for source {s}")
+    info: dict[str, Any] = {"sources": srcs, "train_rows": counts}
+    if cell.budget == "equal":
+        sizes = {s: len(df) for s, df in pools.items()}
+        for path in inputs.get("sizes", []):
+            other, _ = read_oracle([path], path)
+            sizes[Path(path).parent.name] = len(other)
+        n = equal_examples(params, sizes)
+        parts = [seeded_subset(pools[s], k, seed, f"source {s}") for s, k in zip(srcs, shares(n, len(srcs)))]
+        train = pd.concat(parts, ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
+        info.update(examples=n, source_sizes=sizes, steps=int(cmp["equal"]["steps"]))
+    else:
+        train = pd.concat(pools.values(), ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
+        info.update(examples=len(train), epochs=int(cmp["natural"]["epochs"]))
+    info["examples_by_source"] = {s: int((train["source"] == s).sum()) for s in srcs}
+    # Dev for the epoch choice: eval_examples in total (equal shares over the union's sources).
+    n_eval = cmp["budget"]["eval_examples"]
+    dev_parts = []
+    for s, k in zip(srcs, shares(n_eval, len(srcs)) if n_eval is not None else [None] * len(srcs)):
+        dev, _ = read_oracle([dev_paths[s]], dev_paths[s])
+        from wikiref.stages import pretrain
+
+        dev_parts.append(pretrain.cap_rows(dev, k, seed))
+    dev = pd.concat(dev_parts, ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
+    if dev.empty:
+        raise CompareError(f"{cell.id}: no usable dev example in {list(dev_paths.values())}")
+    b = cmp["budget"]
+    train, cut_train = cap_documents(train, b["max_documents"], b["document_sentences"])
+    dev, cut_dev = cap_documents(dev, b["max_documents"], b["document_sentences"])
+    info.update(
+        dev_examples=len(dev),
+        sentences_cut={"train": cut_train, "dev": cut_dev},
+        standin=bool(train["standin"].any() or dev["standin"].any()),
+        standin_examples=int(train["standin"].sum()),
+        documents_per_example=round(float(np.mean([len(x) for x in train["doc_lengths"]])), 3),
+        sentences_per_example=round(float(np.mean([len(x) for x in train["doc_sentences"]])), 3),
+    )
+    return train, dev, info
+
+
+# --------------------------------------------------------------------------- jobs
+
+
+def oracle(params: Mapping, inputs: Mapping, outputs: Mapping, *, source: str, threads: int = 1) -> dict:
+    """The oracle of one source's splits. inputs: split -> ``data/sources/<source>/<split>.parquet``;
+    outputs: split -> ``data/compare/oracle/<source>/<split>.parquet``, ``metrics`` (JSON: per split
+    examples, documents and sentences per example, mean oracle score, selected sentences, STAND-IN
+    examples). Returns the metrics."""
+    import pyarrow.parquet as pq
+
+    from wikiref.files import write_json, write_parquet
+    from wikiref.stages.oracle import example_oracle_table
+
+    if source not in SOURCE_NAMES:
+        raise CompareError(f"source {source!r} not in {SOURCE_NAMES}")
+    o = params["oracle"]
+    metrics: dict[str, Any] = {
+        "source": source,
+        "label_metric": o["label_metric"],
+        "score_metric": o["score_metric"],
+        "splits": {},
+    }
+    for split in layout.SPLITS:
+        path = Path(inputs[split])
+        if not path.exists():
+            raise CompareError(f"{path} missing: run the {source} stage first")
+        table, selected = example_oracle_table(
+            pq.read_table(path), label_metric=o["label_metric"], score_metric=o["score_metric"], threads=threads
+        )
+        write_parquet(outputs[split], table)
+        n = table.num_rows
+        cols = table.select(["oracle_score", "doc_lengths", "doc_sentences", "standin"]).to_pydict() if n else {}
+
+        metrics["splits"][split] = {
+            "examples": n,  # (the means are 0 for an empty split)
+            "documents_per_example": _mean6([len(x) for x in cols.get("doc_lengths", [])]),
+            "sentences_per_example": _mean6([len(x) for x in cols.get("doc_sentences", [])]),
+            "oracle_score_mean": _mean6(cols.get("oracle_score", [])),
+            "selected_sentences_mean": _mean6(selected),
+            "no_positive_label": sum(1 for k in selected if k == 0),
+            "standin_examples": int(sum(cols.get("standin", []))),
+        }
+    metrics["standin"] = any(v["standin_examples"] for v in metrics["splits"].values())
+    write_json(outputs["metrics"], metrics)
+    return metrics
+
+
+def pretrain(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
+    """Pre-train one cell. inputs: ``train`` / ``dev`` (lists: the oracle files of the cell's sources, in
+    :func:`members` order), ``sizes`` (other sources' train files, for ``examples: null``); outputs:
+    ``model_dir``, ``result`` (JSON: examples per source, optimizer steps, windows, dev ROUGE-2, seconds,
+    STAND-IN). Returns the result."""
+    import torch
+
+    from wikiref.files import write_json
+    from wikiref.model import build_scorer
+    from wikiref.model.training import TrainSettings, train
+    from wikiref.stages import pretrain as pre
+
+    c = _cell(cell)
+    if not c.trains:
+        raise CompareError(f"{c.id}: no augmentation, nothing to pre-train")
+    t0 = time.perf_counter()
+    run_params = effective_params(params)
+    seed = run_params["seed"]
+    spec = variant_spec(run_params, c)
+    run_params["pretrain"]["variants"] = [spec]
+    train_df, dev_df, info = training_data(run_params, c, inputs)
+    settings = TrainSettings.from_params(seed, run_params["model"], run_params["pretrain"], progress)
+    if c.budget == "equal":
+        settings.max_steps = info["steps"]
+    else:
+        settings.epochs = info["epochs"]
+    torch.manual_seed(seed)
+    model, tok = build_scorer(pre.scorer_config(run_params["model"], spec))
+    log.info("%s: %d training examples (%s), %d dev", c.id, len(train_df), info["examples_by_source"], len(dev_df))
+    result = train(
+        model,
+        tok,
+        to_examples(train_df, spec["head"]),
+        to_examples(dev_df, spec["head"]),
+        settings,
+        outputs["model_dir"],
+        select_fn=pre.dev_rouge2_fn(dev_df, run_params["pretrain"]),
+    )
+    steps = result.history[-1]["global_step"] if result.history else 0
+    out = {
+        "cell": c.id,
+        "source": c.source,
+        "budget": c.budget,
+        "label": c.label,
+        "encoder": run_params["model"]["encoder"],
+        "head": spec["head"],
+        "pooling": spec["pooling"],
+        **info,
+        "optimizer_steps": int(steps),
+        "batch_size": settings.batch_size * settings.grad_accum_steps,
+        "train_windows": result.pack_stats.get("windows"),
+        "document_boundaries": result.pack_stats.get("document_boundaries"),
+        "best_epoch": result.best_epoch,
+        "dev_rouge2": result.best_metric,
+        "windows_per_second": round(result.windows_per_second, 3),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+    write_json(outputs["result"], out)
+    return out
+
+
+def _duc_paths(params: Mapping, inputs: Mapping) -> dict[int, str]:
+    years = sorted(int(y) for y in params["duc"]["years"])
+    paths = {y: inputs["years"].get(y) for y in years}
+    missing = [str(p or y) for y, p in paths.items() if p is None or not Path(p).exists()]
+    if missing:
+        raise CompareError(f"missing DUC files {missing}: run `wikiref duc prepare` first")
+    return paths
+
+
+def duc_years(params: Mapping, mode: str) -> list[int]:
+    """The DUC years a mode is tested on: every year (transfer), or ``compare.duc.finetune_years`` held out
+    in turn (fine-tuned; null = every year)."""
+    years = sorted(int(y) for y in params["duc"]["years"])
+    chosen = params["compare"]["duc"]["finetune_years"]
+    if mode == "transfer" or chosen is None:
+        return years
+    unknown = [y for y in chosen if int(y) not in years]
+    if unknown:
+        raise CompareError(f"compare.duc.finetune_years {unknown} not in duc.years {years}")
+    return sorted(int(y) for y in chosen)
+
+
+def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
+    """DUC for one cell: transfer (the pre-trained model applied to every year, no fine-tuning) and
+    held-out-year fine-tuning (every year in turn), as ``compare.duc`` asks. inputs: ``years`` (DUC year
+    -> ``data/duc/<year>.parquet``), ``models_root`` (the cells' checkpoints); outputs: ``work_dir``,
+    ``result`` (JSON: mode -> year -> ROUGE recall x 100 and 95% intervals). Returns the result."""
+    from wikiref.files import write_json
+    from wikiref.stages import finetune
+
+    c = _cell(cell)
+    run_params = effective_params(params)
+    cmp = run_params["compare"]
+    paths = _duc_paths(run_params, inputs)
+    root = inputs.get("models_root", layout.COMPARE_MODELS_DIR)
+    if c.trains:
+        run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
+    modes = [m for m in MODES if cmp["duc"][m] and (c.trains or m == "finetuned")]
+    out: dict[str, Any] = {
+        "cell": c.id,
+        "source": c.source,
+        "budget": c.budget,
+        "label": c.label,
+        "flags": run_params["duc"]["rouge_flags"],
+        "standin": bool(run_params["duc"]["standin"]),
+        "modes": {},
+    }
+    t0 = time.perf_counter()
+    for mode in modes:
+        setting = start_setting(run_params, c, "none" if mode == "transfer" else "full")
+        run_params["finetune"]["settings"] = [setting]
+        per_year = {}
+        for year in duc_years(run_params, mode):
+            metrics, _, _ = finetune.train_and_test(
+                run_params,
+                "compare",
+                year,
+                paths,
+                Path(outputs["work_dir"]) / mode / str(year),
+                pretrain_dir=root,
+                metrics_dir=root,
+                progress=progress,
+            )
+            test = metrics["test"]
+            per_year[str(year)] = {
+                "recall": finetune.recall_x100(test),
+                "recall_ci": {m: [round(100.0 * float(x), 4) for x in test[m]["R_ci"]] for m in DUC_MEASURES},
+                "topics": metrics["test_topics"],
+                "train_clusters": len(metrics.get("train_clusters", [])),
+                "best_epoch": (metrics.get("training") or {}).get("best_epoch"),
+                "seconds": metrics["seconds"],
+            }
+        out["modes"][mode] = per_year
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    write_json(outputs["result"], out)
+    return out
+
+
+def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
+    """QMSum for one cell: transfer and fine-tuning (``compare.qmsum``) in every setting of
+    ``compare.qmsum.settings``. inputs: ``train`` / ``dev`` / ``test`` (``data/qmsum/<split>.parquet``),
+    ``models_root``; outputs: ``work_dir``, ``result`` (JSON: mode -> setting -> official ROUGE-1/2/L
+    R/P/F x 100 with 95% intervals). Returns the result."""
+    from wikiref.files import write_json
+    from wikiref.stages import finetune
+    from wikiref.stages.qmsum import stage as q
+
+    c = _cell(cell)
+    run_params = effective_params(params)
+    cmp, seed = run_params["compare"], run_params["seed"]
+    root = inputs.get("models_root", layout.COMPARE_MODELS_DIR)
+    splits = {s: q.load_split(inputs[s]) for s in layout.SPLITS}
+    if c.trains:
+        run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
+    test = q.eval_rows(splits["test"], run_params["qmsum"], seed)
+    modes = [m for m in MODES if cmp["qmsum"][m] and (c.trains or m == "finetuned")]
+    out: dict[str, Any] = {
+        "cell": c.id,
+        "source": c.source,
+        "budget": c.budget,
+        "label": c.label,
+        "flags": run_params["qmsum"]["rouge_flags"],
+        "summary_words": run_params["qmsum"]["summary_words"],
+        "test_queries": len(test),
+        "standin": bool(test["standin"].any()) if len(test) else False,
+        "modes": {},
+    }
+    t0 = time.perf_counter()
+    for mode in modes:
+        per_setting = {}
+        for setting in cmp["qmsum"]["settings"]:
+            method = "none" if mode == "transfer" else "full"
+            model, tok, start = finetune.start_model(
+                run_params, start_setting(run_params, c, method), pretrain_dir=root, metrics_dir=root
+            )
+            info: dict[str, Any] = {"start": start}
+            if mode == "finetuned":
+                model, tok, info["training"] = q.finetune(
+                    run_params,
+                    model,
+                    tok,
+                    splits["train"],
+                    splits["dev"],
+                    setting,
+                    Path(outputs["work_dir"]) / setting,
+                    progress=progress,
+                )
+            res = q.evaluate_model(run_params, model, tok, test, setting, progress=progress)
+            per_setting[setting] = {**res, **info}
+        out["modes"][mode] = per_setting
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    write_json(outputs["result"], out)
+    return out
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def _duc_cells(res: Mapping, mode: str, years: Sequence[int]) -> dict[str, float | None]:
+    per_year = res["modes"].get(mode, {})
+    row: dict[str, float | None] = {}
+    for y in years:
+        rec = per_year.get(str(y))
+        for m, short in zip(DUC_MEASURES, ("R-1", "R-2", "R-SU4")):
+            row[f"DUC {y} {short}"] = None if rec is None else float(rec["recall"][m])
+    return row
+
+
+def _qmsum_cells(res: Mapping, mode: str, setting: str) -> dict[str, float | None]:
+    rec = res["modes"].get(mode, {}).get(setting)
+    return {
+        f"QMSum {short}": None if rec is None else float(rec["rouge"][m]["f1"])
+        for m, short in zip(QMSUM_METRICS, ("R-1", "R-2", "R-L"))
+    }
+
+
+def assemble(params: Mapping, results: Mapping[str, Mapping[str, Mapping]], baselines: Mapping) -> dict:
+    """The comparison: rows (one per cell x mode, then the baselines), per-benchmark rankings and the
+    findings. ``results``: kind (pretrain / duc / qmsum) -> cell id -> its JSON; ``baselines``: ``duc``
+    (duc_baselines.json) and ``qmsum`` (qmsum_baselines.json)."""
+    years = sorted(int(y) for y in params["duc"]["years"])
+    setting = params["compare"]["qmsum"]["settings"][0] if params["compare"]["qmsum"]["settings"] else None
+    rows: list[dict] = []
+    for c in cells(params):
+        pre = results["pretrain"].get(c.id, {})
+        for mode in MODES:
+            d = results["duc"][c.id]
+            qm = results["qmsum"][c.id]
+            if mode not in d["modes"] and mode not in qm["modes"]:
+                continue
+            rows.append(
+                {
+                    "Source": c.label,
+                    "source": c.source,
+                    "Budget": c.budget,
+                    "Mode": MODE_LABELS[mode],
+                    "mode": mode,
+                    "Examples": pre.get("examples", 0),
+                    "Steps": pre.get("optimizer_steps", 0),
+                    **_duc_cells(d, mode, years),
+                    **(_qmsum_cells(qm, mode, setting) if setting else {}),
+                    "standin": bool(pre.get("standin")) or bool(d.get("standin")) or bool(qm.get("standin")),
+                }
+            )
+    for key, label in (("lead", "LEAD"), ("query_sim", "QUERY-SIM"), ("oracle", "ORACLE")):
+        row: dict[str, Any] = {"Source": label, "source": key, "Budget": "-", "Mode": "baseline", "mode": "baseline"}
+        row.update(Examples=0, Steps=0)
+        for y in years:
+            rec = baselines.get("duc", {}).get("systems", {}).get(key, {}).get(str(y))
+            for m, short in zip(DUC_MEASURES, ("R-1", "R-2", "R-SU4")):
+                row[f"DUC {y} {short}"] = None if rec is None else round(100.0 * float(rec[m]["R"]), 4)
+        qrec = baselines.get("qmsum", {}).get("systems", {}).get(key, {}).get(setting) if setting else None
+        if setting:
+            for m, short in zip(QMSUM_METRICS, ("R-1", "R-2", "R-L")):
+                row[f"QMSum {short}"] = None if qrec is None else float(qrec[m]["f1"])
+        row["standin"] = bool(baselines.get("duc", {}).get("standin")) or bool(
+            baselines.get("qmsum", {}).get("standin")
+        )
+        rows.append(row)
+    return {"rows": rows, "findings": findings(rows, years, setting), "qmsum_setting": setting, "years": years}
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(vals) / len(vals) if len(vals) == len(values) and vals else None
+
+
+def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None) -> list[dict]:
+    """Per benchmark and mode: the sources ranked by the benchmark's main score (DUC: mean R-2 recall over
+    the years; QMSum: R-2 F1), the best one and its margin over the runner-up and over the encoder-only
+    row. Only numbers that exist are compared; a statement is made only when the margin is positive."""
+    out = []
+    benchmarks = [
+        (
+            "DUC",
+            "mean R-2 recall over " + "/".join(str(y) for y in years),
+            lambda r: _mean([r.get(f"DUC {y} R-2") for y in years]),
+        )
+    ]
+    if setting:
+        benchmarks.append(("QMSum", f"R-2 F1 ({setting})", lambda r: r.get("QMSum R-2")))
+    for bench, measure, key in benchmarks:
+        for mode in MODES:
+            cand = [(key(r), r) for r in rows if r["mode"] == mode and r["source"] != NONE and key(r) is not None]
+            if not cand:
+                continue
+            cand.sort(key=lambda t: (-t[0], t[1]["Source"], t[1]["Budget"]))
+            best_v, best = cand[0]
+            item: dict[str, Any] = {
+                "benchmark": bench,
+                "mode": mode,
+                "measure": measure,
+                "ranking": [{"source": r["source"], "budget": r["Budget"], "score": round(v, 4)} for v, r in cand],
+                "best": {"source": best["source"], "budget": best["Budget"], "score": round(best_v, 4)},
+            }
+            if len(cand) > 1:
+                item["margin_over_next"] = round(best_v - cand[1][0], 4)
+            none = [key(r) for r in rows if r["mode"] == mode and r["source"] == NONE and key(r) is not None]
+            if none:
+                item["margin_over_no_augmentation"] = round(best_v - none[0], 4)
+            item["text"] = finding_text(item)
+            out.append(item)
+    return out
+
+
+def finding_text(item: Mapping) -> str:
+    """One sentence that says what the numbers show (ties and negative margins said as such)."""
+    best = item["best"]
+    label = f"{SOURCE_LABELS.get(best['source'], best['source'])} ({best['budget']} budget)"
+    head = f"{item['benchmark']}, {MODE_LABELS[item['mode']]}, {item['measure']}: "
+    if len(item["ranking"]) == 1:
+        text = head + f"only {label} was run ({best['score']:.2f})"
+    elif item["margin_over_next"] <= 0:
+        text = head + f"no single best source; {label} ties the next at {best['score']:.2f}"
+    else:
+        nxt = item["ranking"][1]
+        text = head + (
+            f"{label} scores highest ({best['score']:.2f}), {item['margin_over_next']:.2f} above "
+            f"{SOURCE_LABELS.get(nxt['source'], nxt['source'])} ({nxt['budget']})"
+        )
+    if "margin_over_no_augmentation" in item:
+        m = item["margin_over_no_augmentation"]
+        text += (
+            f"; {m:.2f} {'above' if m > 0 else 'below' if m < 0 else 'equal to'} the encoder without augmentation"
+            if m
+            else "; equal to the encoder without augmentation"
+        )
+    return text + "."
+
+
+def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The comparison table and metrics. inputs: ``pretrain`` / ``duc`` / ``qmsum`` (cell result files,
+    :func:`result_files` order), ``duc_baselines``, ``qmsum_baselines``; outputs: ``table`` (stem),
+    ``metrics`` (``results/metrics/compare.json``). Returns the metrics."""
+    from wikiref.files import read_json, write_json
+    from wikiref.tables import write_table
+
+    results: dict[str, dict[str, Mapping]] = {}
+    for kind in ("pretrain", "duc", "qmsum"):
+        results[kind] = {}
+        for path in inputs[kind]:
+            if not Path(path).exists():
+                raise CompareError(f"missing cell result {path}: run its compare job first")
+            rec = read_json(path)
+            results[kind][rec["cell"]] = rec
+    baselines = {k: read_json(inputs[f"{k}_baselines"]) for k in ("duc", "qmsum") if inputs.get(f"{k}_baselines")}
+    assembled = assemble(params, results, baselines)
+    standin = any(r["standin"] for r in assembled["rows"])
+    df = pd.DataFrame(assembled["rows"])
+    shown = df[[c for c in df.columns if c not in ("source", "mode", "standin")]].astype(object)
+    shown = shown.where(shown.notna(), "-")  # a cell that was not run (e.g. no transfer of the encoder)
+    write_table(
+        # The label comes from the data each row used (examples, DUC notice, QMSum file), row by row.
+        shown.assign(Data=["STAND-IN" if s else "real" for s in df["standin"]]),
+        outputs["table"],
+        title="Augmentation sources compared: DUC ROUGE recall and QMSum ROUGE F1 (x 100)",
+        profile=params["profile"],
+        encoder=params["model"]["encoder"],
+        notes=table_notes(params, assembled),
+    )
+    metrics = {
+        "profile": params["profile"]["name"],
+        "standin": standin,
+        "encoder": params["model"]["encoder"],
+        "cells": [c.id for c in cells(params)],
+        "rows": assembled["rows"],
+        "findings": assembled["findings"],
+        "qmsum_setting": assembled["qmsum_setting"],
+        "pretrain": {
+            cid: {
+                k: r.get(k)
+                for k in ("examples", "examples_by_source", "optimizer_steps", "train_windows", "dev_rouge2", "seconds")
+            }
+            for cid, r in results["pretrain"].items()
+        },
+        "seconds": {
+            cid: round(
+                float(results["pretrain"].get(cid, {}).get("seconds", 0.0))
+                + float(results["duc"][cid]["seconds"])
+                + float(results["qmsum"][cid]["seconds"]),
+                2,
+            )
+            for cid in results["duc"]
+        },
+    }
+    write_json(outputs["metrics"], metrics)
+    return metrics
+
+
+def table_notes(params: Mapping, assembled: Mapping) -> str:
+    cmp = effective_params(params)["compare"]
+    eq = cmp["equal"]
+    b = cmp["budget"]
+    return (
+        f"Equal budget: the same examples ({'the smallest training split' if eq['examples'] is None else eq['examples']}) "
+        f"and {eq['steps']} optimizer steps per source; natural: every training example, "
+        f"{cmp['natural']['epochs']} epoch(s). Union: {', '.join(cmp['union'])} (equal shares). Windows "
+        f"{b['max_length']} tokens; training documents: first {b['max_documents']} documents x "
+        f"{b['document_sentences']} sentences (null = all). DUC: ROUGE recall, official flags "
+        f"{params['duc']['rouge_flags']!r}, fine-tuned on the other years (held-out year) or transferred "
+        f"without fine-tuning. QMSum ({assembled['qmsum_setting']}): ROUGE F1, official flags "
+        f"{params['qmsum']['rouge_flags']!r}, {params['qmsum']['summary_words']}-word extracts."
+    )
+
+
+def _mean6(values) -> float:
+    return round(float(np.mean(values)), 6) if len(values) else 0.0

@@ -1,0 +1,333 @@
+"""The QMSum benchmark stage (Zhong et al., NAACL 2021): jobs and the model evaluation the comparison uses.
+
+Jobs (``wikiref qmsum <job>``, rules in ``workflow/rules/qmsum.smk``), each
+``job(params, inputs, outputs, **options) -> dict`` writing its outputs itself:
+
+* :func:`standin` - a STAND-IN QMSum file in the published format (``qmsum.standin`` true or auto: built
+  on every machine, so the DVC outputs do not depend on whether the real files exist);
+* :func:`prepare` - the QMSum files (``qmsum.files``: one per split; or the STAND-IN) ->
+  ``data/qmsum/<split>.parquet`` (:data:`wikiref.schemas.QMSUM`, one row per query) and the counts;
+  ``qmsum.resplit`` re-splits whole meetings (the sample has only the 35 real validation meetings);
+* :func:`baselines` - LEAD, QUERY-SIM and ORACLE (:mod:`wikiref.stages.qmsum.baselines`) on the test
+  queries (``qmsum.eval_queries``, seeded) in every ``qmsum.settings`` setting, official ROUGE-1/2/L
+  (``qmsum.rouge_flags``) R/P/F with 95% intervals -> a table and ``results/metrics/qmsum_baselines.json``.
+
+For the source comparison (:mod:`wikiref.stages.compare`): :func:`eval_rows` (the same test queries as
+the baselines), :func:`finetune` (a scorer trained on QMSum train queries: each turn's ROUGE-2 recall
+against the answer, x ``finetune.target_scale``, epoch chosen on dev ROUGE-2) and :func:`evaluate_model`
+(turns ranked by the model's scores fill the word budget like QUERY-SIM's ranking does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wikiref import layout
+from wikiref.examples import Tally
+from wikiref.stages.qmsum import baselines as qb
+from wikiref.stages.qmsum import reader
+
+log = logging.getLogger(__name__)
+
+MEASURES = ("rouge1", "rouge2", "rougeL")
+
+
+class QmsumStageError(ValueError):
+    """Missing or unusable QMSum input."""
+
+
+# --------------------------------------------------------------------------- which files
+
+
+def use_standin(qmsum: Mapping) -> bool:
+    """Whether :func:`prepare` reads the STAND-IN: ``standin: true``, or ``auto`` with a listed file missing
+    (or none listed)."""
+    mode = qmsum["standin"]
+    if mode is True:
+        return True
+    listed = [f for f in qmsum["files"].values() if f]
+    if mode == "auto":
+        return not listed or not all(Path(f).is_file() for f in listed)
+    if not listed:
+        raise QmsumStageError("qmsum.files lists no file and qmsum.standin is false")
+    return False
+
+
+def real_inputs(qmsum: Mapping) -> list[str]:
+    """The real QMSum files Snakemake should see as inputs (none when the STAND-IN is read)."""
+    return [] if use_standin(qmsum) else [f for f in qmsum["files"].values() if f]
+
+
+# --------------------------------------------------------------------------- jobs
+
+
+def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """Write the STAND-IN file (``outputs["file"]``: ``qmsum.standin_meetings`` meetings, seeded)."""
+    from wikiref.stages.qmsum.standin import write_standin
+
+    q = params["qmsum"]
+    write_standin(outputs["file"], meetings=int(q["standin_meetings"]), seed=int(params["seed"]))
+    return {"meetings": int(q["standin_meetings"]), "file": str(outputs["file"])}
+
+
+def prepare(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """QMSum files -> one table per split. inputs: ``standin`` (the STAND-IN file); outputs: split ->
+    ``data/qmsum/<split>.parquet``, ``stats`` (counts, drops with locations), ``metrics``. Returns the
+    metrics (per split: meetings, queries by type, mean turns, span turns and answer words)."""
+    from wikiref.files import write_json, write_parquet
+
+    q, seed = params["qmsum"], int(params["seed"])
+    tally = Tally()
+    standin_used = use_standin(q)
+    if standin_used:
+        files = [(Path(inputs["standin"]), "test")]
+        if not q["resplit"]["enabled"]:
+            raise QmsumStageError("the STAND-IN is one file: qmsum.resplit must give the dev/test fractions")
+    else:
+        files = [(Path(f), split) for split, f in q["files"].items() if f]
+    meetings = []
+    for path, split in files:
+        meetings.extend(reader.read_meetings(path, split=split, standin=standin_used, tally=tally))
+    if q["resplit"]["enabled"]:
+        fractions = {k: q["resplit"][k] for k in ("dev", "test")}
+        assignment = reader.resplit([m.meeting_id for m in meetings], fractions, seed)
+        meetings = [dataclasses.replace(m, split=assignment[m.meeting_id]) for m in meetings]
+    rows = [r for m in meetings for r in reader.query_rows(m, with_speaker=q["with_speaker"], tally=tally)]
+    table = reader.to_table(rows)
+    by_split = {s: [r for r in rows if r["split"] == s] for s in layout.SPLITS}
+    metrics: dict[str, Any] = {
+        "standin": standin_used,
+        "files": [str(p) for p, _ in files],
+        "resplit": q["resplit"],
+        "splits": {s: split_statistics(v) for s, v in by_split.items()},
+    }
+    for split in layout.SPLITS:
+        mask = [s == split for s in table.column("split").to_pylist()]
+        import pyarrow as pa
+
+        write_parquet(outputs[split], table.filter(pa.array(mask, type=pa.bool_())))
+    write_json(outputs["stats"], {**tally.to_json(), "standin": standin_used})
+    write_json(outputs["metrics"], metrics)
+    return metrics
+
+
+def split_statistics(rows: list[Mapping]) -> dict:
+    def mean(values) -> float:
+        return round(float(np.mean(values)), 3) if values else 0.0
+
+    return {
+        "meetings": len({r["meeting_id"] for r in rows}),
+        "queries": len(rows),
+        "general": sum(r["query_type"] == "general" for r in rows),
+        "specific": sum(r["query_type"] == "specific" for r in rows),
+        "turns_mean": mean([len(r["turns"]) for r in rows]),
+        "span_turns_mean": mean([len(r["span_turns"]) for r in rows if r["query_type"] == "specific"]),
+        "answer_words_mean": mean([len(r["answer"].split()) for r in rows]),
+    }
+
+
+def load_split(path: str | Path) -> pd.DataFrame:
+    from wikiref.files import read_parquet
+    from wikiref.schemas import QMSUM, require_columns
+
+    if not Path(path).exists():
+        raise QmsumStageError(f"{path} missing: run `wikiref qmsum prepare` first")
+    df = read_parquet(path)
+    require_columns(df.columns, QMSUM.names, str(path))
+    return df.sort_values("id", kind="stable").reset_index(drop=True)
+
+
+def cap_queries(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
+    """At most ``cap`` rows, a seeded choice, in id order (all when cap is None)."""
+    from wikiref.stages.pretrain import cap_rows
+
+    return cap_rows(df, cap, seed)
+
+
+def eval_rows(test: pd.DataFrame, qmsum: Mapping, seed: int) -> pd.DataFrame:
+    """The test queries every system is scored on: the ``qmsum.eval_query_types`` queries, then
+    ``qmsum.eval_queries`` of them (seeded)."""
+    test = test[test["query_type"].isin(list(qmsum["eval_query_types"]))].reset_index(drop=True)
+    return cap_queries(test, qmsum["eval_queries"], seed)
+
+
+def score(summaries: Mapping[str, list[str]], rows: pd.DataFrame, flags: str) -> dict:
+    """Official ROUGE-1/2/L of the summaries against each row's answer (one reference per query)."""
+    from wikiref.stages.psg2sum.baselines import score as official_score
+
+    return official_score(summaries, {str(i): [str(a)] for i, a in zip(rows["id"], rows["answer"])}, flags=flags)
+
+
+def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """LEAD / QUERY-SIM / ORACLE on the evaluated test queries. inputs: ``test``; outputs: ``table``
+    (stem), ``metrics`` (JSON: system -> setting -> ROUGE). Returns the metrics."""
+    from wikiref.files import write_json
+    from wikiref.tables import write_table
+
+    q, seed = params["qmsum"], int(params["seed"])
+    rows = eval_rows(load_split(inputs["test"]), q, seed)
+    if rows.empty:
+        raise QmsumStageError(f"{inputs['test']}: no test query to evaluate")
+    records = rows.to_dict("records")
+    out: dict[str, Any] = {
+        "standin": bool(rows["standin"].any()),
+        "test_queries": len(rows),
+        "summary_words": q["summary_words"],
+        "flags": q["rouge_flags"],
+        "systems": {},
+    }
+    table_rows = []
+    for system, label in qb.SYSTEMS.items():
+        for setting in q["settings"]:
+            t0 = time.perf_counter()
+            summaries = qb.summarize(records, system, setting, q["summary_words"])
+            res = score(summaries, rows, q["rouge_flags"])
+            out["systems"].setdefault(system, {})[setting] = res
+            table_rows.append(
+                {
+                    "System": label,
+                    "Setting": setting,
+                    **{f"{m} {f}": res[m][f] for m in MEASURES for f in ("recall", "precision", "f1")},
+                    "Data": "STAND-IN" if out["standin"] else "real",
+                }
+            )
+            log.info("%s %s: R-2 F1 %.2f (%.1fs)", label, setting, res["rouge2"]["f1"], time.perf_counter() - t0)
+    write_table(
+        pd.DataFrame(table_rows),
+        outputs["table"],
+        title="QMSum extractive baselines: official ROUGE x 100 on the test queries",
+        profile=params["profile"],
+        notes=(
+            f"{len(rows)} test queries ({'/'.join(q['eval_query_types'])}; seeded choice of "
+            f"{q['eval_queries'] or 'all'}); {q['summary_words']}-word "
+            f"extracts of speaker turns; flags {q['rouge_flags']!r}; settings: transcript = the whole meeting, "
+            "gold_span = the annotated relevant spans (general queries: the whole meeting)."
+        ),
+    )
+    write_json(outputs["metrics"], out)
+    return out
+
+
+# --------------------------------------------------------------------------- models (the comparison)
+
+
+def _documents(df: pd.DataFrame, setting: str, cap: int | None = None) -> list[tuple[list[int], list[str]]]:
+    docs = [qb.document_turns(r, setting) for r in df.to_dict("records")]
+    return [(i[:cap], t[:cap]) if cap is not None else (i, t) for i, t in docs]
+
+
+def model_summaries(df: pd.DataFrame, scores, setting: str, max_words: int) -> dict[str, list[str]]:
+    """Per row: the turns ranked by score (ties: transcript order) filling the word budget."""
+    from wikiref.stages.duc.selection import ranking
+
+    out = {}
+    for (rid, (_, turns)), sc in zip(zip(df["id"], _documents(df, setting)), scores):
+        sc = np.nan_to_num(np.asarray(sc, dtype=np.float64), nan=-np.inf)
+        out[str(rid)] = [t for _, t in qb.fill(ranking(sc.tolist()), turns, max_words)]
+    return out
+
+
+def score_documents(model, tok, df: pd.DataFrame, setting: str, model_params: Mapping, progress: bool = False):
+    from wikiref.model import score_sentences
+    from wikiref.model.training import resolve_device
+
+    device = resolve_device(model_params["device"])
+    model.to(device)
+    pairs = [([str(x) for x in q], turns) for q, (_, turns) in zip(df["query"], _documents(df, setting))]
+    return score_sentences(
+        model,
+        tok,
+        pairs,
+        batch_size=model_params["eval_batch_size"],
+        device=device,
+        amp=model_params["amp"] and device.type == "cuda",
+        progress=progress,
+    )
+
+
+def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str, progress: bool = False) -> dict:
+    """A scorer's extracts of ``rows`` in ``setting`` and their official ROUGE."""
+    q = params["qmsum"]
+    scores = score_documents(model, tok, rows, setting, params["model"], progress)
+    summaries = model_summaries(rows, scores, setting, q["summary_words"])
+    return {
+        "rouge": score(summaries, rows, q["rouge_flags"]),
+        "summary_words_mean": round(float(np.mean([len(" ".join(s).split()) for s in summaries.values()])), 2),
+    }
+
+
+def finetune(
+    params: Mapping,
+    model,
+    tok,
+    train_df: pd.DataFrame,
+    dev_df: pd.DataFrame,
+    setting: str,
+    out_dir: str | Path,
+    progress: bool = False,
+):
+    """Fine-tune a scorer on QMSum train queries (``qmsum.finetune`` caps; the ``finetune`` section's
+    training settings); the epoch with the best dev ROUGE-2 F1 of the extracts is kept. Returns (model,
+    tokenizer, training record)."""
+    from wikiref.model import load_scorer
+    from wikiref.model.selection import rouge2_f1
+    from wikiref.model.training import ScoringExample, TrainSettings, train
+
+    q, seed, ft = params["qmsum"], int(params["seed"]), params["finetune"]
+    caps = q["finetune"]
+    types = list(q["eval_query_types"])  # trained on the query types it is tested on
+    train_df = cap_queries(train_df[train_df["query_type"].isin(types)], caps["train_queries"], seed)
+    dev_df = cap_queries(dev_df[dev_df["query_type"].isin(types)], caps["dev_queries"], seed)
+    if train_df.empty or dev_df.empty:
+        raise QmsumStageError(f"QMSum fine-tuning needs train and dev queries (have {len(train_df)}, {len(dev_df)})")
+
+    def examples(df: pd.DataFrame) -> list:
+        out = []
+        for r, (idx, turns) in zip(df.itertuples(index=False), _documents(df, setting, caps["document_turns"])):
+            out.append(
+                ScoringExample(
+                    query=[str(x) for x in r.query],
+                    sentences=turns,
+                    targets=[float(r.turn_targets[i]) * ft["target_scale"] for i in idx],
+                    id=str(r.id),
+                )
+            )
+        return out
+
+    dev_docs = _documents(dev_df, setting, caps["document_turns"])
+    answers = [str(a) for a in dev_df["answer"]]
+
+    def select(scores) -> float:
+        from wikiref.stages.duc.selection import ranking
+
+        values = []
+        for (_, turns), sc, ans in zip(dev_docs, scores, answers):
+            sc = np.nan_to_num(np.asarray(sc, dtype=np.float64), nan=-np.inf)
+            chosen = [t for _, t in qb.fill(ranking(sc.tolist()), turns, q["summary_words"])]
+            values.append(rouge2_f1(" ".join(chosen), ans))
+        return 100.0 * float(np.mean(values))
+
+    settings = TrainSettings.from_params(seed, params["model"], ft, progress)
+    result = train(model, tok, examples(train_df), examples(dev_df), settings, out_dir, select_fn=select)
+    model, tok = load_scorer(out_dir)
+    record = {
+        "train_queries": len(train_df),
+        "dev_queries": len(dev_df),
+        "document_turns_cap": caps["document_turns"],
+        "best_epoch": result.best_epoch,
+        "dev_rouge2_f1": result.best_metric,
+        "windows": result.pack_stats.get("windows"),
+        "seconds": round(result.train_seconds, 2),
+    }
+    for f in Path(out_dir).iterdir():  # only the scores of the fine-tuned copy are kept
+        if f.is_file() and f.name != "training.json":
+            f.unlink()
+    return model, tok, record

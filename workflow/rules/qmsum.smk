@@ -1,0 +1,75 @@
+# Benchmark QMSum (Zhong et al., NAACL 2021; open, MIT): query-based meeting summarization.
+#   qmsum_standin    (qmsum.standin auto/true) a STAND-IN QMSum file in the published JSON-lines format
+#   qmsum_prepare    the QMSum files (or the STAND-IN) -> data/qmsum/<split>.parquet, one row per query
+#   qmsum_baselines  LEAD / QUERY-SIM / ORACLE extracts, official ROUGE-1/2/L -> table + metrics
+from wikiref.stages.qmsum import stage as qmsum_stage
+
+QMSUM_BUILD_STANDIN = config["qmsum"]["standin"] in (True, "auto")
+
+
+if QMSUM_BUILD_STANDIN:
+
+    rule qmsum_standin:
+        output:
+            layout.QMSUM_STANDIN,
+        log:
+            layout.log_file("qmsum_standin"),
+        benchmark:
+            layout.benchmark_file("qmsum_standin")
+        conda:
+            SOFTWARE_ENV
+        threads: 1
+        params:
+            p=stage_params("qmsum", "standin"),
+        shell:
+            "wikiref qmsum standin --params-json {params.p:q} --out {output:q} > {log} 2>&1"
+
+
+rule qmsum_prepare:
+    input:
+        standin=[layout.QMSUM_STANDIN] if QMSUM_BUILD_STANDIN else [],
+        real=qmsum_stage.real_inputs(config["qmsum"]),
+    output:
+        **{s: layout.QMSUM_SPLIT.format(split=s) for s in layout.SPLITS},
+        stats=layout.QMSUM_STATS,
+        metrics=layout.QMSUM_METRICS,
+    log:
+        layout.log_file("qmsum_prepare"),
+    benchmark:
+        layout.benchmark_file("qmsum_prepare")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("qmsum", "prepare"),
+        standin=layout.QMSUM_STANDIN,
+        out_dir=lambda wc, output: os.path.dirname(output.train),
+    shell:
+        "wikiref qmsum prepare --params-json {params.p:q} --standin {params.standin:q} --out-dir {params.out_dir:q}"
+        " --metrics {output.metrics:q} > {log} 2>&1"
+
+
+rule qmsum_baselines:
+    input:
+        test=layout.QMSUM_SPLIT.format(split="test"),
+    output:
+        tables=multiext(layout.QMSUM_TABLE, ".csv", ".md", ".tex"),
+        metrics=layout.QMSUM_BASELINES_METRICS,
+    log:
+        layout.log_file("qmsum_baselines"),
+    benchmark:
+        layout.benchmark_file("qmsum_baselines")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("qmsum", "baselines"),
+        table=lambda wc, output: os.path.splitext(output.tables[0])[0],
+    shell:
+        "wikiref qmsum baselines --params-json {params.p:q} --test {input.test:q} --table {params.table:q}"
+        " --metrics {output.metrics:q} > {log} 2>&1"
+
+
+rule qmsum_all:
+    input:
+        stage_targets(config, "qmsum"),
