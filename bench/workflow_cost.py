@@ -8,6 +8,16 @@ wall times, total CPU / N).
 
     python bench/workflow_cost.py /tmp/sample-run            # a run of the default profile
     python bench/workflow_cost.py /tmp/sample-run --prefix ablation   # only the ablation cells
+    python bench/workflow_cost.py /tmp/sample-run --compare  # + the source comparison per grid cell
+
+``--compare`` adds one JSON line per cell of the source comparison (wall and CPU seconds of its
+pre-training, DUC and QMSum jobs, its training windows and measured windows/s) and a last line for the
+grid of a paper-scale profile (``--paper-params``, default config/paper.yaml): its number of cells and
+jobs, the training windows of its equal-budget cells (steps x batch), the CPU-hours they take at the
+windows/s measured in this run, and GPU-hours at ``--gpu-windows-per-second`` (a rate measured on the
+GPU you will use, e.g. with bench/train.py there; no GPU exists here, so without it the GPU figure is
+null rather than a guess). Natural-budget cells depend on the real sources' sizes and are counted, not
+estimated.
 """
 
 from __future__ import annotations
@@ -35,10 +45,73 @@ def rules_from_logs(run_dir: Path) -> dict[str, str]:
     return out
 
 
+def _bench_row(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    return rows[-1] if rows else None
+
+
+def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> list[dict]:
+    """Per cell of the source comparison: the cost of its jobs; then the paper grid's estimate."""
+    from wikiref import config, layout
+    from wikiref.stages import compare
+
+    out: list[dict] = []
+    rates = []
+    for res in sorted((run_dir / layout.COMPARE_RESULTS / "duc").glob("*.json")):
+        cell = res.stem
+        line: dict = {"cell": cell, "wall_s": 0.0, "cpu_s": 0.0}
+        for job in ("pretrain", "duc", "qmsum"):
+            row = _bench_row(run_dir / layout.benchmark_file(f"compare/{job}_{cell}"))
+            if row is not None:
+                line[f"{job}_wall_s"] = round(float(row["s"]), 1)
+                line["wall_s"] += float(row["s"])
+                line["cpu_s"] += float(row.get("cpu_time") or 0.0)
+        pre = run_dir / layout.COMPARE_PRETRAIN_RESULT.format(cell=cell)
+        if pre.exists():
+            r = json.loads(pre.read_text())
+            line.update(examples=r["examples"], optimizer_steps=r["optimizer_steps"], train_windows=r["train_windows"])
+            line["windows_per_second"] = r["windows_per_second"]
+            rates.append(float(r["windows_per_second"]))
+        line["wall_s"], line["cpu_s"] = round(line["wall_s"], 1), round(line["cpu_s"], 1)
+        out.append(line)
+    params = config.load_params(paper_params)
+    cells = compare.cells(params)
+    pre = params["pretrain"]
+    batch = pre["batch_size"] * pre["grad_accum_steps"] * pre.get("nproc_per_node", 1)
+    equal = [c for c in cells if c.budget == "equal"]
+    windows = len(equal) * params["compare"]["equal"]["steps"] * batch
+    rate = sorted(rates)[len(rates) // 2] if rates else None  # the median cell's measured windows/s
+    out.append(
+        {
+            "cell": "PAPER_GRID",
+            "profile": params["profile"]["name"],
+            "cells": len(cells),
+            "pretrain_jobs": sum(1 for c in cells if c.trains),
+            "duc_jobs": len(cells),
+            "qmsum_jobs": len(cells),
+            "equal_cells": len(equal),
+            "natural_cells": sum(1 for c in cells if c.budget == "natural"),
+            "equal_training_windows": windows,
+            "window_tokens": params["compare"]["budget"]["max_length"] or params["model"]["max_length"],
+            "measured_windows_per_second": rate,
+            "cpu_hours_at_measured_rate": round(windows / rate / 3600, 1) if rate else None,
+            "gpu_windows_per_second": gpu_rate,
+            "gpu_hours": round(windows / gpu_rate / 3600, 2) if gpu_rate else None,
+        }
+    )
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run_dir", help="the folder Snakemake ran in (--directory)")
+    ap.add_argument("run_dir", nargs="?", default=".", help="the folder Snakemake ran in (default: here)")
     ap.add_argument("--prefix", default="", help="only rules whose name starts with this")
+    ap.add_argument("--compare", action="store_true", help="+ the source comparison per cell and the paper grid")
+    ap.add_argument("--paper-params", default="config/paper.yaml", help="the paper-scale profile (--compare)")
+    ap.add_argument("--gpu-windows-per-second", type=float, help="training windows/s measured on your GPU")
     args = ap.parse_args(argv)
     run_dir = Path(args.run_dir)
     root = run_dir / "logs" / "benchmarks"
@@ -71,6 +144,9 @@ def main(argv=None) -> int:
         for k in total:
             total[k] += d[k]
     print(json.dumps({"rule": "TOTAL", **{k: round(v, 1) if isinstance(v, float) else v for k, v in total.items()}}))
+    if args.compare:
+        for line in compare_lines(run_dir, Path(args.paper_params), args.gpu_windows_per_second):
+            print(json.dumps(line))
     return 0
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wikiref import config
+from wikiref import config, layout
 from wikiref.stages import ablations as ab
 from wikiref.stages import report
 from wikiref.stages.report import analyses, compare
@@ -442,3 +442,70 @@ def test_dvc_metrics_and_plots_show(built, sample_params):
     for stem in analyses.FIGURES:
         entry = plots[f"results/figures/{stem}.png"][0]
         assert entry["type"] == "image" and Path(entry["url"]).exists()
+
+
+def test_report_draws_the_source_comparison_and_states_its_findings(tmp_path, sample_params):
+    from wikiref.stages import compare as cmp_stage
+    from wikiref.stages.report.build import SOURCES_FIGURE
+
+    assert SOURCES_FIGURE in layout.REPORT_FIGURE_STEMS
+    tables = tmp_path / "tables"
+    _write_table1(tables, sample_params["profile"])
+
+    def row(source, mode, r2, examples=10):
+        return {
+            "Source": cmp_stage.SOURCE_LABELS.get(source, source.upper()),
+            "source": source,
+            "Budget": "equal",
+            "Mode": mode,
+            "mode": mode,
+            "Examples": examples,
+            "Steps": 12,
+            "DUC 2005 R-2": r2,
+            "DUC 2006 R-2": r2 + 1,
+            "QMSum R-2": r2 / 2,
+            "standin": True,
+        }
+
+    rows = [
+        row("wcep", "finetuned", 7.0),
+        row("wikiref", "finetuned", 6.0),
+        row("none", "finetuned", 5.5, 0),
+        row("wcep", "transfer", 4.0),
+        row("wikiref", "transfer", 4.5),
+        {**row("lead", "baseline", 3.0, 0), "Mode": "baseline"},
+    ]
+    compare_metrics = {
+        "standin": True,
+        "encoder": "tiny-random",
+        "years": [2005, 2006],
+        "rows": rows,
+        "findings": cmp_stage.findings(rows, [2005, 2006], "gold_span"),
+    }
+    out = Outputs(
+        tables_dir=tables,
+        figures_dir=tmp_path / "figures",
+        index=tmp_path / "README.md",
+        html=tmp_path / "tables.html",
+        summary=tmp_path / "report.json",
+    )
+    summary = build(
+        {"profile": sample_params["profile"], "report": sample_params["report"]},
+        out,
+        ablations=None,
+        table_stems=["table1_wikiref_splits"],
+        metrics_files=[],
+        compare=compare_metrics,
+    )
+    assert summary["figures"] == 1
+    for ext in ("png", "svg", "csv"):
+        assert (tmp_path / "figures" / f"{SOURCES_FIGURE}.{ext}").exists()
+    points = pd.read_csv(tmp_path / "figures" / f"{SOURCES_FIGURE}.csv")
+    wcep = points[(points["source"] == "wcep") & (points["mode"] == "finetuned")]
+    assert wcep["duc_rouge2_recall"].tolist() == [7.5]  # the mean over the two years
+    index = out.index.read_text()
+    assert "## Which augmentation source for which benchmark" in index and "STAND-IN" in index
+    assert "DUC, fine-tuned" in index and "WCEP (equal budget) scores highest (7.50), 1.00 above WikiRef" in index
+    assert "DA PRE-TRAINED (no fine-tuning)" in index and "WikiRef (equal budget) scores highest (5.00)" in index
+    assert "WCEP (equal budget) scores highest (7.50)" in out.html.read_text()
+    assert summary["source_findings"] == [f["text"] for f in compare_metrics["findings"]]

@@ -16,11 +16,12 @@ REPORT_UPSTREAM_TABLES = sorted(
 REPORT_UPSTREAM_METRICS = [t for t in REPORT_UPSTREAM if t.startswith(f"{layout.METRICS}/")]
 # How each figure and table the report writes appears in the HTML report: caption (workflow/report/*.rst),
 # category and labels. A figure's caption is named after it: fig4_duc_train_size -> fig4.rst.
+# The source comparison's figure is not a paper figure: its caption file and label are its own name.
 REPORT_FIGURES = {
     stem: {
-        "caption": f"../report/{stem.split('_')[0]}.rst",
+        "caption": f"../report/{stem.split('_')[0] if stem[3:4].isdigit() else stem}.rst",
         "category": "Figures",
-        "labels": {"figure": stem.split("_")[0].replace("fig", "Fig. ")},
+        "labels": {"figure": stem.split("_")[0].replace("fig", "Fig. ") if stem[3:4].isdigit() else "sources"},
     }
     for stem in layout.REPORT_FIGURE_STEMS
 }

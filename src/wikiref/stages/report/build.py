@@ -56,6 +56,8 @@ PAPER_TABLES = {
     "table6_duc": "Table VI",
     analyses.TABLE8_STEM: "Table VIII",
     analyses.TABLE9_STEM: "Table IX",
+    Path(layout.QMSUM_TABLE).name: "QMSum baselines",
+    Path(layout.COMPARE_TABLE).name: "Source comparison",
     COMPARISON_STEM: "Comparison",
     CLAIMS_STEM: "Comparison (findings)",
 }
@@ -186,7 +188,97 @@ def write_analyses(
     return written
 
 
-def _html_tables(stems: Sequence[str], tables_dir: Path, profile: Mapping) -> str:
+SOURCES_FIGURE = "fig_compare_sources"  # one of layout.REPORT_FIGURE_STEMS
+SOURCES_TITLE = "Source comparison: DUC ROUGE-2 recall vs pre-training examples"
+
+
+def write_sources_figure(
+    cmp: Mapping,
+    figures_dir: Path,
+    profile: Mapping,
+    dpi: int = figures.PNG_DPI,
+    width_in: float = figures.COLUMN_WIDTH_IN,
+) -> list[Path]:
+    """The source comparison's figure: per source, DUC ROUGE-2 recall (mean over the years tested) against
+    the number of pre-training examples, one panel per mode (fine-tuned, transfer); the encoder without
+    augmentation and the DUC baselines as horizontal lines. Also ``<stem>.csv`` with the points."""
+    colors = [figures.RED, figures.BLUE, figures.GREEN, figures.ORANGE, figures.PURPLE, figures.GREY]
+    markers = ["o", "s", "^", "D", "v", "P"]
+    rows = cmp["rows"]
+    points = []
+    panels = []
+    for mode, label in (("finetuned", "fine-tuned on DUC"), ("transfer", "DA PRE-TRAINED (no fine-tuning)")):
+        mine = [r for r in rows if r["mode"] == mode]
+        panel = figures.Panel(ylabel="DUC R-2 recall", xlabel="pre-training examples", title=label)
+        sources = [s for s in dict.fromkeys(r["source"] for r in mine) if s != "none"]
+        for i, src in enumerate(sources):
+            pts = sorted(
+                (r["Examples"], r2)
+                for r in mine
+                if r["source"] == src and (r2 := _duc_r2(r, cmp)) is not None and r["Examples"]
+            )
+            if not pts:
+                continue
+            panel.series.append(
+                figures.Series(
+                    next(r["Source"] for r in mine if r["source"] == src),
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    color=colors[i % len(colors)],
+                    marker=markers[i % len(markers)],
+                )
+            )
+            points += [{"mode": mode, "source": src, "examples": x, "duc_rouge2_recall": y} for x, y in pts]
+        for r in rows:
+            if (r["source"] == "none" and r["mode"] == mode) or (r["mode"] == "baseline" and r["source"] == "lead"):
+                y = _duc_r2(r, cmp)
+                if y is not None:
+                    panel.hlines.append(
+                        figures.HLine(r["Source"], y, color=figures.GREY if r["source"] == "lead" else "#000000")
+                    )
+                    points.append({"mode": mode, "source": r["source"], "examples": 0, "duc_rouge2_recall": y})
+        if panel.series or panel.hlines:
+            panels.append(panel)
+    years = "/".join(str(y) for y in cmp.get("years", []))
+    paths = figures.render(
+        panels,
+        figures_dir / SOURCES_FIGURE,
+        title=SOURCES_TITLE,
+        provenance=profile_caption({"name": profile["name"]}, cmp.get("encoder")),
+        standin=bool(cmp.get("standin")),
+        dpi=dpi,
+        width_in=width_in,
+        notes=f"DUC ROUGE-2 recall x 100, mean over the years each mode was tested on ({years}); official flags",
+    )
+    csv = figures_dir / f"{SOURCES_FIGURE}.csv"
+    write_text(csv, pd.DataFrame(points).to_csv(index=False, lineterminator="\n"))
+    return paths + [csv]
+
+
+def _duc_r2(row: Mapping, cmp: Mapping) -> float | None:
+    values = [row.get(f"DUC {y} R-2") for y in cmp.get("years", [])]
+    values = [float(v) for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def sources_section(cmp: Mapping | None) -> list[str]:
+    """The "which source for which benchmark" lines of ``results/README.md`` (the computed findings)."""
+    if not cmp:
+        return []
+    lines = ["## Which augmentation source for which benchmark", ""]
+    if cmp.get("standin"):
+        lines += [f"**{STANDIN_NOTE}** (some inputs of the comparison are stand-ins).", ""]
+    lines += [f"- {f['text']}" for f in cmp.get("findings", [])] or ["- no finding: no comparable cells were run"]
+    lines += [
+        "",
+        "Computed from the comparison table (`wikiref compare table`): the best source per benchmark and mode, "
+        "its margin over the next one and over the encoder without augmentation; a tie is reported as a tie.",
+        "",
+    ]
+    return lines
+
+
+def _html_tables(stems: Sequence[str], tables_dir: Path, profile: Mapping, extra: Sequence[str] = ()) -> str:
     parts = [
         "<!DOCTYPE html>",
         "<html><head><meta charset='utf-8'><title>wikiref tables</title>",
@@ -205,6 +297,10 @@ def _html_tables(stems: Sequence[str], tables_dir: Path, profile: Mapping) -> st
         parts.append(f"<h2>{html.escape(table_title(tables_dir / f'{stem}.md'))}</h2>")
         df = pd.read_csv(csv)
         parts.append(df.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.2f}"))
+    if extra:
+        parts.append("<h2>Which augmentation source for which benchmark</h2><ul>")
+        parts += [f"<li>{html.escape(line)}</li>" for line in extra]
+        parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -216,6 +312,7 @@ def write_index(
     figure_titles: Mapping[str, str],
     metrics_files: Sequence[str],
     encoder: str | None,
+    sources: Sequence[str] = (),
 ) -> None:
     """``results/README.md``: every table (md/csv/tex), figure (png/svg/csv) and metrics file, linked."""
     root = out.index.parent
@@ -263,6 +360,7 @@ def write_index(
         ]
     if not any((out.figures_dir / f"{s}.png").exists() for s in figure_titles):
         lines += ["_No figures: the ablations stage has not produced results yet._", ""]
+    lines += list(sources)
     lines += ["## Metrics (DVC: `dvc metrics show`)", ""]
     for m in metrics_files:
         lines.append(f"- [{Path(m).name}]({_rel(Path(m), root)})")
@@ -277,6 +375,7 @@ def build(
     ablations: Mapping | None,
     table_stems: Sequence[str],
     metrics_files: Sequence[str],
+    compare: Mapping | None = None,
 ) -> dict:
     """Everything the report step writes; returns the summary metrics."""
     profile = params["profile"]
@@ -287,14 +386,22 @@ def build(
             ablations, out.tables_dir, out.figures_dir, profile, dpi=rp["dpi"], width_in=rp["column_width_in"]
         )
     summary = write_comparison(out.tables_dir, profile, ablations)
+    if compare is not None:
+        written[SOURCES_FIGURE] = write_sources_figure(
+            compare, out.figures_dir, profile, dpi=rp["dpi"], width_in=rp["column_width_in"]
+        )
     stems = [s for s in PAPER_TABLES if s in set(table_stems) | set(written) | {COMPARISON_STEM, CLAIMS_STEM}]
     stems += sorted(set(table_stems) - set(stems))
-    write_text(out.html, _html_tables(stems, out.tables_dir, profile))
+    findings = [f["text"] for f in (compare or {}).get("findings", [])]
+    write_text(out.html, _html_tables(stems, out.tables_dir, profile, findings))
     encoder = ablations["encoder"] if ablations else None
     year = ablations["test_year"] if ablations else 2007
     titles = {stem: spec["title"].format(year=year) for stem, spec in analyses.FIGURES.items()}
-    write_index(out, profile, stems, titles, metrics_files, encoder)
-    summary.update(profile=profile["name"], tables=len(stems), figures=sum(1 for s in analyses.FIGURES if s in written))
+    titles[SOURCES_FIGURE] = SOURCES_TITLE
+    write_index(out, profile, stems, titles, metrics_files, encoder, sources_section(compare))
+    summary.update(profile=profile["name"], tables=len(stems), figures=sum(1 for s in titles if s in written))
+    if compare is not None:
+        summary["source_findings"] = findings
     write_json(out.summary, summary)
     return summary
 
@@ -335,10 +442,19 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         html=Path(outputs["html"]),
         summary=Path(outputs["summary"]),
     )
+    compare = None
+    cmp_path = next(
+        (Path(m) for m in inputs.get("metrics", ()) if Path(m).name == Path(layout.COMPARE_METRICS).name), None
+    )
+    if cmp_path is not None:
+        if not cmp_path.exists():
+            raise ReportError(f"{cmp_path} missing: run `wikiref compare table` first")
+        compare = read_json(cmp_path)
     return build(
         params,
         out,
         ablations=ablations,
+        compare=compare,
         table_stems=table_stems(inputs.get("tables", ()), out.tables_dir),
         metrics_files=sorted(set(inputs.get("metrics", ()))),
     )
