@@ -32,7 +32,7 @@ def test_compare_lines_counts_every_difference(bench):
 
 
 def test_small_run_of_the_three_flag_sets(bench, tmp_path, capsys):
-    assert bench.main(["--topics", "2", "--systems", "3", "--work", str(tmp_path)]) == 0
+    assert bench.main(["--topics", "2", "--systems", "3", "--repeat", "1", "--work", str(tmp_path)]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert (rec["peers"], rec["models"], rec["jobs"]) == (6, 4, 1)
     assert [r["name"] for r in rec["flagsets"]] == ["paper", "rouge-l", "nist"]
@@ -55,10 +55,8 @@ def test_a_differing_line_fails_the_run(bench, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(bench, "perl_rouge_available", lambda: None)
     monkeypatch.setattr(bench, "prepare_perl_rouge", lambda work: work)
     monkeypatch.setattr(bench, "run_perl", fake_perl)
-    assert (
-        bench.main(["--topics", "1", "--systems", "2", "--flagsets", "nist", "--jobs", "2", "--work", str(tmp_path)])
-        == 1
-    )
+    argv = ["--topics", "1", "--systems", "2", "--flagsets", "nist", "--jobs", "2", "--repeat", "2"]
+    assert bench.main([*argv, "--work", str(tmp_path)]) == 1
     rec = json.loads(capsys.readouterr().out)
     row = rec["flagsets"][0]
     assert rec["identical"] is False and row["differing_lines"] == 1 and row["identical"] is False

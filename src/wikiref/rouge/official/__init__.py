@@ -45,9 +45,11 @@ Modules (each imports only the ones listed before it)::
 
     options    the flags: Options, flag parsing, DUC_FLAGS, RougeError
     text       data files, reading SPL/SEE/ISI, -l/-b truncation, tokenisation, stop words, stemming
-    counting   n-gram / skip-bigram / LCS / WLCS counting, per-evaluation R/P/F, score() and Scorer
+    lcs        ROUGE-L / ROUGE-W hit marks and clipped hits: compiled kernels (lcs_kernels, numba: bit-parallel
+               LCS, the WLCS programme compiled) and the pure-Python reference (lcs.REFERENCE = True selects it)
+    counting   n-gram / skip-bigram counting (packed int64 keys), per-evaluation R/P/F, score() and Scorer
     bootstrap  Perl's drand48 and the bootstrap averages / confidence intervals
-    report     configuration files, evaluate(), the text report
+    report     configuration files, evaluate() (jobs=N: evaluations in N processes), the text report
 
 The real Perl script (to cross-check this package) is run by :mod:`wikiref.rouge.parity`, used by tests and
 benchmarks only.

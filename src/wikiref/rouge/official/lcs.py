@@ -149,11 +149,10 @@ def lcs_base(model_units, weight=None):
 
 def pair_hits_reference(model, peer, weight=None):
     """(hit, base) of one model summary against one peer summary (both :class:`~.text.Summary`), pure Python."""
-    from wikiref.rouge.official.counting import ngram_counts
-
     marks = union_marks_reference(model.unit_terms, peer.unit_terms, weight)
-    mu = Counter(ngram_counts(model.terms, 1)[0])
-    pu = Counter(ngram_counts(peer.terms, 1)[0])  # the script renews the peer unigram counts per reference
+    # unigram counts keyed by 1-tuples, as counting.ngram_counts(terms, 1) keys them
+    mu = Counter(zip(model.terms))
+    pu = Counter(zip(peer.terms))  # the script renews the peer unigram counts per reference
     return clipped_hits_reference(model.unit_terms, marks, mu, pu, weight), lcs_base(model.unit_terms, weight)
 
 
