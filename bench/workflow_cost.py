@@ -77,6 +77,11 @@ def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> 
             rates.append(float(r["windows_per_second"]))
         line["wall_s"], line["cpu_s"] = round(line["wall_s"], 1), round(line["cpu_s"], 1)
         out.append(line)
+    run_params = run_dir / "params.yaml"
+    measured_tokens = None
+    if run_params.exists():
+        rp = config.load_params(run_params)
+        measured_tokens = rp["compare"]["budget"]["max_length"] or rp["model"]["max_length"]
     params = config.load_params(paper_params)
     cells = compare.cells(params)
     pre = params["pretrain"]
@@ -97,6 +102,8 @@ def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> 
             "equal_training_windows": windows,
             "window_tokens": params["compare"]["budget"]["max_length"] or params["model"]["max_length"],
             "measured_windows_per_second": rate,
+            # The rate is this run's (its window length and encoder); longer windows cost more per window.
+            "measured_window_tokens": measured_tokens,
             "cpu_hours_at_measured_rate": round(windows / rate / 3600, 1) if rate else None,
             "gpu_windows_per_second": gpu_rate,
             "gpu_hours": round(windows / gpu_rate / 3600, 2) if gpu_rate else None,

@@ -762,21 +762,26 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None) -> list[dict]:
     """Per benchmark and mode: the sources ranked by the benchmark's main score (DUC: mean R-2 recall over
-    the years; QMSum: R-2 F1), the best one and its margin over the runner-up and over the encoder-only
-    row. Only numbers that exist are compared; a statement is made only when the margin is positive."""
+    the years that mode was tested on; QMSum: R-2 F1), the best one and its margin over the runner-up and
+    over the encoder-only row. A row missing one of those years is not ranked (no mean over fewer years);
+    a statement is made only from numbers that exist."""
     out = []
-    benchmarks = [
-        (
-            "DUC",
-            "mean R-2 recall over " + "/".join(str(y) for y in years),
-            lambda r: _mean([r.get(f"DUC {y} R-2") for y in years]),
-        )
-    ]
-    if setting:
-        benchmarks.append(("QMSum", f"R-2 F1 ({setting})", lambda r: r.get("QMSum R-2")))
-    for bench, measure, key in benchmarks:
-        for mode in MODES:
-            cand = [(key(r), r) for r in rows if r["mode"] == mode and r["source"] != NONE and key(r) is not None]
+    for mode in MODES:
+        mine = [r for r in rows if r["mode"] == mode]
+        tested = [y for y in years if any(r.get(f"DUC {y} R-2") is not None for r in mine)]
+        benchmarks = []
+        if tested:
+            benchmarks.append(
+                (
+                    "DUC",
+                    "mean R-2 recall over " + "/".join(str(y) for y in tested),
+                    lambda r, t=tested: _mean([r.get(f"DUC {y} R-2") for y in t]),
+                )
+            )
+        if setting:
+            benchmarks.append(("QMSum", f"R-2 F1 ({setting})", lambda r: r.get("QMSum R-2")))
+        for bench, measure, key in benchmarks:
+            cand = [(key(r), r) for r in mine if r["source"] != NONE and key(r) is not None]
             if not cand:
                 continue
             cand.sort(key=lambda t: (-t[0], t[1]["Source"], t[1]["Budget"]))
@@ -790,12 +795,13 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
             }
             if len(cand) > 1:
                 item["margin_over_next"] = round(best_v - cand[1][0], 4)
-            none = [key(r) for r in rows if r["mode"] == mode and r["source"] == NONE and key(r) is not None]
+            none = [key(r) for r in mine if r["source"] == NONE and key(r) is not None]
             if none:
                 item["margin_over_no_augmentation"] = round(best_v - none[0], 4)
             item["text"] = finding_text(item)
             out.append(item)
-    return out
+    order = {"DUC": 0, "QMSum": 1}
+    return sorted(out, key=lambda f: (order[f["benchmark"]], MODES.index(f["mode"])))
 
 
 def finding_text(item: Mapping) -> str:
