@@ -54,6 +54,14 @@ from wikiref.schemas import SOURCE_NAMES
 
 log = logging.getLogger(__name__)
 
+
+def cap_rows(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
+    """A seeded subset of at most ``cap`` rows in id order (:func:`wikiref.stages.pretrain.cap_rows`)."""
+    from wikiref.stages.pretrain import cap_rows as pretrain_cap_rows
+
+    return pretrain_cap_rows(df, cap, seed)
+
+
 UNION = "union"
 NONE = "none"
 SOURCES = (*SOURCE_NAMES, UNION)
@@ -322,9 +330,7 @@ def seeded_subset(df: pd.DataFrame, n: int, seed: int, where: str) -> pd.DataFra
     """``n`` rows chosen with a seeded permutation, in id order; an error when there are fewer."""
     if n > len(df):
         raise CompareError(f"{where}: {len(df)} usable training examples, the equal budget needs {n}")
-    from wikiref.stages import pretrain
-
-    return pretrain.cap_rows(df, n, seed)
+    return cap_rows(df, n, seed)
 
 
 def equal_examples(params: Mapping, sizes: Mapping[str, int]) -> int:
@@ -425,9 +431,7 @@ def training_data(params: Mapping, cell: Cell, inputs: Mapping) -> tuple[pd.Data
     dev_parts = []
     for s, k in zip(srcs, shares(n_eval, len(srcs)) if n_eval is not None else [None] * len(srcs)):
         dev, _ = read_oracle([dev_paths[s]], dev_paths[s])
-        from wikiref.stages import pretrain
-
-        dev_parts.append(pretrain.cap_rows(dev, k, seed))
+        dev_parts.append(cap_rows(dev, k, seed))
     dev = pd.concat(dev_parts, ignore_index=True).sort_values("id", kind="stable").reset_index(drop=True)
     if dev.empty:
         raise CompareError(f"{cell.id}: no usable dev example in {list(dev_paths.values())}")
