@@ -871,6 +871,7 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "rows": assembled["rows"],
         "findings": assembled["findings"],
         "qmsum_setting": assembled["qmsum_setting"],
+        "years": assembled["years"],
         "pretrain": {
             cid: {
                 k: r.get(k)

@@ -199,29 +199,34 @@ def write_sources_figure(
     dpi: int = figures.PNG_DPI,
     width_in: float = figures.COLUMN_WIDTH_IN,
 ) -> list[Path]:
-    """The source comparison's figure: per source, DUC ROUGE-2 recall (mean over the years tested) against
-    the number of pre-training examples, one panel per mode (fine-tuned, transfer); the encoder without
-    augmentation and the DUC baselines as horizontal lines. Also ``<stem>.csv`` with the points."""
+    """The source comparison's figure: per source, DUC ROUGE-2 recall (mean over the years the mode was
+    tested on) against the number of pre-training examples, one panel per mode (fine-tuned, transfer);
+    the encoder without augmentation and LEAD (over the same years) as horizontal lines. Also
+    ``<stem>.csv`` with the points."""
     colors = [figures.RED, figures.BLUE, figures.GREEN, figures.ORANGE, figures.PURPLE, figures.GREY]
     markers = ["o", "s", "^", "D", "v", "P"]
     rows = cmp["rows"]
-    points = []
-    panels = []
-    for mode, label in (("finetuned", "fine-tuned on DUC"), ("transfer", "DA PRE-TRAINED (no fine-tuning)")):
+    points, panels, tested_by_mode = [], [], []
+    for mode, label in (("finetuned", "fine-tuned"), ("transfer", "no fine-tuning")):
         mine = [r for r in rows if r["mode"] == mode]
-        panel = figures.Panel(ylabel="DUC R-2 recall", xlabel="pre-training examples", title=label)
+        years = [y for y in cmp.get("years", []) if any(r.get(f"DUC {y} R-2") is not None for r in mine)]
+        if not years:
+            continue
+        tested_by_mode.append(f"{label}: {'/'.join(str(y) for y in years)}")
+        panel = figures.Panel(ylabel=f"DUC R-2 recall ({label})", xlabel="pre-training examples")
         sources = [s for s in dict.fromkeys(r["source"] for r in mine) if s != "none"]
+        xs: set = set()
         for i, src in enumerate(sources):
             pts = sorted(
-                (r["Examples"], r2)
-                for r in mine
-                if r["source"] == src and (r2 := _duc_r2(r, cmp)) is not None and r["Examples"]
+                (r["Examples"], y) for r in mine if r["source"] == src and (y := _duc_r2(r, years)) is not None
             )
             if not pts:
                 continue
+            xs.update(p[0] for p in pts)
+            label_src = next(r["Source"] for r in mine if r["source"] == src)
             panel.series.append(
                 figures.Series(
-                    next(r["Source"] for r in mine if r["source"] == src),
+                    label_src,
                     [p[0] for p in pts],
                     [p[1] for p in pts],
                     color=colors[i % len(colors)],
@@ -229,17 +234,18 @@ def write_sources_figure(
                 )
             )
             points += [{"mode": mode, "source": src, "examples": x, "duc_rouge2_recall": y} for x, y in pts]
-        for r in rows:
-            if (r["source"] == "none" and r["mode"] == mode) or (r["mode"] == "baseline" and r["source"] == "lead"):
-                y = _duc_r2(r, cmp)
-                if y is not None:
-                    panel.hlines.append(
-                        figures.HLine(r["Source"], y, color=figures.GREY if r["source"] == "lead" else "#000000")
-                    )
-                    points.append({"mode": mode, "source": r["source"], "examples": 0, "duc_rouge2_recall": y})
+        references = [r for r in rows if (r["source"] == "none" and r["mode"] == mode)]
+        references += [r for r in rows if r["mode"] == "baseline" and r["source"] == "lead"]
+        for r in references:
+            y = _duc_r2(r, years)
+            if y is not None:
+                color = figures.GREY if r["source"] == "lead" else "#000000"
+                panel.hlines.append(figures.HLine(r["Source"], y, color=color))
+                points.append({"mode": mode, "source": r["source"], "examples": 0, "duc_rouge2_recall": y})
+        panel.xticks = sorted(xs)
+        panel.xticklabels = [str(int(x)) for x in sorted(xs)]
         if panel.series or panel.hlines:
             panels.append(panel)
-    years = "/".join(str(y) for y in cmp.get("years", []))
     paths = figures.render(
         panels,
         figures_dir / SOURCES_FIGURE,
@@ -248,17 +254,21 @@ def write_sources_figure(
         standin=bool(cmp.get("standin")),
         dpi=dpi,
         width_in=width_in,
-        notes=f"DUC ROUGE-2 recall x 100, mean over the years each mode was tested on ({years}); official flags",
+        notes="DUC ROUGE-2 recall x 100 (official flags), mean over the years tested ("
+        + "; ".join(tested_by_mode)
+        + ")",
     )
     csv = figures_dir / f"{SOURCES_FIGURE}.csv"
     write_text(csv, pd.DataFrame(points).to_csv(index=False, lineterminator="\n"))
     return paths + [csv]
 
 
-def _duc_r2(row: Mapping, cmp: Mapping) -> float | None:
-    values = [row.get(f"DUC {y} R-2") for y in cmp.get("years", [])]
-    values = [float(v) for v in values if v is not None]
-    return sum(values) / len(values) if values else None
+def _duc_r2(row: Mapping, years: Sequence[int]) -> float | None:
+    """The mean DUC R-2 of a row over ``years`` (None when one of them is missing)."""
+    values = [row.get(f"DUC {y} R-2") for y in years]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(float(v) for v in values) / len(values)
 
 
 def sources_section(cmp: Mapping | None) -> list[str]:
