@@ -383,23 +383,6 @@ def cap_documents(
     return df, cut
 
 
-def to_examples(df: pd.DataFrame, head: str):
-    """Rows -> ScoringExamples with their document lengths (multi-document packing)."""
-    from wikiref.model.training import ScoringExample
-
-    col = "oracle_labels" if head == "classification" else "oracle_scores"
-    return [
-        ScoringExample(
-            query=[str(q) for q in r.query],
-            sentences=[str(s) for s in r.doc_sentences],
-            targets=[float(t) for t in getattr(r, col)],
-            id=str(r.id),
-            doc_lengths=[int(n) for n in r.doc_lengths],
-        )
-        for r in df.itertuples(index=False)
-    ]
-
-
 def training_data(params: Mapping, cell: Cell, inputs: Mapping) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(train rows, dev rows, description) of a pre-training cell under its budget."""
     cmp, seed = params["compare"], params["seed"]
@@ -528,8 +511,8 @@ def pretrain(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | 
     result = train(
         model,
         tok,
-        to_examples(train_df, spec["head"]),
-        to_examples(dev_df, spec["head"]),
+        pre.to_examples(train_df, spec["head"]),
+        pre.to_examples(dev_df, spec["head"]),
         settings,
         outputs["model_dir"],
         select_fn=pre.dev_rouge2_fn(dev_df, run_params["pretrain"]),
@@ -566,6 +549,18 @@ def _duc_paths(params: Mapping, inputs: Mapping) -> dict[int, str]:
     return paths
 
 
+def _benchmark_run(params: Mapping, cell: str | Cell, benchmark: str) -> tuple[Cell, dict, list[str], dict]:
+    """What a DUC / QMSum job starts with: the cell, its parameters (the cell's model as the only
+    ``pretrain.variants`` entry), the modes it runs (``compare.<benchmark>``; the encoder-only row is
+    fine-tuned only) and the head of its result."""
+    c = _cell(cell)
+    run_params = effective_params(params)
+    if c.trains:
+        run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
+    modes = [m for m in MODES if run_params["compare"][benchmark][m] and (c.trains or m == "finetuned")]
+    return c, run_params, modes, {"cell": c.id, "source": c.source, "budget": c.budget, "label": c.label}
+
+
 def duc_years(params: Mapping, mode: str) -> list[int]:
     """The DUC years a mode is tested on: every year (transfer), or ``compare.duc.finetune_years`` held out
     in turn (fine-tuned; null = every year)."""
@@ -587,23 +582,10 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
     from wikiref.files import write_json
     from wikiref.stages import finetune
 
-    c = _cell(cell)
-    run_params = effective_params(params)
-    cmp = run_params["compare"]
+    c, run_params, modes, out = _benchmark_run(params, cell, "duc")
     paths = _duc_paths(run_params, inputs)
     root = inputs.get("models_root", layout.COMPARE_MODELS_DIR)
-    if c.trains:
-        run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
-    modes = [m for m in MODES if cmp["duc"][m] and (c.trains or m == "finetuned")]
-    out: dict[str, Any] = {
-        "cell": c.id,
-        "source": c.source,
-        "budget": c.budget,
-        "label": c.label,
-        "flags": run_params["duc"]["rouge_flags"],
-        "standin": bool(run_params["duc"]["standin"]),
-        "modes": {},
-    }
+    out.update(flags=run_params["duc"]["rouge_flags"], standin=bool(run_params["duc"]["standin"]), modes={})
     t0 = time.perf_counter()
     for mode in modes:
         setting = start_setting(run_params, c, "none" if mode == "transfer" else "full")
@@ -644,20 +626,12 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     from wikiref.stages import finetune
     from wikiref.stages.qmsum import stage as q
 
-    c = _cell(cell)
-    run_params = effective_params(params)
+    c, run_params, modes, out = _benchmark_run(params, cell, "qmsum")
     cmp, seed = run_params["compare"], run_params["seed"]
     root = inputs.get("models_root", layout.COMPARE_MODELS_DIR)
     splits = {s: q.load_split(inputs[s]) for s in layout.SPLITS}
-    if c.trains:
-        run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
     test = q.eval_rows(splits["test"], run_params["qmsum"], seed)
-    modes = [m for m in MODES if cmp["qmsum"][m] and (c.trains or m == "finetuned")]
-    out: dict[str, Any] = {
-        "cell": c.id,
-        "source": c.source,
-        "budget": c.budget,
-        "label": c.label,
+    out |= {
         "flags": run_params["qmsum"]["rouge_flags"],
         "summary_words": run_params["qmsum"]["summary_words"],
         "test_queries": len(test),

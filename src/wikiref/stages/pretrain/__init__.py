@@ -120,16 +120,20 @@ def variant_metrics_file(metrics_dir: str | Path, name: str) -> Path:
 
 
 def to_examples(df: pd.DataFrame, head: str):
-    """Rows -> ScoringExamples: 0/1 oracle labels for classification, oracle scores for regression."""
+    """Rows -> ScoringExamples: 0/1 oracle labels for classification, oracle scores for regression; rows
+    with ``doc_lengths`` (the oracle of any source, :data:`wikiref.schemas.ORACLE_SOURCE`) keep their
+    document boundaries for the packing."""
     from wikiref.model.training import ScoringExample
 
     col = "oracle_labels" if head == "classification" else "oracle_scores"
+    multi = "doc_lengths" in df.columns
     return [
         ScoringExample(
             query=[str(q) for q in r.query],
             sentences=[str(s) for s in r.doc_sentences],
             targets=[float(t) for t in getattr(r, col)],
             id=str(r.id),
+            doc_lengths=[int(n) for n in r.doc_lengths] if multi else None,
         )
         for r in df.itertuples(index=False)
     ]
