@@ -319,9 +319,7 @@ def _write_table1(tables: Path, profile: dict) -> None:
     )
 
 
-def test_report_without_ablations(tmp_path, sample_params):
-    tables = tmp_path / "tables"
-    _write_table1(tables, sample_params["profile"])
+def _build_without_ablations(tmp_path, tables, sample_params, compare=None):
     out = Outputs(
         tables_dir=tables,
         figures_dir=tmp_path / "figures",
@@ -329,6 +327,21 @@ def test_report_without_ablations(tmp_path, sample_params):
         html=tmp_path / "tables.html",
         summary=tmp_path / "report.json",
     )
+    summary = build(
+        {"profile": sample_params["profile"], "report": sample_params["report"]},
+        out,
+        ablations=None,
+        table_stems=["table1_wikiref_splits"],
+        metrics_files=[],
+        compare=compare,
+    )
+    return out, summary
+
+
+def test_report_without_ablations(tmp_path, sample_params):
+    tables = tmp_path / "tables"
+    _write_table1(tables, sample_params["profile"])
+    out, summary = _build_without_ablations(tmp_path, tables, sample_params)
     summary = build(
         {"profile": sample_params["profile"], "report": sample_params["report"]},
         out,
@@ -482,13 +495,7 @@ def test_report_draws_the_source_comparison_and_states_its_findings(tmp_path, sa
         "rows": rows,
         "findings": cmp_stage.findings(rows, [2005, 2006], "gold_span"),
     }
-    out = Outputs(
-        tables_dir=tables,
-        figures_dir=tmp_path / "figures",
-        index=tmp_path / "README.md",
-        html=tmp_path / "tables.html",
-        summary=tmp_path / "report.json",
-    )
+    out, summary = _build_without_ablations(tmp_path, tables, sample_params, compare=compare_metrics)
     summary = build(
         {"profile": sample_params["profile"], "report": sample_params["report"]},
         out,
