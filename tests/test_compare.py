@@ -330,3 +330,25 @@ def test_findings_follow_the_numbers_and_say_ties():
     missing = [_row("wcep", "finetuned", 5.0), {**_row("qmdsir", "finetuned", 9.0), "DUC 2006 R-2": None}]
     ranked = compare.findings(missing, [2005, 2006], None)[0]["ranking"]
     assert [r["source"] for r in ranked] == ["wcep"]
+
+
+def test_findings_say_when_the_runner_up_is_inside_the_best_interval():
+    rows = [
+        {**_row("wcep", "finetuned", 7.0, q=6.0), compare.QMSUM_R2_CI: [5.0, 7.0]},
+        {**_row("qmdsir", "finetuned", 6.0, q=5.5), compare.QMSUM_R2_CI: [4.5, 6.5]},
+    ]
+    q = next(f for f in compare.findings(rows, [2005], "gold_span") if f["benchmark"] == "QMSum")
+    assert q["next_inside_ci95"] and q["best_ci95"] == [5.0, 7.0]
+    assert "inside its 95% bootstrap interval [5.00, 7.00]: not a clear difference" in q["text"]
+    rows[1]["QMSum R-2"] = 4.0
+    q = next(f for f in compare.findings(rows, [2005], "gold_span") if f["benchmark"] == "QMSum")
+    assert not q["next_inside_ci95"] and "interval" not in q["text"]
+
+
+def test_findings_use_the_duc_interval_when_one_year_was_tested():
+    a = {**_row("wcep", "finetuned", 7.0), "DUC 2006 R-2": None, compare.duc_r2_ci(2005): [6.0, 8.0]}
+    b = {**_row("qmdsir", "finetuned", 6.5), "DUC 2006 R-2": None, compare.duc_r2_ci(2005): [5.0, 7.0]}
+    duc = compare.findings([a, b], [2005, 2006], None)[0]
+    assert duc["measure"] == "mean R-2 recall over 2005" and duc["next_inside_ci95"]
+    both = compare.findings([_row("wcep", "finetuned", 7.0), _row("qmdsir", "finetuned", 6.5)], [2005, 2006], None)
+    assert "next_inside_ci95" not in both[0]  # a mean over years has no interval here

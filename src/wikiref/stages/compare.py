@@ -69,6 +69,7 @@ BUDGETS = ("equal", "natural")
 CELL_COLUMNS = ("source", "budget")
 CELL_REGEX = r"source~[a-z0-9]+_budget~[a-z]+"
 MODES = ("finetuned", "transfer")
+QMSUM_R2_CI = "qmsum_r2_f1_ci"  # a row field, not a printed column
 MODE_LABELS = {"finetuned": "fine-tuned", "transfer": "DA PRE-TRAINED (no fine-tuning)"}
 DUC_MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
 QMSUM_METRICS = ("rouge1", "rouge2", "rougeL")
@@ -669,22 +670,31 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
 # --------------------------------------------------------------------------- the table
 
 
-def _duc_cells(res: Mapping, mode: str, years: Sequence[int]) -> dict[str, float | None]:
+def _duc_cells(res: Mapping, mode: str, years: Sequence[int]) -> dict[str, Any]:
     per_year = res["modes"].get(mode, {})
-    row: dict[str, float | None] = {}
+    row: dict[str, Any] = {}
     for y in years:
         rec = per_year.get(str(y))
         for m, short in zip(DUC_MEASURES, ("R-1", "R-2", "R-SU4")):
             row[f"DUC {y} {short}"] = None if rec is None else float(rec["recall"][m])
+        row[duc_r2_ci(y)] = None if rec is None else [float(x) for x in rec["recall_ci"]["ROUGE-2"]]
     return row
 
 
-def _qmsum_cells(res: Mapping, mode: str, setting: str) -> dict[str, float | None]:
+def duc_r2_ci(year: int) -> str:
+    """The row field of a year's bootstrap 95% interval of R-2 recall (not a printed column)."""
+    return f"duc_{year}_r2_recall_ci"
+
+
+def _qmsum_cells(res: Mapping, mode: str, setting: str) -> dict[str, Any]:
     rec = res["modes"].get(mode, {}).get(setting)
-    return {
+    out: dict[str, Any] = {
         f"QMSum {short}": None if rec is None else float(rec["rouge"][m]["f1"])
         for m, short in zip(QMSUM_METRICS, ("R-1", "R-2", "R-L"))
     }
+    # The bootstrap 95% interval of R-2 F1 (official scorer): the findings say when the runner-up is inside it.
+    out[QMSUM_R2_CI] = None if rec is None else [float(x) for x in rec["rouge"]["rouge2"]["f1_ci"]]
+    return out
 
 
 def assemble(params: Mapping, results: Mapping[str, Mapping[str, Mapping]], baselines: Mapping) -> dict:
@@ -748,6 +758,7 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
         mine = [r for r in rows if r["mode"] == mode]
         tested = [y for y in years if any(r.get(f"DUC {y} R-2") is not None for r in mine)]
         benchmarks = []
+        intervals: dict = {}
         if tested:
             benchmarks.append(
                 (
@@ -756,8 +767,11 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
                     lambda r, t=tested: _mean([r.get(f"DUC {y} R-2") for y in t]),
                 )
             )
+            if len(tested) == 1:  # one year: its interval applies to the ranked score (a mean has none here)
+                intervals["DUC"] = lambda r, y=tested[0]: r.get(duc_r2_ci(y))
         if setting:
             benchmarks.append(("QMSum", f"R-2 F1 ({setting})", lambda r: r.get("QMSum R-2")))
+        intervals["QMSum"] = lambda r: r.get(QMSUM_R2_CI)
         for bench, measure, key in benchmarks:
             cand = [(key(r), r) for r in mine if r["source"] != NONE and key(r) is not None]
             if not cand:
@@ -773,6 +787,10 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
             }
             if len(cand) > 1:
                 item["margin_over_next"] = round(best_v - cand[1][0], 4)
+                ci = intervals.get(bench, lambda r: None)(best)
+                if ci:
+                    item["best_ci95"] = [round(x, 4) for x in ci]
+                    item["next_inside_ci95"] = bool(ci[0] <= cand[1][0] <= ci[1])
             none = [key(r) for r in mine if r["source"] == NONE and key(r) is not None]
             if none:
                 item["margin_over_no_augmentation"] = round(best_v - none[0], 4)
@@ -797,6 +815,9 @@ def finding_text(item: Mapping) -> str:
             f"{label} scores highest ({best['score']:.2f}), {item['margin_over_next']:.2f} above "
             f"{SOURCE_LABELS.get(nxt['source'], nxt['source'])} ({nxt['budget']})"
         )
+        if item.get("next_inside_ci95"):
+            lo, hi = item["best_ci95"]
+            text += f", inside its 95% bootstrap interval [{lo:.2f}, {hi:.2f}]: not a clear difference"
     if "margin_over_no_augmentation" in item:
         m = item["margin_over_no_augmentation"]
         text += (
@@ -826,7 +847,8 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     assembled = assemble(params, results, baselines)
     standin = any(r["standin"] for r in assembled["rows"])
     df = pd.DataFrame(assembled["rows"])
-    shown = df[[c for c in df.columns if c not in ("source", "mode", "standin")]].astype(object)
+    hidden = {"source", "mode", "standin", QMSUM_R2_CI, *(duc_r2_ci(y) for y in assembled["years"])}
+    shown = df[[c for c in df.columns if c not in hidden]].astype(object)
     shown = shown.where(shown.notna(), "-")  # a cell that was not run (e.g. no transfer of the encoder)
     write_table(
         # The label comes from the data each row used (examples, DUC notice, QMSum file), row by row.
