@@ -42,7 +42,7 @@ rule compare_oracle:
     params:
         p=stage_params("compare", "oracle"),
         in_dir=lambda wc, input: os.path.dirname(input.train),
-        root=layout.COMPARE_ORACLE_DIR,
+        root=lambda wc, output: os.path.dirname(os.path.dirname(output.train)),
     shell:
         "wikiref compare oracle --source {wildcards.source} --params-json {params.p:q} --in-dir {params.in_dir:q}"
         " --oracle-root {params.root:q} --metrics {output.metrics:q} --threads {threads} > {log} 2>&1"
@@ -68,7 +68,7 @@ rule compare_pretrain:
     params:
         p=stage_params("compare", "pretrain", **compare.cell_param_replacements("pretrain")),
         model_dir=lambda wc, output: os.path.dirname(output.model),
-        root=layout.COMPARE_ORACLE_DIR,
+        root=lambda wc, input: os.path.dirname(os.path.dirname(input.train[0])),
     shell:
         "wikiref compare pretrain --cell {wildcards.cell} --params-json {params.p:q} --oracle-root {params.root:q}"
         " --model-dir {params.model_dir:q} --out {output.result:q} --threads {threads} --no-progress > {log} 2>&1"

@@ -42,7 +42,7 @@ rule qmsum_prepare:
     threads: 1
     params:
         p=stage_params("qmsum", "prepare"),
-        standin=layout.QMSUM_STANDIN,
+        standin=lambda wc, input: input.standin[0] if input.standin else "",
         out_dir=lambda wc, output: os.path.dirname(output.train),
     shell:
         "wikiref qmsum prepare --params-json {params.p:q} --standin {params.standin:q} --out-dir {params.out_dir:q}"
