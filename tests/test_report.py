@@ -342,13 +342,6 @@ def test_report_without_ablations(tmp_path, sample_params):
     tables = tmp_path / "tables"
     _write_table1(tables, sample_params["profile"])
     out, summary = _build_without_ablations(tmp_path, tables, sample_params)
-    summary = build(
-        {"profile": sample_params["profile"], "report": sample_params["report"]},
-        out,
-        ablations=None,
-        table_stems=["table1_wikiref_splits"],
-        metrics_files=[],
-    )
     assert summary["figures"] == 0 and summary["cells_compared"] == 3
     assert "No figures" in out.index.read_text()
     claims = pd.read_csv(tables / f"{CLAIMS_STEM}.csv")
@@ -496,14 +489,6 @@ def test_report_draws_the_source_comparison_and_states_its_findings(tmp_path, sa
         "findings": cmp_stage.findings(rows, [2005, 2006], "gold_span"),
     }
     out, summary = _build_without_ablations(tmp_path, tables, sample_params, compare=compare_metrics)
-    summary = build(
-        {"profile": sample_params["profile"], "report": sample_params["report"]},
-        out,
-        ablations=None,
-        table_stems=["table1_wikiref_splits"],
-        metrics_files=[],
-        compare=compare_metrics,
-    )
     assert summary["figures"] == 1
     for ext in ("png", "svg", "csv"):
         assert (tmp_path / "figures" / f"{SOURCES_FIGURE}.{ext}").exists()
