@@ -219,6 +219,22 @@ def find_named(known: Mapping[str, dict], name: str, what: str, where: str, erro
     return known[name]
 
 
+def grid_cell_fields(text: str, columns: tuple[str, ...], error: type[Exception]) -> dict[str, str]:
+    """The fields of a grid cell named like Snakemake's ``Paramspace`` wildcard (``col~value`` joined by
+    ``_``, in ``columns`` order), as strings; ``error`` says what is wrong with a malformed name. Used by
+    the ablation and source-comparison grids."""
+    parts = text.split("_")
+    if len(parts) != len(columns):
+        raise error(f"cell {text!r}: expected {len(columns)} fields {'_'.join(c + '~...' for c in columns)}")
+    out = {}
+    for part, col in zip(parts, columns):
+        key, sep, value = part.partition("~")
+        if key != col or not sep or not value:
+            raise error(f"cell {text!r}: field {part!r} should be {col}~<value>")
+        out[col] = value
+    return out
+
+
 def add_params_arguments(parser: argparse.ArgumentParser) -> None:
     """The two ways every step receives its parameters."""
     group = parser.add_argument_group("parameters")

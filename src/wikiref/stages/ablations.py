@@ -42,7 +42,7 @@ import copy
 import logging
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
-from wikiref.config import job_params
+from wikiref.config import grid_cell_fields, job_params
 from wikiref.registry import job_keys
 from wikiref.stages.finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 
@@ -153,21 +153,8 @@ class DucCell:
         return (self.train, int(self.percent), self.method)
 
 
-def _parse(text: str, columns: Sequence[str]) -> dict[str, str]:
-    parts = text.split("_")
-    if len(parts) != len(columns):
-        raise AblationError(f"cell {text!r}: expected {len(columns)} fields {'_'.join(c + '~...' for c in columns)}")
-    out = {}
-    for part, col in zip(parts, columns):
-        key, sep, value = part.partition("~")
-        if key != col or not sep or not value:
-            raise AblationError(f"cell {text!r}: field {part!r} should be {col}~<value>")
-        out[col] = value
-    return out
-
-
 def parse_aug(text: str) -> AugCell:
-    f = _parse(text, AUG_COLUMNS)
+    f = grid_cell_fields(text, AUG_COLUMNS, AblationError)
     try:
         amount = float(f["amount"])
     except ValueError as exc:
@@ -179,7 +166,7 @@ def parse_aug(text: str) -> AugCell:
 
 
 def parse_duc(text: str) -> DucCell:
-    f = _parse(text, DUC_COLUMNS)
+    f = grid_cell_fields(text, DUC_COLUMNS, AblationError)
     if not f["percent"].isdigit():
         raise AblationError(f"cell {text!r}: percent {f['percent']!r} is not an integer")
     cell = DucCell(f["train"], int(f["percent"]), f["method"])

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
+from wikiref.config import grid_cell_fields
 from wikiref.schemas import SOURCE_NAMES
 
 log = logging.getLogger(__name__)
@@ -122,15 +123,7 @@ NO_AUGMENTATION = Cell(NONE, NONE)
 
 
 def parse_cell(text: str) -> Cell:
-    parts = text.split("_")
-    fields = {}
-    for part, col in zip(parts, CELL_COLUMNS):
-        key, sep, value = part.partition("~")
-        if key != col or not sep or not value:
-            raise CompareError(f"cell {text!r}: field {part!r} should be {col}~<value>")
-        fields[col] = value
-    if len(parts) != len(CELL_COLUMNS):
-        raise CompareError(f"cell {text!r}: expected source~<source>_budget~<budget>")
+    fields = grid_cell_fields(text, CELL_COLUMNS, CompareError)
     cell = Cell(fields["source"], fields["budget"])
     if cell.id != text:
         raise CompareError(f"cell {text!r} is not in canonical form ({cell.id})")
