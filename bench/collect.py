@@ -20,17 +20,9 @@ import argparse
 import bz2
 import json
 import platform
-import time
 from collections import Counter
 
-
-def best_of(repeat: int, fn):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from wikiref.benchmarks import best_of
 
 
 def main() -> int:
@@ -54,7 +46,7 @@ def main() -> int:
                 n += len(block)
         return n
 
-    t_bz2, xml_bytes = best_of(args.repeat, decompress)
+    t_bz2, xml_bytes = best_of(decompress, args.repeat)
     mb = xml_bytes / 1e6
     env = {"python": platform.python_version(), "machine": platform.machine()}
 
@@ -74,12 +66,12 @@ def main() -> int:
 
     emit("bz2_decompress", t_bz2, compressed_mb=round(compressed / 1e6, 2), dump=dump, **env)
 
-    t_read, pages = best_of(args.repeat, lambda: list(iter_pages(dump)))
+    t_read, pages = best_of(lambda: list(iter_pages(dump)), args.repeat)
     emit("dump_read", t_read, articles=len(pages), pages_per_s=round(len(pages) / t_read, 1))
 
     import mwparserfromhell
 
-    t_mwp, _ = best_of(args.repeat, lambda: [mwparserfromhell.parse(p.text) for p in pages])
+    t_mwp, _ = best_of(lambda: [mwparserfromhell.parse(p.text) for p in pages], args.repeat)
     emit(
         "mwparserfromhell",
         t_read + t_mwp,
@@ -98,7 +90,7 @@ def main() -> int:
             n += 1
         return n, stats
 
-    t_parse, (n_articles, stats) = best_of(args.repeat, parse_all)
+    t_parse, (n_articles, stats) = best_of(parse_all, args.repeat)
     emit(
         "collect_parse",
         t_parse,
@@ -124,7 +116,7 @@ def main() -> int:
                 ok += extract_document(res.body, u, ExtractConfig()).ok
             return ok
 
-        t_fx, ok = best_of(args.repeat, fetch_extract)
+        t_fx, ok = best_of(fetch_extract, args.repeat)
         print(
             json.dumps(
                 {

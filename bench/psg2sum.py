@@ -106,6 +106,8 @@ from pathlib import Path
 from xml.etree.ElementTree import iterparse
 from xml.sax.saxutils import escape
 
+from wikiref.benchmarks import best_of, stage_params
+
 REPO = Path(__file__).resolve().parents[1]
 
 CITED = {
@@ -166,24 +168,6 @@ def say(msg: str) -> None:
 
 def emit(obj: dict) -> None:
     print(json.dumps(obj), flush=True)
-
-
-def best_of(fn: Callable, repeat: int) -> tuple[float, object]:
-    """(fastest wall time of ``repeat`` calls of ``fn``, the last result)."""
-    best, out = float("inf"), None
-    for _ in range(max(1, repeat)):
-        gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def params(job: str) -> dict:
-    from wikiref import config
-    from wikiref.registry import job_keys
-
-    return config.select(config.load_params(REPO / "params.yaml"), *job_keys("psg2sum", job))
 
 
 def make_miner(p: dict, nlp=None, **kw):
@@ -384,7 +368,7 @@ def build_standin(tmp: Path, articles: int) -> Path:
 
     dump = tmp / "dump.xml.bz2"
     shutil.copyfile(locate_gensim_dump(), dump)
-    p = params("standin")
+    p = stage_params("psg2sum", "standin")
     p["psg2sum"]["standin_articles"] = articles
     p["psg2sum"]["dump"]["parts"] = ["standin"]
     stage.standin(p, {"dump": dump}, {"dir": tmp / "standin"})
@@ -962,7 +946,7 @@ def main(argv=None) -> int:
         rss = None if args.no_rss else bench_rss(tmp, args)
         from wikiref.text import from_params
 
-        p = params("part")
+        p = stage_params("psg2sum", "part")
         nlp = from_params(p["text"])
         standin = build_standin(tmp, args.articles)
         results.append(bench_file("standin", standin, args, p, nlp, tmp))

@@ -24,15 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from wikiref.benchmarks import stage_params
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("WIKIREF_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-
-def params(job: str) -> dict:
-    from wikiref import config
-    from wikiref.registry import job_keys
-
-    return config.select(config.load_params(REPO / "params.yaml"), *job_keys("qmdscnn", job))
 
 
 def run_once(stories: Path, work: Path, warc: list[str]) -> tuple[dict, dict]:
@@ -42,10 +37,12 @@ def run_once(stories: Path, work: Path, warc: list[str]) -> tuple[dict, dict]:
     work.mkdir(parents=True)
     arts = {"articles": work / "a.parquet", "stats": work / "a.json"}
     t0 = time.perf_counter()
-    s = stage.articles(params("articles"), {"stories": stories, "warc_paths": warc}, arts, shard=0)
+    s = stage.articles(stage_params("qmdscnn", "articles"), {"stories": stories, "warc_paths": warc}, arts, shard=0)
     t1 = time.perf_counter()
     outputs = {"splits": {x: work / f"{x}.parquet" for x in SPLITS}, "table": work / "t", "metrics": work / "m.json"}
-    m = stage.build(params("build"), {"articles": [arts["articles"]], "stats": [arts["stats"]]}, outputs)
+    m = stage.build(
+        stage_params("qmdscnn", "build"), {"articles": [arts["articles"]], "stats": [arts["stats"]]}, outputs
+    )
     t2 = time.perf_counter()
     files = {p.name: p.read_bytes() for p in sorted(work.glob("*.parquet"))}
     return {"articles_s": t1 - t0, "build_s": t2 - t1, "kept": s["counts"].get("kept", 0), "chunks": m["chunks"]}, files
@@ -56,7 +53,7 @@ def spacy_floor(stories: Path) -> float:
     from wikiref.stages.qmdscnn.corpus import parse_story
     from wikiref.text import from_params, split_sentences
 
-    p = params("articles")
+    p = stage_params("qmdscnn", "articles")
     nlp = from_params(p["text"])
     paragraphs = []
     for path in sorted(stories.glob("*.story")):
@@ -72,7 +69,7 @@ def spacy_floor(stories: Path) -> float:
 def bench(name: str, stories: Path, warc: list[str], tmp: Path) -> dict:
     from wikiref.text import from_params
 
-    from_params(params("articles")["text"])  # load spaCy once, outside the timings
+    from_params(stage_params("qmdscnn", "articles")["text"])  # load spaCy once, outside the timings
     first, files1 = run_once(stories, tmp / f"{name}-1", warc)
     second, files2 = run_once(stories, tmp / f"{name}-2", warc)
     best = min((first, second), key=lambda r: r["articles_s"] + r["build_s"])
@@ -106,7 +103,7 @@ def main() -> int:
         dump = tmp / "dump.xml.bz2"
         shutil.copyfile(locate_gensim_dump(), dump)
         standin = tmp / "standin"
-        stage.standin(params("standin"), {"dump": dump}, {"dir": standin})
+        stage.standin(stage_params("qmdscnn", "standin"), {"dump": dump}, {"dir": standin})
         rows.append(bench("standin", standin, [str(standin / "archive.warc.gz")], tmp))
         cnn = SHARED / "cnn-stories"
         if not args.no_shared and cnn.is_dir():

@@ -62,7 +62,6 @@ from __future__ import annotations
 import argparse
 import calendar
 import dataclasses
-import gc
 import json
 import platform
 import random
@@ -76,6 +75,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
+
+from wikiref.benchmarks import best_of, stage_params
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_EVENTS = 10_200
@@ -97,24 +98,6 @@ def emit(obj: dict) -> None:
     print(json.dumps(obj), flush=True)
 
 
-def best_of(fn, repeat: int) -> tuple[float, object]:
-    """(fastest wall time of ``repeat`` calls of ``fn``, the last result)."""
-    best, out = float("inf"), None
-    for _ in range(max(1, repeat)):
-        gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def params(job: str) -> dict:
-    from wikiref import config
-    from wikiref.registry import job_keys
-
-    return config.select(config.load_params(REPO / "params.yaml"), *job_keys("wcep", job))
-
-
 # -- the stand-in, through the stage's own jobs ------------------------------------------------------
 
 
@@ -128,21 +111,21 @@ def build_standin(tmp: Path, articles: int) -> dict:
 
     dump = tmp / "dump.xml.bz2"
     shutil.copyfile(locate_gensim_dump(), dump)
-    p = params("standin")
+    p = stage_params("wcep", "standin")
     p["wcep"]["standin_articles"] = articles
     root = tmp / "standin"
     t0 = time.perf_counter()
     manifest = stage.standin(p, {"dump": dump}, {"dir": root})
-    ep = params("events")
+    ep = stage_params("wcep", "events")
     ep["wcep"]["portal"].update(
         dump_paths=[str(root / layout.WCEP_STANDIN_PORTAL_DUMP)], html_paths=[str(root / layout.WCEP_STANDIN_HTML)]
     )
     stage.events(ep, {}, {"events": tmp / "events.parquet", "stats": tmp / "events.json"})
-    sp = params("sources")
+    sp = stage_params("wcep", "sources")
     sp["collect"]["fetch"]["cache_dir"] = str(tmp / "cache")
     sp["wcep"]["sources"]["warc_paths"] = [str(root / layout.WCEP_STANDIN_SOURCES)]
     stage.sources(sp, {"events": tmp / "events.parquet"}, {"sources": tmp / "sources.parquet", "stats": tmp / "s.json"})
-    cp = params("ccnews")
+    cp = stage_params("wcep", "ccnews")
     cp["wcep"]["ccnews"].update(paths=[str(root / layout.WCEP_STANDIN_CCNEWS)], shards=1)
     stage.ccnews(cp, {}, {"articles": tmp / "cc.parquet", "stats": tmp / "cc.json"}, shard=0)
     events = read_table(tmp / "events.parquet").to_pylist()
@@ -540,7 +523,7 @@ def bench_classifier(data: dict, args) -> dict:
     from wikiref.examples import Tally
     from wikiref.stages.wcep import classifier as clf
 
-    c = params("classify")["wcep"]["classifier"]
+    c = stage_params("wcep", "classify")["wcep"]["classifier"]
     threshold, window = float(c["threshold"]), int(c["window_days"])
     records = [r for r in data["records"] if r["sources"]]
     n_days = len({r["date"] for r in records})
@@ -553,7 +536,7 @@ def bench_classifier(data: dict, args) -> dict:
         events,
         negative_ratio=float(c["negative_ratio"]),
         heldout_fraction=float(c["heldout_fraction"]),
-        seed=int(params("classify")["seed"]),
+        seed=int(stage_params("wcep", "classify")["seed"]),
         threshold=threshold,
     )
     t_train = time.perf_counter() - t0
