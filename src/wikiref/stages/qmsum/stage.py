@@ -82,6 +82,8 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """QMSum files -> one table per split. inputs: ``standin`` (the STAND-IN file); outputs: split ->
     ``data/qmsum/<split>.parquet``, ``stats`` (counts, drops with locations), ``metrics``. Returns the
     metrics (per split: meetings, queries by type, mean turns, span turns and answer words)."""
+    import pyarrow as pa
+
     from wikiref.files import write_json, write_parquet
 
     q, seed = params["qmsum"], int(params["seed"])
@@ -109,10 +111,9 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "resplit": q["resplit"],
         "splits": {s: split_statistics(v) for s, v in by_split.items()},
     }
+    split_of = table.column("split").to_pylist()
     for split in layout.SPLITS:
-        mask = [s == split for s in table.column("split").to_pylist()]
-        import pyarrow as pa
-
+        mask = [s == split for s in split_of]
         write_parquet(outputs[split], table.filter(pa.array(mask, type=pa.bool_())))
     write_json(outputs["stats"], {**tally.to_json(), "standin": standin_used})
     write_json(outputs["metrics"], metrics)
@@ -224,24 +225,30 @@ def _documents(df: pd.DataFrame, setting: str, cap: int | None = None) -> list[t
     return [(i[:cap], t[:cap]) if cap is not None else (i, t) for i, t in docs]
 
 
-def model_summaries(df: pd.DataFrame, scores, setting: str, max_words: int) -> dict[str, list[str]]:
-    """Per row: the turns ranked by score (ties: transcript order) filling the word budget."""
+def extract(turns: list[str], scores, max_words: int) -> list[str]:
+    """The turns ranked by score (ties: transcript order; NaN last) filling the word budget, in transcript order."""
     from wikiref.stages.duc.selection import ranking
 
-    out = {}
-    for (rid, (_, turns)), sc in zip(zip(df["id"], _documents(df, setting)), scores):
-        sc = np.nan_to_num(np.asarray(sc, dtype=np.float64), nan=-np.inf)
-        out[str(rid)] = [t for _, t in qb.fill(ranking(sc.tolist()), turns, max_words)]
-    return out
+    sc = np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=-np.inf)
+    return [t for _, t in qb.fill(ranking(sc.tolist()), turns, max_words)]
 
 
-def score_documents(model, tok, df: pd.DataFrame, setting: str, model_params: Mapping, progress: bool = False):
+def model_summaries(
+    df: pd.DataFrame, scores, setting: str, max_words: int, docs: list | None = None
+) -> dict[str, list[str]]:
+    """Per row: :func:`extract` of its document (``docs``: the rows' documents when already made)."""
+    docs = docs if docs is not None else _documents(df, setting)
+    return {str(rid): extract(turns, sc, max_words) for rid, (_, turns), sc in zip(df["id"], docs, scores)}
+
+
+def score_documents(model, tok, df: pd.DataFrame, docs: list, model_params: Mapping, progress: bool = False):
+    """The model's score of every turn of each row's document (``docs``: :func:`_documents` of the rows)."""
     from wikiref.model import score_sentences
     from wikiref.model.training import resolve_device
 
     device = resolve_device(model_params["device"])
     model.to(device)
-    pairs = [([str(x) for x in q], turns) for q, (_, turns) in zip(df["query"], _documents(df, setting))]
+    pairs = [([str(x) for x in q], turns) for q, (_, turns) in zip(df["query"], docs)]
     return score_sentences(
         model,
         tok,
@@ -256,8 +263,9 @@ def score_documents(model, tok, df: pd.DataFrame, setting: str, model_params: Ma
 def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str, progress: bool = False) -> dict:
     """A scorer's extracts of ``rows`` in ``setting`` and their official ROUGE."""
     q = params["qmsum"]
-    scores = score_documents(model, tok, rows, setting, params["model"], progress)
-    summaries = model_summaries(rows, scores, setting, q["summary_words"])
+    docs = _documents(rows, setting)
+    scores = score_documents(model, tok, rows, docs, params["model"], progress)
+    summaries = model_summaries(rows, scores, setting, q["summary_words"], docs)
     return {
         "rouge": score(summaries, rows, q["rouge_flags"]),
         "summary_words_mean": round(float(np.mean([len(" ".join(s).split()) for s in summaries.values()])), 2),
@@ -306,13 +314,10 @@ def finetune(
     answers = [str(a) for a in dev_df["answer"]]
 
     def select(scores) -> float:
-        from wikiref.stages.duc.selection import ranking
-
-        values = []
-        for (_, turns), sc, ans in zip(dev_docs, scores, answers):
-            sc = np.nan_to_num(np.asarray(sc, dtype=np.float64), nan=-np.inf)
-            chosen = [t for _, t in qb.fill(ranking(sc.tolist()), turns, q["summary_words"])]
-            values.append(rouge2_f1(" ".join(chosen), ans))
+        values = [
+            rouge2_f1(" ".join(extract(turns, sc, q["summary_words"])), ans)
+            for (_, turns), sc, ans in zip(dev_docs, scores, answers)
+        ]
         return 100.0 * float(np.mean(values))
 
     settings = TrainSettings.from_params(seed, params["model"], ft, progress)
