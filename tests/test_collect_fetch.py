@@ -17,7 +17,6 @@ from wikiref.stages.collect.fetch import (
     CachedFetcher,
     FetchCache,
     FetchConfig,
-    HostRateLimiter,
     LiveBackend,
     WarcBackend,
     WaybackBackend,
@@ -27,6 +26,7 @@ from wikiref.stages.collect.fetch import (
     to_raw_snapshot,
     wayback_timestamp,
 )
+from wikiref.stages.collect.hostlimit import SharedHostLimiter
 
 PAGE = b"<html><head><title>Loopback page</title></head><body><p>Hello from the loopback server.</p></body></html>"
 
@@ -257,7 +257,7 @@ def test_rate_limiter_spaces_requests_per_host():
         slept.append(round(s, 6))
         now[0] += s
 
-    lim = HostRateLimiter(1.0, clock=lambda: now[0], sleep=sleep)
+    lim = SharedHostLimiter(1.0, clock=lambda: now[0], sleep=sleep)
     lim.wait("a")
     lim.wait("a")
     lim.wait("b")

@@ -27,6 +27,7 @@ so the warc backend is not cached (a rebuilt archive is always read afresh).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import ipaddress
@@ -34,6 +35,7 @@ import json
 import logging
 import re
 import socket
+import sys
 import threading
 import time
 import urllib.robotparser
@@ -43,6 +45,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from wikiref.files import write_bytes, write_json
+from wikiref.stages.collect.hostlimit import SharedHostLimiter
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,7 @@ class FetchConfig:
     backoff_s: float = 1.0
     max_retry_after_s: float = 60.0
     per_host_interval_s: float = 1.0
+    max_crawl_delay_s: float = 60.0
     max_body_bytes: int = 5_000_000
     max_redirects: int = 5
     content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
@@ -186,48 +190,181 @@ class AddressRefused(Exception):
     pass
 
 
-def check_host(host: str, port: int, allow_private: bool) -> None:
-    """Refuse hosts that resolve to private, loopback, link-local, multicast or reserved addresses."""
-    if allow_private:
-        return
+class DnsFailure(Exception):
+    """A host name that does not resolve (not an ``OSError``, so urllib3 lets it through unwrapped)."""
+
+
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits (the IPv4 address must pass too).
+_V4_IN_LAST_32 = (
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64 well-known prefix (RFC 6052)
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765 SIIT)
+)
+# IPv6 prefixes refused outright: local-use NAT64 (RFC 8215) and the deprecated IPv4-compatible form.
+_V6_REFUSED = (ipaddress.ip_network("64:ff9b:1::/48"), ipaddress.ip_network("::/96"))
+
+
+def address_refusal(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    """Why ``addr`` may not be fetched from ("" when it may): every address that is not global
+    (private, loopback, link-local, shared 100.64.0.0/10, reserved, documentation...), multicast, and
+    IPv6 forms that embed an IPv4 address which is itself refused (mapped, 6to4, Teredo, NAT64...)."""
+    if addr.is_multicast:
+        return "multicast"
+    if not addr.is_global:
+        return "not global"
+    if isinstance(addr, ipaddress.IPv6Address):
+        if any(addr in net for net in _V6_REFUSED):
+            return "local-use NAT64 or IPv4-compatible form"
+        embedded = [addr.ipv4_mapped, addr.sixtofour, *(addr.teredo or ())]
+        if any(addr in net for net in _V4_IN_LAST_32):
+            embedded.append(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
+        for v4 in embedded:
+            if v4 is not None and address_refusal(v4):
+                return f"embeds {v4}"
+    return ""
+
+
+def _getaddrinfo(host: str, port: int) -> list:
+    # socket.getaddrinfo looked up at call time, so a test can stand in for DNS.
+    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+
+
+def check_host(host: str, port: int, allow_private: bool, resolver: Callable[[str, int], list] | None = None) -> list:
+    """Resolve ``host`` once and return its ``getaddrinfo`` entries, after refusing the host if any
+    address is not public (:func:`address_refusal`); ``allow_private`` (the loopback tests) skips the
+    refusal. The live backend connects to these very entries (no second lookup between check and
+    connect), so DNS rebinding cannot swap in a private address."""
     try:
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except socket.gaierror as exc:
-        raise ConnectionError(f"cannot resolve {host}: {exc}") from exc
+        infos = (resolver or _getaddrinfo)(host, port)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise DnsFailure(f"cannot resolve {host}: {exc}") from exc
+    if not infos:
+        raise DnsFailure(f"cannot resolve {host}: no address")
+    if allow_private:
+        return infos
     for info in infos:
-        addr = ipaddress.ip_address(info[4][0].split("%", 1)[0])
-        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
-            addr = addr.ipv4_mapped
-        if (
-            addr.is_private
-            or addr.is_loopback
-            or addr.is_link_local
-            or addr.is_multicast
-            or addr.is_reserved
-            or addr.is_unspecified
-        ):
-            raise AddressRefused(f"{host} resolves to non-public address {addr}")
+        addr = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        why = address_refusal(addr)
+        if why:
+            raise AddressRefused(f"{host} resolves to non-public address {addr} ({why})")
+    return infos
 
 
-class HostRateLimiter:
-    """At least ``interval`` seconds between two requests to one host (thread-safe)."""
+# ---------------------------------------------------------------------------------------------
+# the connection: pinned to the checked addresses, under a hard per-response deadline
 
-    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic, sleep=time.sleep):
-        self.interval = interval
-        self.clock = clock
-        self.sleep = sleep
-        self.lock = threading.Lock()
-        self.next_slot: dict[str, float] = {}
+_exchange = threading.local()  # the running request's _Deadline, per thread
 
-    def wait(self, host: str) -> None:
-        if self.interval <= 0:
-            return
-        with self.lock:
-            now = self.clock()
-            slot = max(now, self.next_slot.get(host, now))
-            self.next_slot[host] = slot + self.interval
-        if slot > now:
-            self.sleep(slot - now)
+
+class _Deadline:
+    """``total_timeout_s`` for one exchange (connect, request, headers, body). A timer shuts the
+    socket down when it runs out, which ends a blocked read at once; ``expired`` then says why."""
+
+    def __init__(self, seconds: float):
+        self.end = time.monotonic() + seconds
+        self.expired = False
+        self._sock = None
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(seconds, 0.0), self._expire)
+        self._timer.daemon = True
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+    def start(self) -> None:
+        self._timer.start()
+
+    @staticmethod
+    def _shutdown(sock) -> None:
+        # socket.socket.shutdown, not SSLSocket.shutdown: the TLS object stays with the reading thread.
+        with contextlib.suppress(OSError):  # already closed
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    def attach(self, sock) -> None:
+        with self._lock:
+            self._sock = sock
+            if self.expired and not self._done:
+                self._shutdown(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.expired = True
+            if self._sock is not None:
+                self._shutdown(self._sock)
+
+    def finish(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+
+def _pinned_adapter(resolve: Callable[[str, int], list]):
+    """A ``requests`` transport adapter whose connections resolve and check the host through
+    ``resolve`` (:func:`check_host`) and connect to those addresses; the Host header, SNI and the
+    certificate check keep the host name (only where the socket goes changes)."""
+    import urllib3.connection
+    from requests.adapters import HTTPAdapter
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+
+    class Pinned:
+        def _new_conn(self):
+            # Written here because urllib3's create_connection resolves the name itself: this one
+            # connects only to addresses that passed the check, in getaddrinfo order.
+            deadline = getattr(_exchange, "deadline", None)
+            timeout = self.timeout if isinstance(self.timeout, (int, float)) else socket.getdefaulttimeout()
+            if deadline is not None:
+                left = max(deadline.remaining(), 0.001)
+                timeout = left if timeout is None else min(timeout, left)
+            infos = resolve(self.host, self.port)
+            err: OSError | None = None
+            for family, type_, proto, _, sockaddr in infos:
+                sock = socket.socket(family, type_, proto)
+                try:
+                    for opt in self.socket_options or ():
+                        sock.setsockopt(*opt)
+                    sock.settimeout(timeout)
+                    if self.source_address:
+                        sock.bind(self.source_address)
+                    sock.connect(sockaddr)
+                except OSError as exc:
+                    err = exc
+                    sock.close()
+                    continue
+                sys.audit("http.client.connect", self, self.host, self.port)
+                if deadline is not None:
+                    deadline.attach(sock)
+                return sock
+            if isinstance(err, socket.timeout):
+                raise ConnectTimeoutError(self, f"Connection to {self.host} timed out") from err
+            raise NewConnectionError(self, f"Failed to establish a new connection: {err}") from err
+
+        def request(self, *args, **kwargs):
+            deadline = getattr(_exchange, "deadline", None)
+            if deadline is not None and self.sock is not None:  # a kept-alive connection
+                deadline.attach(self.sock)
+            return super().request(*args, **kwargs)
+
+    class Conn(Pinned, urllib3.connection.HTTPConnection):
+        pass
+
+    class SConn(Pinned, urllib3.connection.HTTPSConnection):
+        pass
+
+    class Pool(HTTPConnectionPool):
+        ConnectionCls = Conn
+
+    class SPool(HTTPSConnectionPool):
+        ConnectionCls = SConn
+
+    class Adapter(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = {"http": Pool, "https": SPool}
+
+    return Adapter()
 
 
 class _Failure(Exception):
@@ -240,32 +377,70 @@ class _Failure(Exception):
 class LiveBackend:
     name = "live"
 
-    def __init__(self, cfg: FetchConfig, session=None, sleep=time.sleep):
+    def __init__(self, cfg: FetchConfig, session=None, sleep=time.sleep, resolver=None, clock=time.time):
         import requests
 
         self.cfg = cfg
         self.requests = requests
+        self.resolver = resolver  # None: socket.getaddrinfo (tests stand in for DNS)
         self.session = session or requests.Session()
+        # No proxy or .netrc from the environment: the address check holds only for direct connections.
+        self.session.trust_env = False
+        adapter = _pinned_adapter(self._resolve)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
         self.session.headers.update(
             {
                 "User-Agent": cfg.user_agent,
                 "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
                 "Accept-Language": "en",
+                # One connection per request: each is resolved and checked afresh, and a socket is never
+                # shared between two requests (the deadline timer shuts down only its own). At one
+                # request per host per interval, keep-alive would save little.
+                "Connection": "close",
             }
         )
         self.sleep = sleep
-        self.limiter = HostRateLimiter(cfg.per_host_interval_s, sleep=sleep)
+        self.limiter = SharedHostLimiter(
+            cfg.per_host_interval_s, Path(cfg.cache_dir) / "hosts", clock=clock, sleep=sleep
+        )
         self.robots: dict[str, urllib.robotparser.RobotFileParser | str] = {}
         self.robots_lock = threading.Lock()
+
+    def _resolve(self, host: str, port: int) -> list:
+        return check_host(host, port, self.cfg.allow_private_addresses, self.resolver)
+
+    def _retry_wait(self, attempt: int, retry_after: str) -> float:
+        """Seconds before attempt ``attempt + 1``: the exponential backoff, or the server's
+        ``Retry-After`` (seconds or an HTTP date) when longer, capped at ``max_retry_after_s``."""
+        wait = self.cfg.backoff_s * (2**attempt)
+        retry_after = (retry_after or "").strip()
+        asked = None
+        if retry_after.isdigit():
+            asked = float(retry_after)
+        elif retry_after:
+            from email.utils import parsedate_to_datetime
+
+            try:
+                when = parsedate_to_datetime(retry_after)
+            except (TypeError, ValueError, IndexError):
+                when = None
+            if when is not None and when.tzinfo is not None:
+                asked = when.timestamp() - time.time()
+        if asked is not None:
+            wait = max(wait, min(asked, self.cfg.max_retry_after_s))
+        return wait
 
     # one HTTP exchange, with retries; returns (status, headers, body) ------------------------
     def _get(self, url: str, max_bytes: int, check_type: bool) -> tuple[int, Mapping, bytes, str]:
         parts = urlsplit(url)
         self._check_target(url)
         last_reason, last_status = "connection_error", 0
+        wait = 0.0
         for attempt in range(self.cfg.retries + 1):
             if attempt:
-                self.sleep(self.cfg.backoff_s * (2 ** (attempt - 1)))
+                self.sleep(wait)
+            wait = self._retry_wait(attempt, "")
             self.limiter.wait(parts.hostname)
             try:
                 status, headers, body, ctype = self._once(url, max_bytes, check_type)
@@ -277,6 +452,10 @@ class LiveBackend:
                     last_reason, last_status = "timeout", 0
                     continue
                 raise
+            except AddressRefused:
+                raise _Failure("private_address") from None
+            except DnsFailure:
+                raise _Failure("dns_error") from None
             except (
                 self.requests.exceptions.ConnectionError,
                 self.requests.exceptions.ChunkedEncodingError,
@@ -288,15 +467,31 @@ class LiveBackend:
                 raise _Failure("request_error") from None
             if status in RETRY_STATUS:
                 last_reason, last_status = f"http_{status}", status
-                retry_after = headers.get("Retry-After", "")
-                if retry_after.isdigit() and attempt < self.cfg.retries:
-                    self.sleep(min(float(retry_after), self.cfg.max_retry_after_s))
+                wait = self._retry_wait(attempt, headers.get("Retry-After", ""))
                 continue
             return status, headers, body, ctype
         raise _Failure(last_reason, last_status)
 
     def _once(self, url: str, max_bytes: int, check_type: bool):
-        deadline = time.monotonic() + self.cfg.total_timeout_s
+        deadline = _Deadline(self.cfg.total_timeout_s)
+        _exchange.deadline = deadline
+        deadline.start()
+        try:
+            status, headers, body, ctype = self._exchange(url, max_bytes, check_type, deadline)
+        except (_Failure, AddressRefused, DnsFailure):
+            raise
+        except Exception:
+            if deadline.expired:  # the timer cut the socket: whatever broke, the deadline is why
+                raise _Failure("timeout") from None
+            raise
+        finally:
+            deadline.finish()
+            _exchange.deadline = None
+        if deadline.expired:  # a body read to a cut-off "end" is not the body
+            raise _Failure("timeout", status)
+        return status, headers, body, ctype
+
+    def _exchange(self, url: str, max_bytes: int, check_type: bool, deadline: _Deadline):
         resp = self.session.get(
             url, stream=True, allow_redirects=False, timeout=(self.cfg.connect_timeout_s, self.cfg.read_timeout_s)
         )
@@ -318,14 +513,14 @@ class LiveBackend:
         finally:
             resp.close()
 
-    def _read(self, resp, max_bytes: int, deadline: float) -> bytes:
+    def _read(self, resp, max_bytes: int, deadline: _Deadline) -> bytes:
         chunks, size = [], 0
         for chunk in resp.iter_content(chunk_size=65536):
             size += len(chunk)
             if size > max_bytes:
                 raise _Failure("too_large", resp.status_code)
             chunks.append(chunk)
-            if time.monotonic() > deadline:
+            if deadline.expired or deadline.remaining() < 0:
                 raise _Failure("timeout", resp.status_code)
         return b"".join(chunks)
 
@@ -334,12 +529,14 @@ class LiveBackend:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _Failure("unsupported_url")
         try:
-            check_host(
-                parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), self.cfg.allow_private_addresses
-            )
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            raise _Failure("unsupported_url") from None
+        try:
+            self._resolve(parts.hostname, port)
         except AddressRefused:
             raise _Failure("private_address") from None
-        except ConnectionError:
+        except DnsFailure:
             raise _Failure("dns_error") from None
 
     # robots.txt ----------------------------------------------------------------------------
@@ -352,6 +549,10 @@ class LiveBackend:
             rp = self._load_robots(key)
             with self.robots_lock:
                 self.robots[key] = rp
+            if not isinstance(rp, str):
+                delay = rp.crawl_delay(self.cfg.user_agent)
+                if delay:  # robots.txt Crawl-delay raises this host's interval, up to max_crawl_delay_s
+                    self.limiter.set_interval(parts.hostname, min(float(delay), self.cfg.max_crawl_delay_s))
         if rp == "allow":
             return True
         if rp == "deny":
