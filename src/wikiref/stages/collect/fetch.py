@@ -199,22 +199,25 @@ _V4_IN_LAST_32 = (
     ipaddress.ip_network("64:ff9b::/96"),  # NAT64 well-known prefix (RFC 6052)
     ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765 SIIT)
 )
-# IPv6 prefixes refused outright: local-use NAT64 (RFC 8215) and the deprecated IPv4-compatible form.
-_V6_REFUSED = (ipaddress.ip_network("64:ff9b:1::/48"), ipaddress.ip_network("::/96"))
+# Refused outright, whatever this Python's ``is_global`` says (its tables changed in 3.12.4/3.13):
+# IETF protocol assignments, local-use NAT64 (RFC 8215), the deprecated IPv4-compatible form and
+# 6to4 (deprecated, RFC 7526; it can embed any IPv4 address).
+_REFUSED_NETS = tuple(ipaddress.ip_network(n) for n in ("192.0.0.0/24", "64:ff9b:1::/48", "::/96", "2002::/16"))
 
 
 def address_refusal(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     """Why ``addr`` may not be fetched from ("" when it may): every address that is not global
-    (private, loopback, link-local, shared 100.64.0.0/10, reserved, documentation...), multicast, and
-    IPv6 forms that embed an IPv4 address which is itself refused (mapped, 6to4, Teredo, NAT64...)."""
+    (private, loopback, link-local, shared 100.64.0.0/10, reserved, documentation...), multicast, the
+    ranges in ``_REFUSED_NETS``, and IPv6 forms that embed a refused IPv4 address (mapped, NAT64...)."""
     if addr.is_multicast:
         return "multicast"
     if not addr.is_global:
         return "not global"
+    for net in _REFUSED_NETS:
+        if addr.version == net.version and addr in net:
+            return f"in {net}"
     if isinstance(addr, ipaddress.IPv6Address):
-        if any(addr in net for net in _V6_REFUSED):
-            return "local-use NAT64 or IPv4-compatible form"
-        embedded = [addr.ipv4_mapped, addr.sixtofour, *(addr.teredo or ())]
+        embedded = [addr.ipv4_mapped, *(addr.teredo or ())]
         if any(addr in net for net in _V4_IN_LAST_32):
             embedded.append(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
         for v4 in embedded:

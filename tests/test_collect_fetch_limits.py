@@ -1,0 +1,432 @@
+"""Live fetcher hardening: address policy, DNS rebinding, the hard per-response deadline, and politeness
+(per-host interval through the live backend, across threads and processes; Retry-After cap; robots.txt
+Crawl-delay). Timing is asserted only on times a loopback server records, with wide margins."""
+
+from __future__ import annotations
+
+import email.utils
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+
+from wikiref.stages.collect.fetch import AddressRefused, FetchConfig, LiveBackend, address_refusal, check_host
+from wikiref.stages.collect.hostlimit import SharedHostLimiter
+
+PAGE = b"<html><head><title>Limits</title></head><body><p>A loopback page.</p></body></html>"
+TRICKLE_CAP_S = 8.0  # the trickling handlers give up after this long, so a regression cannot hang the run
+
+
+class LogHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body=b"", ctype="text/html", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def trickle(self, pieces):
+        """Write ``pieces`` one every 50 ms; record when the client went away (or None if it stayed)."""
+        srv = self.server
+        start = time.monotonic()
+        for piece in pieces:
+            if time.monotonic() - start > TRICKLE_CAP_S:
+                break
+            try:
+                self.wfile.write(piece)
+                self.wfile.flush()
+            except OSError:
+                srv.trickles.append((start, time.monotonic()))
+                return
+            time.sleep(0.05)
+        srv.trickles.append((start, None))
+
+    def do_GET(self):
+        srv = self.server
+        path = urlsplit(self.path).path
+        with srv.lock:
+            srv.log.append((time.monotonic(), path, self.headers.get("Host", "")))
+            srv.hits[path] = srv.hits.get(path, 0) + 1
+            n = srv.hits[path]
+        if path == "/robots.txt":
+            return self.send(200, srv.robots.encode(), "text/plain")
+        if path == "/busy":  # Retry-After far beyond any cap, then fine
+            if n == 1:
+                return self.send(503, b"busy", headers=[("Retry-After", "3600")])
+            return self.send(200, PAGE)
+        if path == "/busy-date":  # the HTTP-date form, an hour ahead
+            if n == 1:
+                when = email.utils.formatdate(time.time() + 3600, usegmt=True)
+                return self.send(429, b"slow down", headers=[("Retry-After", when)])
+            return self.send(200, PAGE)
+        if path == "/busy-short":  # a modest Retry-After, honoured as asked
+            if n == 1:
+                return self.send(503, b"busy", headers=[("Retry-After", "2")])
+            return self.send(200, PAGE)
+        if path == "/trickle-body":  # headers at once, a huge Content-Length, then one byte per 50 ms
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "10000000")
+            self.end_headers()
+            self.wfile.flush()
+            return self.trickle(b"x" for _ in range(10_000_000))
+        if path == "/trickle-headers":  # the header block itself, one line per 50 ms, then a small page
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
+            lines = [f"X-Pad-{i}: {'a' * 20}\r\n".encode() for i in range(90)]
+            lines.append(f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode() + PAGE)
+            return self.trickle(lines)
+        return self.send(200, PAGE)
+
+
+class LogServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+@pytest.fixture()
+def server():
+    srv = LogServer(("127.0.0.1", 0), LogHandler)
+    srv.lock = threading.Lock()
+    srv.log, srv.hits, srv.trickles = [], {}, []
+    srv.robots = "User-agent: *\nDisallow: /private/\n"
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def cfg(tmp_path, **kw):
+    base = dict(
+        backend="live",
+        allow_private_addresses=True,
+        per_host_interval_s=0.0,
+        cache_dir=str(tmp_path / "cache"),
+        retries=0,
+        backoff_s=0.01,
+        connect_timeout_s=2,
+        read_timeout_s=5,
+        total_timeout_s=5,
+        user_agent="wikiref-test/1.0 (+loopback)",
+    )
+    return FetchConfig(**{**base, **kw})
+
+
+def url(srv, path, host="127.0.0.1"):
+    return f"http://{host}:{srv.server_port}{path}"
+
+
+def gaps(times):
+    times = sorted(times)
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+# ---------------------------------------------------------------------------------------------
+# address policy and DNS rebinding
+
+REFUSED = [
+    "127.0.0.1",
+    "10.1.2.3",
+    "172.16.5.4",
+    "192.168.0.1",
+    "100.64.0.1",  # shared address space (carrier-grade NAT): not private, not global
+    "100.127.255.254",
+    "169.254.169.254",
+    "0.0.0.0",
+    "192.0.0.8",
+    "198.18.0.1",
+    "203.0.113.5",
+    "224.0.0.1",
+    "239.255.255.250",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fe80::1",
+    "fc00::1",
+    "fd12:3456::1",
+    "ff0e::1",  # global-scope multicast: is_global, refused as multicast
+    "2001:db8::1",
+    "::ffff:10.0.0.1",  # IPv4-mapped
+    "::ffff:127.0.0.1",
+    "::ffff:0:a00:1",  # IPv4-translated (SIIT)
+    "::a00:1",  # IPv4-compatible (deprecated)
+    "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+    "64:ff9b::6440:1",  # NAT64 of 100.64.0.1
+    "64:ff9b:1::808:808",  # local-use NAT64
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+    "2002:7f00:1::",  # 6to4 of 127.0.0.1
+    "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+    "2002:808:808::1",  # 6to4 even of a public address (deprecated; newer Pythons call 2002::/16 not global)
+    "192.0.0.9",  # IETF protocol assignments, refused on every Python version
+]
+ALLOWED = ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "64:ff9b::808:808"]
+
+
+@pytest.mark.parametrize("host", REFUSED)
+def test_non_global_addresses_are_refused(host):
+    with pytest.raises(AddressRefused):
+        check_host(host, 80, allow_private=False)
+    check_host(host, 80, allow_private=True)  # the loopback-test switch lets everything through
+
+
+@pytest.mark.parametrize("host", ALLOWED)
+def test_global_addresses_pass(host):
+    infos = check_host(host, 80, allow_private=False)
+    assert infos and address_refusal(__import__("ipaddress").ip_address(infos[0][4][0])) == ""
+
+
+def fake_infos(*addrs, port=80):
+    out = []
+    for a in addrs:
+        if ":" in a:
+            out.append((socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (a, port, 0, 0)))
+        else:
+            out.append((socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (a, port)))
+    return out
+
+
+def test_every_resolved_address_is_checked():
+    with pytest.raises(AddressRefused, match="100.64.1.1"):
+        check_host("mixed.test", 80, False, resolver=lambda h, p: fake_infos("8.8.8.8", "100.64.1.1", port=p))
+    assert check_host("public.test", 80, False, resolver=lambda h, p: fake_infos("8.8.8.8", port=p))
+
+
+def test_dns_rebinding_cannot_reach_a_private_address(server, tmp_path, monkeypatch):
+    """The name is public when checked and loopback on every later lookup. The connection must not
+    look the name up again behind the check: it connects to checked addresses or refuses."""
+    real = socket.getaddrinfo
+    calls = []
+
+    def rebinding(host, port, *args, **kw):
+        if host != "rebind.test":
+            return real(host, port, *args, **kw)
+        calls.append(host)
+        return fake_infos("93.184.216.34" if len(calls) == 1 else "127.0.0.1", port=port)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    live = LiveBackend(cfg(tmp_path, allow_private_addresses=False, respect_robots=False))
+    res = live.fetch(url(server, "/ok", host="rebind.test"))
+    assert not res.ok and res.reason == "private_address"
+    assert server.log == []  # nothing reached the loopback server
+    assert len(calls) == 2  # the up-front check, then the connection's own checked lookup
+
+
+def test_connection_goes_to_the_resolved_address_with_the_host_name_kept(server, tmp_path, monkeypatch):
+    lookups = []
+
+    def resolver(host, port):
+        lookups.append(host)
+        return fake_infos("127.0.0.1", port=port)
+
+    live = LiveBackend(cfg(tmp_path, respect_robots=False), resolver=resolver)
+    res = live.fetch(url(server, "/ok", host="pinned.test"))
+    assert res.ok and res.body == PAGE
+    assert server.log[0][2] == f"pinned.test:{server.server_port}"  # Host header: the name, not the address
+    assert set(lookups) == {"pinned.test"}
+
+
+# ---------------------------------------------------------------------------------------------
+# the hard per-response deadline
+
+
+@pytest.mark.parametrize("path", ["/trickle-body", "/trickle-headers"])
+def test_trickle_stops_at_the_total_deadline(server, tmp_path, path):
+    """Each byte/line comes well within the read timeout (5 s); only total_timeout_s (1 s) can stop it.
+    The server records when the client hung up; without a hard deadline it would not before its cap."""
+    live = LiveBackend(cfg(tmp_path, total_timeout_s=1.0, read_timeout_s=5, max_body_bytes=20_000_000))
+    res = live.fetch(url(server, path))
+    assert not res.ok and res.reason == "timeout"
+    for _ in range(100):  # the handler notices the hang-up on its next write (<= 50 ms later)
+        if server.trickles:
+            break
+        time.sleep(0.05)
+    (start, gone), *_ = server.trickles
+    assert gone is not None, "the client read on until the server gave up"
+    assert gone - start < 1.0 + 2.5  # generous: the deadline is 1 s, the server's cap 8 s
+
+
+# ---------------------------------------------------------------------------------------------
+# politeness
+
+
+def test_per_host_interval_through_the_live_backend(server, tmp_path):
+    live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.4))
+    for i in range(3):
+        assert live.fetch(url(server, f"/p/{i}")).ok
+    times = [t for t, _, _ in server.log]
+    assert [p for _, p, _ in server.log] == ["/robots.txt", "/p/0", "/p/1", "/p/2"]
+    assert min(gaps(times)) >= 0.4 * 0.9, gaps(times)
+    assert len(list((tmp_path / "cache" / "hosts").iterdir())) == 1  # one host, one shared record
+
+
+def test_per_host_interval_holds_across_threads(server, tmp_path):
+    live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.3, respect_robots=False))
+    results = []
+
+    def worker(tag):
+        for i in range(3):
+            results.append(live.fetch(url(server, f"/t/{tag}/{i}")).ok)
+
+    threads = [threading.Thread(target=worker, args=(tag,)) for tag in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == [True] * 6
+    assert min(gaps([t for t, _, _ in server.log])) >= 0.3 * 0.9
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, sys, time
+    from wikiref.stages.collect.fetch import FetchConfig, LiveBackend
+    base, tag, cache, go = sys.argv[1:5]
+    cfg = FetchConfig(backend="live", allow_private_addresses=True, per_host_interval_s=0.5, cache_dir=cache,
+                      retries=0, connect_timeout_s=2, read_timeout_s=5, total_timeout_s=5)
+    live = LiveBackend(cfg)
+    print("ready", flush=True)
+    for _ in range(600):  # start together (bounded: 30 s)
+        if os.path.exists(go):
+            break
+        time.sleep(0.05)
+    for i in range(3):
+        res = live.fetch(f"{base}/x/{tag}/{i}")
+        assert res.ok, res
+    """
+)
+
+
+def test_per_host_interval_holds_across_processes(server, tmp_path):
+    """Two collect jobs (processes) sharing the fetch cache fetch the same host at the same time."""
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, url(server, ""), tag, str(tmp_path / "cache"), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("A", "B")
+    ]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready", p.stderr.read()
+        go.touch()
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    log = sorted(server.log)
+    paths = [p for _, p, _ in log]
+    assert paths.count("/robots.txt") == 2 and len(paths) == 8
+    # both processes were fetching during the same span (else the test would prove nothing)
+    span = {tag: [t for t, p, _ in log if f"/x/{tag}/" in p] for tag in "AB"}
+    assert min(span["A"]) < max(span["B"]) and min(span["B"]) < max(span["A"])
+    assert min(gaps([t for t, _, _ in log])) >= 0.5 * 0.9, gaps([t for t, _, _ in log])
+
+
+def test_retry_after_is_capped(server, tmp_path):
+    sleeps = []
+    live = LiveBackend(cfg(tmp_path, retries=2, max_retry_after_s=0.05), sleep=sleeps.append)
+    assert live.fetch(url(server, "/busy")).ok  # 503 + Retry-After: 3600
+    assert server.hits["/busy"] == 2 and sleeps == [0.05]
+    sleeps.clear()
+    assert live.fetch(url(server, "/busy-date")).ok  # 429 + Retry-After: <an hour ahead>
+    assert server.hits["/busy-date"] == 2 and sleeps == [0.05]
+
+
+def test_retry_after_below_the_cap_is_honoured(server, tmp_path):
+    sleeps = []
+    live = LiveBackend(cfg(tmp_path, retries=1, max_retry_after_s=60), sleep=sleeps.append)
+    assert live.fetch(url(server, "/busy-short")).ok
+    assert sleeps == [2.0]  # asked 2 s (more than the 0.01 s backoff)
+
+
+def test_robots_crawl_delay_widens_the_interval(server, tmp_path):
+    server.robots = "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n"
+    live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.1))
+    for i in range(2):
+        assert live.fetch(url(server, f"/c/{i}")).ok
+    times = [t for t, _, _ in server.log]
+    assert len(times) == 3 and min(gaps(times)) >= 1.0 * 0.9, gaps(times)
+    assert live.limiter.interval_for("127.0.0.1") == 1.0
+
+
+def test_robots_crawl_delay_is_capped(server, tmp_path):
+    server.robots = "User-agent: *\nCrawl-delay: 30\n"
+    live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.1, max_crawl_delay_s=0.5))
+    assert live.allowed(url(server, "/c/0"))  # reads robots.txt (checked before any 30 s wait could happen)
+    assert live.limiter.interval_for("127.0.0.1") == 0.5
+    assert live.fetch(url(server, "/c/0")).ok
+    times = [t for t, _, _ in server.log]
+    assert len(times) == 2 and times[1] - times[0] >= 0.5 * 0.9
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared limiter itself (injected clock)
+
+
+class FakeTime:
+    def __init__(self):
+        self.now = 1000.0
+        self.slept = []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, s):
+        self.slept.append(round(s, 6))
+        self.now += s
+
+
+def test_shared_limiter_spaces_requests_across_instances(tmp_path):
+    ft = FakeTime()
+    one = SharedHostLimiter(1.0, tmp_path / "hosts", clock=ft.clock, sleep=ft.sleep)
+    two = SharedHostLimiter(1.0, tmp_path / "hosts", clock=ft.clock, sleep=ft.sleep)  # "another process"
+    one.wait("a.example")
+    ft.now += 0.25
+    two.wait("a.example")
+    assert ft.slept == [0.75]
+    two.wait("b.example")  # another host is not held up
+    one.wait("A.EXAMPLE")
+    assert ft.slept == [0.75, 1.0]
+
+
+def test_shared_limiter_survives_clock_steps_and_bad_records(tmp_path):
+    ft = FakeTime()
+    lim = SharedHostLimiter(2.0, tmp_path / "hosts", clock=ft.clock, sleep=ft.sleep)
+    lim.wait("h")
+    ft.now -= 3600  # the wall clock stepped back an hour
+    lim.wait("h")
+    assert ft.slept == [2.0]  # never more than one interval
+    for f in (tmp_path / "hosts").iterdir():
+        f.write_bytes(b"not a time")
+    lim.wait("h")
+    assert lim.unreadable == 1 and ft.slept == [2.0]
+    lim.set_interval("h", 5.0)
+    lim.set_interval("h", 3.0)  # never lowered
+    assert lim.interval_for("h") == 5.0 and lim.interval_for("other") == 2.0
+
+
+def test_limiter_with_no_interval_touches_no_disk(tmp_path):
+    SharedHostLimiter(0.0, tmp_path / "hosts").wait("h")
+    assert not (tmp_path / "hosts").exists()
