@@ -80,8 +80,17 @@ class Options:
     @classmethod
     def from_flags(cls, flags: str | Sequence[str]) -> Options:
         """Parse ROUGE-1.5.5.pl flags, e.g. ``Options.from_flags(DUC_FLAGS)``."""
-        argv = shlex.split(flags) if isinstance(flags, str) else list(flags)
-        ns, rest = flag_parser().parse_known_args(attach_flag_values(argv))
+        try:
+            argv = shlex.split(flags) if isinstance(flags, str) else list(flags)
+        except ValueError as exc:  # an unbalanced quote
+            raise RougeError(f"cannot split ROUGE flags {flags!r}: {exc}") from None
+        parser = flag_parser()
+
+        def fail(message: str):  # argparse would print and exit: bad flags are a RougeError here
+            raise RougeError(f"bad ROUGE flags {argv}: {message}")
+
+        parser.error = fail
+        ns, rest = parser.parse_known_args(attach_flag_values(argv))
         if rest:
             raise RougeError(f"unexpected arguments in ROUGE flags: {rest}")
         return options_from_namespace(ns)

@@ -14,6 +14,7 @@ import gzip
 import io
 import logging
 import os
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -110,6 +111,7 @@ def iter_pages(
     read how many bytes of XML were consumed (throughput, progress).
     """
     import mwxml
+    from mwxml.errors import MalformedXML
 
     stats = stats if stats is not None else Counter()
     reader = CountingReader(open_dump(path))
@@ -120,8 +122,8 @@ def iter_pages(
     try:
         try:
             dump = mwxml.Dump.from_file(buffered)
-        except (ParseError, StopIteration) as exc:
-            raise DumpError(f"{path}: not a MediaWiki XML dump ({exc})") from exc
+        except (ParseError, StopIteration, MalformedXML, AssertionError) as exc:  # mwxml asserts the root tag
+            raise DumpError(f"{path}: not a MediaWiki XML dump ({type(exc).__name__}: {exc})") from exc
         for page in dump:
             stats["pages_read"] += 1
             last_title = page.title
@@ -150,7 +152,7 @@ def iter_pages(
                 revision_id=int(latest.id) if latest.id is not None else 0,
                 timestamp=str(latest.timestamp) if latest.timestamp is not None else "",
             )
-    except (EOFError, OSError) as exc:
+    except (EOFError, OSError, zlib.error) as exc:
         raise DumpError(
             f"{path}: archive ends or is corrupt after {reader.count:,} bytes of XML "
             f"(last page read: {last_title!r}): {exc}"
@@ -158,6 +160,11 @@ def iter_pages(
     except ParseError as exc:
         raise DumpError(
             f"{path}: broken XML after {reader.count:,} bytes (last page read: {last_title!r}): {exc}"
+        ) from exc
+    except (MalformedXML, ValueError, TypeError, KeyError, AttributeError) as exc:  # mwxml: a bad <id>, no <title>
+        raise DumpError(
+            f"{path}: malformed page after {reader.count:,} bytes (last page read: {last_title!r}): "
+            f"{type(exc).__name__}: {exc}"
         ) from exc
     finally:
         buffered.close()

@@ -62,7 +62,9 @@ def visible_text(html: bytes | str) -> str:
     except (ParserError, ValueError):
         return ""
     for bad in doc.xpath("//script|//style|//noscript|//template|//head"):
-        bad.drop_tree()
+        # emptied in place: drop_tree() would join the tail to the text before it, which lxml refuses (ValueError)
+        # when the tail holds a control character such as a form feed
+        bad.clear(keep_tail=True)
     return WS.sub(" ", doc.text_content()).strip()
 
 

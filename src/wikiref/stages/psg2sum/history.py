@@ -278,11 +278,12 @@ class _Cursor:
                     el.clear()  # <upload>, <discussionthreadinginfo>...
             elif depth == 2:
                 if tag == "siteinfo":
-                    self.ns_names = {
-                        (ns.text or "").strip(): int(ns.get("key", "0"))
-                        for ns in el.iter()
-                        if _local(ns.tag) == "namespace" and (ns.text or "").strip()
-                    }
+                    with self.guard():  # a non-numeric key: DumpError, as for a non-numeric <id>
+                        self.ns_names = {
+                            (ns.text or "").strip(): _int(ns.get("key", "0"), "namespace key")
+                            for ns in el.iter()
+                            if _local(ns.tag) == "namespace" and (ns.text or "").strip()
+                        }
                 if tag == "page":
                     head = None
                     if not self.head_done:  # a page without revisions

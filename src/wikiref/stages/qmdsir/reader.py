@@ -38,6 +38,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from collections.abc import Callable, Iterator, MutableSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,10 +167,13 @@ def iter_records(
     malformed v2.1 file."""
     keep = keep or (lambda _key: True)
     seen = seen if seen is not None else set()
-    if detect_layout(path) == LAYOUT_V21:
-        yield from _iter_v21(Path(path), tally, keep, seen)
-    else:
-        yield from _iter_jsonl(Path(path), tally, keep, seen)
+    try:
+        if detect_layout(path) == LAYOUT_V21:
+            yield from _iter_v21(Path(path), tally, keep, seen)
+        else:
+            yield from _iter_jsonl(Path(path), tally, keep, seen)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # a cut or corrupt .gz (either layout)
+        raise QmdsIrError(f"{path}: truncated or corrupt gzip file: {exc}") from None
 
 
 # ----------------------------------------------------------------------------------------- v1.1 JSONL
@@ -201,7 +205,7 @@ def _iter_jsonl(path: Path, tally: Tally, keep: Callable[[str], bool], seen: Mut
             where = str(line_no)
             try:
                 obj = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+            except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                 obj = None
             if not isinstance(obj, dict):
                 if keep(f"{name}#{where}"):
@@ -238,7 +242,7 @@ def _kvitems(path: Path, column: str) -> Iterator[tuple[str, object]]:
 
 
 def _row_order(key: str) -> tuple:
-    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+    return (0, int(key), "") if key.isascii() and key.isdigit() else (1, 0, key)  # "²".isdigit(), int("²") fails
 
 
 def _iter_v21(path: Path, tally: Tally, keep: Callable[[str], bool], seen: MutableSet[str]) -> Iterator[Record]:
