@@ -58,7 +58,7 @@ class LogHandler(BaseHTTPRequestHandler):
         srv = self.server
         path = urlsplit(self.path).path
         with srv.lock:
-            srv.log.append((time.monotonic(), path, self.headers.get("Host", "")))
+            srv.log.append((time.monotonic(), self.path, self.headers.get("Host", "")))  # as sent
             srv.hits[path] = srv.hits.get(path, 0) + 1
             n = srv.hits[path]
         if path == "/robots.txt":
@@ -88,6 +88,10 @@ class LogHandler(BaseHTTPRequestHandler):
             lines = [f"X-Pad-{i}: {'a' * 20}\r\n".encode() for i in range(90)]
             lines.append(f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode() + PAGE)
             return self.trickle(lines)
+        if path == "/trickle-eof":  # no length, no chunks: the body ends when the connection does
+            self.close_connection = True
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+            return self.trickle(b"y" for _ in range(10_000_000))
         return self.send(200, PAGE)
 
 
@@ -234,18 +238,21 @@ def test_connection_goes_to_the_resolved_address_with_the_host_name_kept(server,
         lookups.append(host)
         return fake_infos("127.0.0.1", port=port)
 
+    # a proxy in the environment would carry the request past the check: it is not used
+    for var in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(var, f"http://127.0.0.1:{server.server_port}")
     live = LiveBackend(cfg(tmp_path, respect_robots=False), resolver=resolver)
     res = live.fetch(url(server, "/ok", host="pinned.test"))
     assert res.ok and res.body == PAGE
-    assert server.log[0][2] == f"pinned.test:{server.server_port}"  # Host header: the name, not the address
-    assert set(lookups) == {"pinned.test"}
+    assert [(p, h) for _, p, h in server.log] == [("/ok", f"pinned.test:{server.server_port}")]  # Host: the name
+    assert set(lookups) == {"pinned.test"}  # never the proxy's address
 
 
 # ---------------------------------------------------------------------------------------------
 # the hard per-response deadline
 
 
-@pytest.mark.parametrize("path", ["/trickle-body", "/trickle-headers"])
+@pytest.mark.parametrize("path", ["/trickle-body", "/trickle-headers", "/trickle-eof"])
 def test_trickle_stops_at_the_total_deadline(server, tmp_path, path):
     """Each byte/line comes well within the read timeout (5 s); only total_timeout_s (1 s) can stop it.
     The server records when the client hung up; without a hard deadline it would not before its cap."""
