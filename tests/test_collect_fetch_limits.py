@@ -211,9 +211,21 @@ def test_every_resolved_address_is_checked():
     assert check_host("public.test", 80, False, resolver=lambda h, p: fake_infos("8.8.8.8", port=p))
 
 
-def test_dns_rebinding_cannot_reach_a_private_address(server, tmp_path, monkeypatch):
-    """The name is public when checked and loopback on every later lookup. The connection must not
-    look the name up again behind the check: it connects to checked addresses or refuses."""
+def _connecting() -> bool:
+    """True when called (indirectly) by the code that opens the socket."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name in ("_new_conn", "create_connection"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@pytest.mark.parametrize("rebind", ["after-first-lookup", "at-connect-time"])
+def test_dns_rebinding_cannot_reach_a_private_address(server, tmp_path, monkeypatch, rebind):
+    """The name is public when checked and loopback when the socket is opened (``after-first-lookup``:
+    every lookup but the first; ``at-connect-time``: the lookups made while connecting, however many
+    checks came before). The connection must connect only to addresses it checked, or refuse."""
     real = socket.getaddrinfo
     calls = []
 
@@ -221,14 +233,15 @@ def test_dns_rebinding_cannot_reach_a_private_address(server, tmp_path, monkeypa
         if host != "rebind.test":
             return real(host, port, *args, **kw)
         calls.append(host)
-        return fake_infos("93.184.216.34" if len(calls) == 1 else "127.0.0.1", port=port)
+        private = len(calls) > 1 if rebind == "after-first-lookup" else _connecting()
+        return fake_infos("127.0.0.1" if private else "93.184.216.34", port=port)
 
     monkeypatch.setattr(socket, "getaddrinfo", rebinding)
     live = LiveBackend(cfg(tmp_path, allow_private_addresses=False, respect_robots=False))
     res = live.fetch(url(server, "/ok", host="rebind.test"))
     assert not res.ok and res.reason == "private_address"
     assert server.log == []  # nothing reached the loopback server
-    assert len(calls) == 2  # the up-front check, then the connection's own checked lookup
+    assert len(calls) == 2  # the up-front check, then the connection's own (checked) lookup
 
 
 def test_connection_goes_to_the_resolved_address_with_the_host_name_kept(server, tmp_path, monkeypatch):

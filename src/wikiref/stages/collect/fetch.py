@@ -436,8 +436,11 @@ class LiveBackend:
 
     # one HTTP exchange, with retries; returns (status, headers, body) ------------------------
     def _get(self, url: str, max_bytes: int, check_type: bool) -> tuple[int, Mapping, bytes, str]:
+        # The address is checked by the connection itself (every attempt); fetch() checks each hop
+        # up front as well, so a refused page says private_address rather than robots_disallowed.
         parts = urlsplit(url)
-        self._check_target(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _Failure("unsupported_url")
         last_reason, last_status = "connection_error", 0
         wait = 0.0
         for attempt in range(self.cfg.retries + 1):
