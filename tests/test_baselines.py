@@ -73,6 +73,7 @@ def test_oracle_splits_have_the_oracle_schema(splits):
     assert pq.read_schema(splits["train"]).remove_metadata() == schemas.ORACLE
     df, counts = pretrain.read_split(splits["dev"], None, 0)
     assert counts == {"rows": 6, "empty_document": 0, "length_mismatch": 0, "empty_statement": 0, "kept": 6, "used": 6}
+    assert counts["rows"] == pq.read_metadata(splits["dev"]).num_rows and len(df) == counts["used"]  # cross-check
 
 
 def test_run_and_table_write_their_outputs(tiny_params, splits, tmp_path):

@@ -78,6 +78,30 @@ def test_query_pooling_hand_computed():
     close(out, [exp_a, exp_b])
 
 
+def _pool_with(hidden, mode, **params):
+    p = SentencePooler(mode, 2)
+    with torch.no_grad():
+        for name, value in params.items():
+            getattr(p, name).copy_(torch.tensor(value))
+        return p(hidden, WINDOW, POSITIONS, MASK, QUERY_MASK)
+
+
+@pytest.mark.parametrize("mode", ["cls", "mean", "max", "attention", "query"])
+def test_only_query_pooling_reads_the_query_tokens(mode):
+    """What sets the query mode apart: sentence A's vector moves with a query token of its window (position 0,
+    outside A's span [1, 4)) in the query mode only; a token neither in the query nor in a sentence moves none."""
+    params = {"attention": {"vector": [1.0, 0.0]}, "query": {"w_q": [[1.0, 0.0], [0.0, 2.0]]}}.get(mode, {})
+    base = _pool_with(HIDDEN, mode, **params)
+    query_token = HIDDEN.clone()
+    query_token[0, 0] = torch.tensor([-3.0, 4.0])
+    changed = _pool_with(query_token, mode, **params)
+    assert torch.equal(changed[1], base[1])  # sentence B is in the other window
+    assert torch.equal(changed[0], base[0]) is (mode != "query")
+    outside = HIDDEN.clone()
+    outside[0, 4] = torch.tensor([-50.0, 50.0])  # window 0, position 4: neither query nor sentence A
+    assert torch.equal(_pool_with(outside, mode, **params), base)
+
+
 def test_query_pooling_needs_query_and_gradients_reach_w_q():
     p = SentencePooler("query", 2)
     with pytest.raises(ValueError):

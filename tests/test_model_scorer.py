@@ -46,6 +46,10 @@ def test_tiny_encoder_shape_and_level_tokens(tiny):
     assert (cfg.num_hidden_layers, cfg.hidden_size) == (2, 64)
     assert model.encoder.get_input_embeddings().num_embeddings == len(tok) == 30522 + 4
     assert model.config.encoder_config["hidden_size"] == 64
+    # the golden 30522 + 4, counted another way: the base vocabulary plus [L1]..[L4], each one new token after it
+    levels = [f"[L{i}]" for i in range(1, 5)]
+    assert tok.convert_tokens_to_ids(levels) == list(range(tok.vocab_size, tok.vocab_size + 4))
+    assert tok.tokenize(" ".join(levels)) == levels
 
 
 def test_config_validation():
