@@ -281,6 +281,61 @@ def test_trickle_stops_at_the_total_deadline(server, tmp_path, path):
     assert gone - start < 1.0 + 2.5  # generous: the deadline is 1 s, the server's cap 8 s
 
 
+@pytest.fixture()
+def tls_server(tmp_path):
+    """The logging server behind TLS, with a self-signed certificate for ``pinned.test``."""
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not available to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=pinned.test"]
+        + ["-addext", "subjectAltName=DNS:pinned.test", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    srv = LogServer(("127.0.0.1", 0), LogHandler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.lock = threading.Lock()
+    srv.log, srv.hits, srv.trickles = [], {}, []
+    srv.robots = "User-agent: *\n"
+    srv.cert = str(cert)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_tls_pinned_connection_keeps_sni_certificate_check_and_deadline(tls_server, tmp_path):
+    import requests
+
+    session = requests.Session()
+    session.verify = tls_server.cert
+    live = LiveBackend(
+        cfg(tmp_path, total_timeout_s=1.0, max_body_bytes=20_000_000, respect_robots=False),
+        session=session,
+        resolver=lambda host, port: fake_infos("127.0.0.1", port=port),
+    )
+    port = tls_server.server_port
+    assert live.fetch(f"https://pinned.test:{port}/ok").ok  # certificate checked against the name
+    res = live.fetch(f"https://other.test:{port}/ok")  # same address, a name the certificate lacks
+    assert not res.ok and res.reason == "connection_error"
+    assert [p for _, p, _ in tls_server.log] == ["/ok"]
+    res = live.fetch(f"https://pinned.test:{port}/trickle-body")
+    assert not res.ok and res.reason == "timeout"
+    for _ in range(100):
+        if tls_server.trickles:
+            break
+        time.sleep(0.05)
+    (start, gone), *_ = tls_server.trickles
+    assert gone is not None and gone - start < 1.0 + 2.5
+
+
 # ---------------------------------------------------------------------------------------------
 # politeness
 

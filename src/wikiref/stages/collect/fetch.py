@@ -3,13 +3,24 @@
 Backends (``collect.fetch.backend``):
 
 ``live``
-    HTTP(S) with ``requests``: connect/read timeouts plus an overall deadline per response, retries
-    with exponential backoff on connection errors, timeouts, 429 and 5xx (``Retry-After`` honoured,
-    capped), a per-host minimum interval between requests, robots.txt (``urllib.robotparser``,
-    RFC 9309 reading: 4xx = allow all, 5xx/unreachable = disallow), redirects followed by hand so
-    every hop is checked, a maximum body size, a content-type allow list, a descriptive
-    User-Agent, and refusal of private, loopback, link-local, multicast and reserved addresses
-    (``allow_private_addresses`` exists for the loopback test server only).
+    HTTP(S) with ``requests``. Timeouts: connect and read (per socket operation) plus
+    ``total_timeout_s``, a hard deadline per exchange (connect, request, headers, body): a timer
+    shuts the socket down when it runs out, so a trickling server cannot hold a fetch longer.
+    Retries with exponential backoff on connection errors, timeouts, 429 and 5xx; ``Retry-After``
+    (seconds or HTTP date) lengthens the wait, capped at ``max_retry_after_s``. Politeness: at
+    least ``per_host_interval_s`` between two requests to one host, raised by robots.txt
+    ``Crawl-delay`` (integer seconds, as ``urllib.robotparser`` reads it; capped at
+    ``max_crawl_delay_s``), held across threads and across the processes sharing ``cache_dir``
+    (:mod:`.hostlimit`, ``<cache_dir>/hosts/``). robots.txt (RFC 9309 reading: 4xx = allow all,
+    5xx/unreachable = disallow), redirects followed by hand so every hop is checked, a maximum body
+    size, a content-type allow list, a descriptive User-Agent. Addresses: every address a host
+    resolves to must be global (:func:`address_refusal`: not private, loopback, link-local, shared
+    100.64.0.0/10, reserved, documentation or multicast, and no IPv6 form embedding such an IPv4
+    address: mapped, NAT64, SIIT, Teredo; 6to4 and local-use NAT64 refused outright). The
+    connection resolves, checks and connects to the checked addresses in one step (no second
+    lookup), so DNS rebinding cannot reach a private address; one connection per request, no proxy
+    or ``.netrc`` from the environment. ``allow_private_addresses`` exists for the loopback test
+    server only.
 ``wayback``
     The Wayback Machine availability API (snapshot closest to the citation's access-date when the
     citation has one), then the snapshot's original bytes (``id_`` URL) through the live client.
@@ -344,9 +355,15 @@ def _pinned_adapter(resolve: Callable[[str, int], list]):
                 raise ConnectTimeoutError(self, f"Connection to {self.host} timed out") from err
             raise NewConnectionError(self, f"Failed to establish a new connection: {err}") from err
 
+        def connect(self):
+            super().connect()
+            deadline = getattr(_exchange, "deadline", None)
+            if deadline is not None and self.sock is not None:  # the TLS socket replaces the plain one
+                deadline.attach(self.sock)
+
         def request(self, *args, **kwargs):
             deadline = getattr(_exchange, "deadline", None)
-            if deadline is not None and self.sock is not None:  # a kept-alive connection
+            if deadline is not None and self.sock is not None:  # HTTPS: connected (and TLS-wrapped) already
                 deadline.attach(self.sock)
             return super().request(*args, **kwargs)
 
