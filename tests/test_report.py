@@ -198,7 +198,8 @@ def test_tables_8_and_9(built, ablation_results, sample_params):
     root, out, _ = built
     t8 = pd.read_csv(out.tables_dir / f"{analyses.TABLE8_STEM}.csv")
     assert list(t8["Model"]) == [ab.POOLING_LABELS[p] for p in sample_params["ablations"]["poolings"]]
-    assert list(t8.columns) == ["Model", "WikiRef R-2", "WikiRef R-L", "DUC 2007 R-2", "DUC 2007 R-SU4"]
+    assert list(t8.columns) == ["Model", "WikiRef R-2", "WikiRef R-L", "DUC 2007 R-2", "DUC 2007 R-SU4", "Data"]
+    assert set(t8["Data"]) == {"STAND-IN"}  # a stand-in profile: every CSV row is labelled
     q = next(r for r in ablation_results["pooling"]["rows"] if r["pooling"] == "query")
     assert t8.loc[t8["Model"] == "Q-BERT", "DUC 2007 R-2"].item() == pytest.approx(q["duc"]["ROUGE-2"], abs=0.01)
     t9 = pd.read_csv(out.tables_dir / f"{analyses.TABLE9_STEM}.csv")
@@ -280,7 +281,7 @@ def test_figures_are_deterministic(tmp_path, ablation_results):
 def test_comparison_and_claims(built):
     _, out, summary = built
     cmp = pd.read_csv(out.tables_dir / f"{COMPARISON_STEM}.csv")
-    assert list(cmp.columns) == compare.COMPARISON_COLUMNS
+    assert list(cmp.columns) == [*compare.COMPARISON_COLUMNS, "Data"] and set(cmp["Data"]) == {"STAND-IN"}
     row = cmp[(cmp["Row"] == "Total Examples") & (cmp["Column"] == "Train")].iloc[0]
     assert row["Paper"] == 256724 and row["Reproduced"] == 100 and row["Difference"] == 100 - 256724
     lead = cmp[(cmp["Row"] == "LEAD | -") & (cmp["Column"] == "Dev R-2")].iloc[0]

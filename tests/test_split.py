@@ -163,7 +163,8 @@ def test_cli_writes_splits_and_tables(tmp_path):
     assert parts["train"].schema == table.schema
 
     t1 = (tmp_path / "tables" / "t1.csv").read_text().splitlines()
-    assert t1[0] == "Statistic,Train,Dev,Test"
+    assert t1[0] == "Statistic,Train,Dev,Test,Data"  # the CSV has no caption: every row says STAND-IN
+    assert all(line.endswith(",STAND-IN") for line in t1[1:])
     assert [line.split(",")[0] for line in t1[1:]] == [
         "Total Examples",
         "Wiki Articles",
@@ -174,9 +175,9 @@ def test_cli_writes_splits_and_tables(tmp_path):
         "Query Depth",
         "Query Tokens",
     ]
-    assert t1[1] == "Total Examples,36,12,12"
+    assert t1[1] == "Total Examples,36,12,12,STAND-IN"
     t2 = (tmp_path / "tables" / "t2.csv").read_text().splitlines()
-    assert t2[0] == "Statistic,5,20,40,50,60,80,95"
+    assert t2[0] == "Statistic,5,20,40,50,60,80,95,Data"
     assert len(t2) == 1 + len(CURATE_STATISTICS)
     md = (tmp_path / "tables" / "t1.md").read_text()
     assert "STAND-IN" in md and "| Total Examples | 36 | 12 | 12 |" in md

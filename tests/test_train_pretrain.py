@@ -46,7 +46,14 @@ def test_validate_oracle_frame_counts_bad_rows():
     df.loc[3, "statement"] = " "
     kept, counts = pt.validate_oracle_frame(df, "x")
     assert len(kept) == 1
-    assert counts == {"rows": 4, "empty_document": 1, "length_mismatch": 1, "empty_statement": 1, "kept": 1}
+    assert counts == {
+        "rows": 4,
+        "empty_document": 1,
+        "length_mismatch": 1,
+        "empty_statement": 1,
+        "kept": 1,
+        "standin": 1,  # synthetic rows are STAND-IN; only kept rows are counted
+    }
     with pytest.raises(ValueError, match="missing oracle columns"):
         pt.validate_oracle_frame(df.drop(columns=["oracle_scores"]), "x")
 

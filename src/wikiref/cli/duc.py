@@ -43,6 +43,13 @@ baselines: {layout.DUC_YEAR} for each of duc.years -> {layout.DUC_BASELINES_METR
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     standin, prepare, baselines = add_param_jobs(parser, "duc", JOBS).values()
     add_files(standin, "--raw", "PARQUET", f"raw example files ({layout.RAW_PART}, collect)", required=True)
+    add_files(
+        standin,
+        "--wikiref",
+        "PARQUET",
+        f"the WikiRef split files ({layout.SPLIT_FILE}): their articles and cited documents are held out",
+        required=True,
+    )
     standin.add_argument("--out", help="output folder, replaced as a whole (default: duc.root)")
 
     prepare.add_argument("--root", help="the DUC tree (default: duc.root)")
@@ -59,9 +66,13 @@ def _standin(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.duc import stage
 
     out = args.out or layout.duc_root(params)
-    manifest = stage.standin(params, {"raw": args.raw}, {"root": out})
+    manifest = stage.standin(params, {"raw": args.raw, "wikiref": args.wikiref}, {"root": out})
     counts = {y: len(v["topics"]) for y, v in manifest["years"].items()}
-    print(f"duc standin: STAND-IN topics per pseudo-year {counts} -> {out}")
+    held = manifest["held_out"]
+    print(
+        f"duc standin: STAND-IN topics per pseudo-year {counts} -> {out} (held out for WikiRef: "
+        f"{held['articles_skipped']} articles, {held['documents_skipped']} cited documents)"
+    )
 
 
 def _prepare(args: argparse.Namespace, params: dict) -> None:

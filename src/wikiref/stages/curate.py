@@ -458,7 +458,9 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     light_cols = ["id", "lemma_recall", *CURATE_STATISTICS, "curate_oracle_score"]
     light: list[dict] = []
     for pi, path in enumerate(part_paths):
-        for ri, row in enumerate(pq.read_table(path, columns=light_cols).to_pylist()):
+        # collect's per-page STAND-IN flag travels into the metrics (derived from the data, not the profile)
+        cols = light_cols + [c for c in ("doc_standin",) if c in pq.read_schema(path).names]
+        for ri, row in enumerate(pq.read_table(path, columns=cols).to_pylist()):
             row["_loc"] = (pi, ri)
             light.append(row)
     part_stats = []
@@ -516,6 +518,8 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
                 "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6)
                 if kept
                 else 0.0,
+                "standin": any(r.get("doc_standin") for r in kept),
+                "standin_examples": sum(bool(r.get("doc_standin")) for r in kept),
             },
         )
     return full

@@ -23,6 +23,7 @@ from wikiref.schemas import ORACLE
 log = logging.getLogger(__name__)
 # The split columns an oracle table carries over (the rest of wikiref.schemas.ORACLE is computed here).
 SPLIT_COLUMNS = ("id", "query", "doc_sentences", "statement")
+STANDIN_COLUMN = "doc_standin"  # the split's per-example STAND-IN flag (collect: the page is a stand-in)
 
 
 def oracle_record(
@@ -93,8 +94,12 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1,
     metrics: dict = {"label_metric": label_metric, "score_metric": score_metric, "splits": {}}
     for name, src in inputs.items():
         t0 = time.monotonic()
-        require_columns(pq.read_schema(src).names, SPLIT_COLUMNS, str(src))
-        table = pq.read_table(src, columns=list(SPLIT_COLUMNS))
+        names = pq.read_schema(src).names
+        require_columns(names, SPLIT_COLUMNS, str(src))
+        # STAND-IN provenance travels with the rows (a split without doc_standin holds real documents).
+        table = pq.read_table(src, columns=list(SPLIT_COLUMNS) + [c for c in (STANDIN_COLUMN,) if c in names])
+        if STANDIN_COLUMN not in names:
+            table = table.append_column(STANDIN_COLUMN, pa.array([False] * table.num_rows, pa.bool_()))
         table = table.take(pc.sort_indices(table, sort_keys=[("id", "ascending")]))
         # Batches of rows keep memory bounded at paper scale (256k training examples).
         pieces, scores, n_sel, n_sent = [], [], [], []
@@ -111,8 +116,9 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1,
             computed = {
                 field.name: pa.array([r[field.name] for r in records], type=field.type)
                 for field in ORACLE
-                if field.name not in SPLIT_COLUMNS
+                if field.name not in SPLIT_COLUMNS and field.name != "standin"
             }
+            computed["standin"] = pa.array(chunk.column(STANDIN_COLUMN).to_pylist(), pa.bool_())
             # The carried columns keep their arrays as read (a list's child field name is part of the bytes).
             piece = pa.Table.from_arrays(
                 [chunk.column(f.name) if f.name in SPLIT_COLUMNS else computed[f.name] for f in ORACLE],
@@ -135,7 +141,9 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping, *, threads: int = 1,
             "no_positive_label": sum(1 for k in n_sel if k == 0),
             "doc_sentences_mean": round(statistics.fmean(n_sent), 6) if n else 0.0,
         }
+        metrics["splits"][name]["standin_examples"] = int(sum(table.column(STANDIN_COLUMN).to_pylist()))
         log.info("%s: %d examples in %.1fs (%.1f examples/s)", name, n, dt, n / max(dt, 1e-9))
+    metrics["standin"] = any(s["standin_examples"] for s in metrics["splits"].values())
     write_json(outputs["metrics"], metrics)
     return metrics
 
@@ -190,11 +198,11 @@ def example_oracle_table(
             "query": [[str(q) for q in r["query"]] for r in chunk],
             "doc_sentences": [p[0] for p in pooled],
             "statement": statements,
-            **{k: [rec[k] for rec in records] for k in ORACLE.names if k not in SPLIT_COLUMNS},
+            **{k: [rec[k] for rec in records] for k in ORACLE.names if k not in SPLIT_COLUMNS and k != "standin"},
+            "standin": [bool(r["standin"]) for r in chunk],
             "source": [r["source"] for r in chunk],
             "doc_lengths": [p[1] for p in pooled],
             "doc_ids": [p[2] for p in pooled],
-            "standin": [bool(r["standin"]) for r in chunk],
         }
         piece = pa.Table.from_pydict(rows, schema=ORACLE_SOURCE)
         if not piece.schema.equals(ORACLE_SOURCE):

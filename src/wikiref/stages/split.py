@@ -219,10 +219,11 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import require_columns
-    from wikiref.tables import write_table
+    from wikiref.tables import standin_flag, write_table
 
     curated = str(inputs["curated"])
     table = pq.read_table(curated)
+    has_flag = "doc_standin" in table.column_names  # collect's per-page STAND-IN flag
     needed = ("id", "article", "doc_key", "doc_hash", *CURATE_STATISTICS)
     require_columns(table.column_names, needed + (EXPORT_COLUMNS if outputs.get("sources") else ()), curated)
     ids = table.column("id").to_pylist()
@@ -249,13 +250,23 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     sizes = split_sizes(assignment)
     groups = document_groups(keys, hashes)
 
-    write_table(table1(frames), outputs["table1"], title=TABLE1_TITLE, profile=params["profile"], floatfmt=".1f")
+    standin_examples = sum(bool(x) for x in table.column("doc_standin").to_pylist()) if has_flag else 0
+    standin = standin_flag(params["profile"], standin_examples > 0, "split")
+    write_table(
+        table1(frames),
+        outputs["table1"],
+        title=TABLE1_TITLE,
+        profile=params["profile"],
+        floatfmt=".1f",
+        standin=standin,
+    )
     write_table(
         table2(pd.concat(frames.values(), ignore_index=True)),
         outputs["table2"],
         title=TABLE2_TITLE,
         profile=params["profile"],
         floatfmt=".1f",
+        standin=standin,
     )
     metrics = {
         "examples": len(ids),
@@ -264,6 +275,8 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "largest_group": max(Counter(groups).values(), default=0),
         **overlap,
         "seed": params["seed"],
+        "standin": standin,
+        "standin_examples": standin_examples,
     }
     write_json(outputs["metrics"], metrics)
     return metrics

@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 
 # The raw (collect) columns the stand-in is built from.
 STANDIN_COLUMNS = ("id", "article", "query", "statement", "url", "doc_title", "doc_text")
+# The WikiRef split columns whose values the stand-in must not share (articles, document keys).
+HELD_OUT_COLUMNS = ("article", "doc_key", "doc_hash")
 
 
 class DucError(ValueError):
@@ -44,10 +46,12 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The standin job.
 
     ``params``: ``seed``, ``sample`` (``sample.duc``: pseudo-years and cluster sizes) and ``duc``
-    (``summary_words``); ``inputs["raw"]``: the raw example files (collect); ``outputs["root"]``: the
-    STAND-IN tree (``duc.root``), replaced as a whole once it is complete. Raises
-    :class:`wikiref.schemas.SchemaError` when a raw file lacks columns and :class:`DucError` when fewer
-    articles with >= 2 distinct cited documents than pseudo-years exist. Returns the manifest."""
+    (``summary_words``); ``inputs["raw"]``: the raw example files (collect); ``inputs["wikiref"]``: the
+    WikiRef split files, whose articles and cited documents are held out (no topic or document of the
+    stand-in is in WikiRef); ``outputs["root"]``: the STAND-IN tree (``duc.root``), replaced as a whole
+    once it is complete. Raises :class:`wikiref.schemas.SchemaError` when a file lacks columns and
+    :class:`DucError` when fewer articles with >= 2 distinct cited documents than pseudo-years exist.
+    Returns the manifest."""
     import pandas as pd
 
     from wikiref.files import atomic_dir
@@ -63,13 +67,26 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         require_columns(df.columns, STANDIN_COLUMNS, f"{path} (expected the collect output)")
         frames.append(df[list(STANDIN_COLUMNS)])
     rows = pd.concat(frames, ignore_index=True).to_dict("records") if frames else []
-    clusters = builder.clusters_from_examples(rows, docs_per_cluster=cfg["docs_per_cluster"])
+    keep_out = [pd.read_parquet(p, columns=list(HELD_OUT_COLUMNS)) for p in map(str, inputs.get("wikiref") or ())]
+    wikiref = pd.concat(keep_out, ignore_index=True) if keep_out else pd.DataFrame(columns=list(HELD_OUT_COLUMNS))
+    held_out = builder.HeldOut(
+        articles=frozenset(wikiref["article"].astype(str)),
+        doc_keys=frozenset(k for k in wikiref["doc_key"].astype(str) if k),
+        doc_hashes=frozenset(h for h in wikiref["doc_hash"].astype(str) if h),
+    )
+    skipped: dict = {}
+    clusters = builder.clusters_from_examples(
+        rows, docs_per_cluster=cfg["docs_per_cluster"], held_out=held_out, counts=skipped
+    )
     need = len(years) * cfg["clusters_per_year"]
     log.info(
-        "%d examples, %d candidate clusters (articles with >= 2 distinct cited documents), %d needed",
+        "%d examples, %d candidate clusters (articles with >= 2 distinct cited documents), %d needed; "
+        "held out for WikiRef: %d articles, %d cited documents",
         len(rows),
         len(clusters),
         need,
+        skipped["articles"],
+        skipped["documents"],
     )
     if len(clusters) < len(years):
         raise DucError(
@@ -89,6 +106,12 @@ def standin(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             summary_words=params["duc"]["summary_words"],
             seed=params["seed"],
             source=[os.path.basename(x) for x in raw],
+            held_out={
+                "wikiref_examples": len(wikiref),
+                "wikiref_articles": len(held_out.articles),
+                "articles_skipped": skipped["articles"],
+                "documents_skipped": skipped["documents"],
+            },
         )
 
 
@@ -118,6 +141,14 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping, *, years: Sequen
     if bad:
         raise DucError(f"years {bad} are not in duc.years {duc['years']}")
     root = str(inputs.get("root") or duc["root"])
+    from wikiref.stages.duc.standin import is_standin_tree
+
+    tree_standin = is_standin_tree(root)
+    if tree_standin and not duc["standin"]:
+        raise DucError(
+            f"{root} is a STAND-IN DUC tree (its NOTICE.txt / MANIFEST.json say so) but duc.standin is false: "
+            "point duc.root at NIST's DUC data, or set duc.standin: true"
+        )
     t0 = time.monotonic()
     per_year = {}
     try:
@@ -148,7 +179,7 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping, *, years: Sequen
         stats = {
             "year": year,
             "root": root,
-            "standin": bool(duc["standin"]),
+            "standin": bool(duc["standin"] or tree_standin),
             "topics": len(topics),
             "documents": len(rows),
             "sentences": sum(n_sent),

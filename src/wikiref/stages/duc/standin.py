@@ -17,7 +17,11 @@ from the raw WikiRef examples (``data/raw/*.parquet``):
 * reference ("model") summaries = the article's statements that cite those documents (real
   Wikipedia text), one per line, dealt round-robin into up to ``models_per_cluster`` references of at
   most ``summary_words`` words each;
-* clusters are assigned to the pseudo-years by a seeded shuffle.
+* clusters are assigned to the pseudo-years by a seeded shuffle;
+* held out from WikiRef: an article that has an example in the WikiRef splits is never a topic, and a
+  document that a WikiRef example cites (same normalised URL ``doc_key`` or same body ``doc_hash``, the
+  keys the split keeps apart) is never a cluster document, so pre-training on WikiRef (+DA) never sees
+  a test topic or document. What was held back is counted in the MANIFEST (``held_out``).
 
 Everything is marked STAND-IN: a NOTICE file at the root, a comment at the top of every topics
 file, ``<DOCTYPE> STAND-IN </DOCTYPE>`` in every document, and the MANIFEST.
@@ -50,6 +54,22 @@ comparable to published DUC results.
 """
 
 
+def is_standin_tree(root: str | Path) -> bool:
+    """Whether the DUC tree at ``root`` is a STAND-IN built here (its NOTICE or MANIFEST says so)."""
+    import json
+
+    root = Path(root)
+    notice, manifest = root / "NOTICE.txt", root / "MANIFEST.json"
+    if notice.is_file() and "NOT DUC" in notice.read_text(encoding="utf-8", errors="replace"):
+        return True
+    if manifest.is_file():
+        try:
+            return bool(json.loads(manifest.read_text(encoding="utf-8")).get("standin"))
+        except (ValueError, AttributeError):
+            return False
+    return False
+
+
 @dataclass
 class Cluster:
     article: str
@@ -64,19 +84,54 @@ def _section(query) -> str | None:
     return q[-1].strip() if len(q) >= 2 else None
 
 
-def clusters_from_examples(rows: Sequence[Mapping], *, docs_per_cluster: int, min_docs: int = 2) -> list[Cluster]:
-    """Group raw examples by article; keep articles with >= ``min_docs`` distinct cited documents."""
+@dataclass(frozen=True)
+class HeldOut:
+    """What the stand-in must not use: the WikiRef articles and the keys of the documents they cite."""
+
+    articles: frozenset[str] = frozenset()
+    doc_keys: frozenset[str] = frozenset()
+    doc_hashes: frozenset[str] = frozenset()
+
+    def blocks(self, url: str, text: str) -> bool:
+        from wikiref.stages.curate import body_hash, url_key
+
+        return url_key(url) in self.doc_keys or body_hash(text) in self.doc_hashes
+
+
+def clusters_from_examples(
+    rows: Sequence[Mapping],
+    *,
+    docs_per_cluster: int,
+    min_docs: int = 2,
+    held_out: HeldOut = HeldOut(),
+    counts: dict | None = None,
+) -> list[Cluster]:
+    """Group raw examples by article; keep articles with >= ``min_docs`` distinct cited documents.
+    Articles in ``held_out.articles`` and documents ``held_out`` blocks are skipped; the skips are counted
+    in ``counts`` (``articles``, ``documents``) when given."""
+    counts = counts if counts is not None else {}
+    counts.setdefault("articles", 0)
+    counts.setdefault("documents", 0)
     by_article: OrderedDict[str, list[Mapping]] = OrderedDict()
     for r in sorted(rows, key=lambda r: str(r["id"])):
         by_article.setdefault(str(r["article"]), []).append(r)
     out = []
     for article, items in by_article.items():
+        if article in held_out.articles:
+            counts["articles"] += 1
+            continue
         docs: OrderedDict[str, dict] = OrderedDict()
+        blocked: set[str] = set()
         for r in items:
             url = str(r["url"])
             text = str(r.get("doc_text") or "")
-            if url not in docs and text.strip():
-                docs[url] = {"url": url, "title": str(r.get("doc_title") or ""), "text": text}
+            if url in docs or url in blocked or not text.strip():
+                continue
+            if held_out.blocks(url, text):
+                blocked.add(url)
+                continue
+            docs[url] = {"url": url, "title": str(r.get("doc_title") or ""), "text": text}
+        counts["documents"] += len(blocked)
         if len(docs) < min_docs:
             continue
         chosen = list(docs.values())[:docs_per_cluster]
@@ -173,11 +228,17 @@ def write_standin(
     summary_words: int = 250,
     seed: int = 0,
     source: Sequence[str] = (),
+    held_out: Mapping | None = None,
 ) -> dict:
-    """Write the NIST-layout tree under ``root``; returns the manifest (also written as MANIFEST.json)."""
+    """Write the NIST-layout tree under ``root``; returns the manifest (also written as MANIFEST.json).
+    ``held_out``: what was kept out for WikiRef (counts), recorded in the manifest."""
+    from wikiref.stages.curate import url_key
+
     root = Path(root)
     write_text(root / "NOTICE.txt", STANDIN_NOTICE)
     manifest: dict = {"standin": True, "note": STANDIN_NOTICE.splitlines()[0], "years": {}, "source": list(source)}
+    if held_out is not None:
+        manifest["held_out"] = dict(held_out)
     for year, clusters in assignment.items():
         ydir = root / str(year)
         topics_sgml = [
@@ -217,6 +278,7 @@ def write_standin(
                     "num": num,
                     "article": c.article,
                     "documents": docnos,
+                    "doc_keys": [url_key(d["url"]) for d in c.documents],
                     "models": names,
                     "statements": len(c.statements),
                     "sections": c.sections,

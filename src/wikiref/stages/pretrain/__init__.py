@@ -70,6 +70,7 @@ def validate_oracle_frame(df: pd.DataFrame, where: str = "") -> tuple[pd.DataFra
         else:
             keep.append(True)
     counts["kept"] = int(sum(keep))
+    counts["standin"] = int(sum(bool(x) for x, k in zip(df["standin"], keep) if k))
     dropped = counts["rows"] - counts["kept"]
     if dropped:
         log.warning(
@@ -297,6 +298,7 @@ def evaluate_variant(
         encoder=model_p["encoder"],
         encoder_label=encoder_label(model_p, spec),
         rows={"dev": dev_counts, "test": test_counts},
+        standin=bool(dev_counts["standin"] or test_counts["standin"]),
         training={
             k: tr.get(k)
             for k in ("best_epoch", "best_metric", "train_seconds", "windows_per_second", "pack_stats", "history")
@@ -396,7 +398,7 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     ``variant_metrics`` (variant name -> its metrics JSON, every ``pretrain.variants`` name);
     outputs: ``table`` (stem of the .csv/.md/.tex), ``summary`` (JSON). Returns the summary."""
     from wikiref.files import read_json, write_json
-    from wikiref.tables import write_table
+    from wikiref.tables import standin_flag, write_table
 
     pre = params["pretrain"]
     metrics = {}
@@ -410,6 +412,7 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     baselines = baseline_metrics(params, inputs)
     df = table4(pre, metrics, baselines)
     summary = summary_metrics(params["model"], pre, metrics, baselines)
+    standin = standin_flag(params["profile"], any(m.get("standin") for m in metrics.values()), "pretrain table")
     write_table(
         df,
         outputs["table"],
@@ -417,8 +420,10 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         profile=params["profile"],
         encoder=params["model"]["encoder"],
         notes=table4_notes(params, metrics, summary),
+        standin=standin,
     )
     summary["profile"] = params["profile"]["name"]
+    summary["standin"] = standin
     write_json(outputs["summary"], summary)
     return summary
 
@@ -597,6 +602,7 @@ def synthetic_oracle_frame(n: int, seed: int = 0, prefix: str = "syn") -> pd.Dat
                 "oracle_scores": scores,
                 "oracle_indices": relevant,
                 "oracle_score": rouge2_f1(sel.summary_text(sents, relevant), statement),
+                "standin": True,  # synthetic text is never real data
             }
         )
     return pd.DataFrame(rows)
@@ -623,6 +629,7 @@ def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
                 "oracle_scores": [rouge2_f1(s, r["cloze"]) for s in doc],
                 "oracle_indices": labels,
                 "oracle_score": rouge2_f1(sel.summary_text(doc, labels), r["cloze"]) if labels else 0.0,
+                "standin": False,  # real WikiCite / Summary-Cloze data
             }
         )
     return pd.DataFrame(rows)

@@ -26,9 +26,9 @@ from typing import Any
 import pandas as pd
 
 from wikiref import layout
-from wikiref.files import write_json, write_text
+from wikiref.files import read_json, write_json, write_text
 from wikiref.stages.report import analyses, compare, figures
-from wikiref.tables import STANDIN_NOTE, profile_caption, write_table
+from wikiref.tables import STANDIN_NOTE, profile_caption, stand_in_rows, standin_flag, write_table
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def write_analyses(
             "(official ROUGE-1.5.5 flags)",
         )
         csv = figures_dir / f"{stem}.csv"
-        write_text(csv, data.to_csv(index=False, lineterminator="\n"))
+        write_text(csv, stand_in_rows(data, profile).to_csv(index=False, lineterminator="\n"))
         written[stem] = paths + [csv]
     return written
 
@@ -259,7 +259,8 @@ def write_sources_figure(
         + ")",
     )
     csv = figures_dir / f"{SOURCES_FIGURE}.csv"
-    write_text(csv, pd.DataFrame(points).to_csv(index=False, lineterminator="\n"))
+    label = {"standin": bool(cmp.get("standin") or profile.get("standin"))}
+    write_text(csv, stand_in_rows(pd.DataFrame(points), label).to_csv(index=False, lineterminator="\n"))
     return paths + [csv]
 
 
@@ -387,8 +388,11 @@ def build(
     metrics_files: Sequence[str],
     compare: Mapping | None = None,
 ) -> dict:
-    """Everything the report step writes; returns the summary metrics."""
-    profile = params["profile"]
+    """Everything the report step writes; returns the summary metrics. The STAND-IN label is derived from
+    the upstream metrics files (any one flagged ``standin``) and validated against ``profile.standin``."""
+    profile = dict(params["profile"])
+    flagged = [m for m in metrics_files if Path(m).exists() and read_json(m).get("standin")]
+    profile["standin"] = standin_flag(profile, bool(flagged), f"report (STAND-IN metrics: {', '.join(flagged)})")
     rp = params["report"]
     written: dict[str, list[Path]] = {}
     if ablations is not None:
@@ -409,7 +413,12 @@ def build(
     titles = {stem: spec["title"].format(year=year) for stem, spec in analyses.FIGURES.items()}
     titles[SOURCES_FIGURE] = SOURCES_TITLE
     write_index(out, profile, stems, titles, metrics_files, encoder, sources_section(compare))
-    summary.update(profile=profile["name"], tables=len(stems), figures=sum(1 for s in titles if s in written))
+    summary.update(
+        profile=profile["name"],
+        standin=profile["standin"],
+        tables=len(stems),
+        figures=sum(1 for s in titles if s in written),
+    )
     if compare is not None:
         summary["source_findings"] = findings
     write_json(out.summary, summary)
@@ -437,7 +446,6 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     or figures), ``tables`` (the other stages' table stems to index), ``metrics`` (metrics files to list
     in the index); outputs: ``tables_dir``, ``figures_dir``, ``index``, ``html``, ``summary``. Returns
     the summary metrics."""
-    from wikiref.files import read_json
 
     ablations = None
     if inputs.get("ablations"):
