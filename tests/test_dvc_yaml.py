@@ -58,8 +58,10 @@ def test_registry_shape(repo):
         assert set(st["params"]) <= schema_sections
         for out in st["outs"]:
             assert list(out.values()) == [{"persist": True}]
-        for m in st.get("metrics", []):
-            assert list(m.values()) == [{"cache": False}]
+        # DVC deletes non-persistent outputs before running a stage: metrics and plots persist, or
+        # Snakemake would see finished jobs' metrics missing and rerun them (issue #20)
+        for m in st.get("metrics", []) + st.get("plots", []):
+            assert list(m.values()) == [{"cache": False, "persist": True}]
     # one name per stage: its rules file (with the aggregate rule), its CLI subcommand, its module
     from wikiref.cli import COMMANDS
 
