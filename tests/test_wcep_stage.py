@@ -222,7 +222,15 @@ def test_chain_is_deterministic(chain, tmp_path):
     )
     for s in layout.SPLITS:
         assert splits[s].read_bytes() == chain["splits"][s].read_bytes()
-    assert (tmp_path / "f1.png").read_bytes() == (tmp / "f1.png").read_bytes()
+    assert (tmp_path / "f1.csv").read_bytes() == (tmp / "f1.csv").read_bytes()
+    # the report stage draws the figure from the CSV, deterministically, labelled STAND-IN from the CSV alone
+    from wikiref.stages.wcep import report as rep
+
+    drawn = [
+        rep.render_coverage_density(d / "f1.csv", d / "drawn", profile={"name": "t"}, dpi=60) for d in (tmp, tmp_path)
+    ]
+    assert [p.read_bytes() for p in drawn[0]] == [p.read_bytes() for p in drawn[1]]
+    assert b"STAND-IN" in (tmp / "f1.csv").read_bytes()[:80] and "STAND-IN" in (tmp / "drawn.svg").read_text()
 
 
 def test_events_need_a_portal_input(tmp_path):

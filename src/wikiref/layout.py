@@ -118,6 +118,21 @@ WCEP_METRICS = f"{METRICS}/wcep.json"
 WCEP_EVALUATE_METRICS = f"{METRICS}/wcep_baselines.json"
 
 
+# Figures whose numbers a stage writes (``<stem>.csv``) and the report stage draws (``.png``, ``.svg``),
+# so that a report setting (report.dpi) reruns the report alone: stem -> renderer in the stage's module.
+STAGE_FIGURES = (WCEP_FIG1, WCEP_FIG2)
+
+
+def figure_data(stems) -> tuple[str, ...]:
+    """The CSVs of the plotted numbers of ``stems``."""
+    return tuple(f"{s}.csv" for s in stems)
+
+
+def stage_figure_files() -> tuple[str, ...]:
+    """The drawings (PNG, SVG) of :data:`STAGE_FIGURES`, written by the report stage."""
+    return tuple(f"{s}.{e}" for s in STAGE_FIGURES for e in ("png", "svg"))
+
+
 def figure_files(stem: str) -> tuple[str, ...]:
     """A figure's files: ``<stem>.png``, ``.svg`` and the plotted numbers ``<stem>.csv``."""
     return tuple(f"{stem}.{ext}" for ext in ("png", "svg", "csv"))

@@ -146,9 +146,9 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("wcep", "sources"): ("collect.fetch", "collect.extract", "wcep.sources"),
     ("wcep", "ccnews"): ("collect.extract", "wcep.ccnews"),
     ("wcep", "classify"): ("seed", "wcep.classifier"),
-    ("wcep", "build"): ("profile", "seed", "text", "report.dpi", "wcep.split", "wcep.truncate", "wcep.source_variant"),
+    ("wcep", "build"): ("profile", "seed", "text", "wcep.split", "wcep.truncate", "wcep.source_variant"),
     ("wcep", "supervised"): ("seed", "model", "pretrain", "wcep.source_variant", "wcep.supervised", "wcep.evaluation"),
-    ("wcep", "evaluate"): ("profile", "seed", "report.dpi", "wcep.source_variant", "wcep.evaluation"),
+    ("wcep", "evaluate"): ("profile", "seed", "wcep.source_variant", "wcep.evaluation"),
     ("psg2sum", "standin"): ("seed", "collect.statements.skip_sections", "psg2sum.dump", "psg2sum.standin_articles"),
     ("psg2sum", "part"): (
         "text",
@@ -396,17 +396,15 @@ def _wcep(c: Mapping) -> Stage:
         + L.table_files(L.WCEP_TABLE3)
         + L.table_files(L.WCEP_TABLE4)
         + L.table_files(L.WCEP_TABLE5)
-        + L.figure_files(L.WCEP_FIG1)
-        + L.figure_files(L.WCEP_FIG2),
+        + L.figure_data(L.STAGE_FIGURES),  # the report draws them (report.dpi reruns the report alone)
         metrics=(L.WCEP_CLASSIFIER_METRICS, L.WCEP_METRICS, L.WCEP_EVALUATE_METRICS),
         targets=L.source_splits("wcep")
         + (
             f"{L.WCEP_TABLE3}.md",
             f"{L.WCEP_TABLE4}.md",
             f"{L.WCEP_TABLE5}.md",
-            f"{L.WCEP_FIG1}.png",
-            f"{L.WCEP_FIG2}.png",
         )
+        + L.figure_data(L.STAGE_FIGURES)
         + (L.WCEP_CLASSIFIER_METRICS, L.WCEP_METRICS, L.WCEP_EVALUATE_METRICS),
     )
 
@@ -541,12 +539,13 @@ def _report(c: Mapping) -> Stage:
         "report",
         jobs=_jobs("report", "run"),
         deps=(),
-        outs=L.report_tables() + L.report_figure_files() + (L.REPORT_INDEX, L.REPORT_HTML),
+        outs=L.report_tables() + L.report_figure_files() + L.stage_figure_files() + (L.REPORT_INDEX, L.REPORT_HTML),
         metrics=(L.REPORT_METRICS,),
         plots=L.report_figures(),
         targets=L.report_tables()
         + L.report_figure_files()
         + L.report_figures()
+        + L.stage_figure_files()
         + (L.REPORT_INDEX, L.REPORT_HTML, L.REPORT_METRICS),
         data_files=("src/wikiref/stages/report/paper_numbers.yaml", "workflow/report"),
     )
@@ -579,7 +578,11 @@ def stages(config: Mapping) -> list[Stage]:
     out = [declare(config) for declare in DECLARATIONS]
     # The report reads what every other stage wrote under results/ (tables + metrics).
     upstream = tuple(
-        t for st in out if st.name != "report" for t in st.targets if t.startswith((L.TABLES + "/", L.METRICS + "/"))
+        t
+        for st in out
+        if st.name != "report"
+        for t in st.targets
+        if t.startswith((L.TABLES + "/", L.METRICS + "/")) or t in L.figure_data(L.STAGE_FIGURES)
     )
     return [replace(st, deps=upstream) if st.name == "report" else st for st in out]
 

@@ -37,9 +37,11 @@ rule report:
     input:
         ablations=layout.ABLATIONS_METRICS,
         upstream=REPORT_UPSTREAM,
+        figure_data=layout.figure_data(layout.STAGE_FIGURES),
     output:
         figures=[report(f"{layout.FIGURES}/{stem}.png", **REPORT_FIGURES[stem]) for stem in layout.REPORT_FIGURE_STEMS],
         figure_files=layout.report_figure_files(),
+        stage_figures=layout.stage_figure_files(),
         tables=[
             report(f"{layout.TABLES}/{stem}.csv", labels={"table": stem}, **REPORT_TABLES[stem])
             for stem in layout.REPORT_TABLE_STEMS
@@ -65,7 +67,7 @@ rule report:
         figures_dir=lambda wc, output: os.path.dirname(output.figures[0]),
     shell:
         "wikiref report --params-json {params.p:q} --ablations {input.ablations:q} --tables {params.tables}"
-        " --metrics {params.metrics} --tables-dir {params.tables_dir:q}"
+        " --metrics {params.metrics} --figure-data {input.figure_data:q} --tables-dir {params.tables_dir:q}"
         " --figures-dir {params.figures_dir:q} --index {output.index:q} --html {output.html:q}"
         " --summary {output.summary:q} > {log} 2>&1"
 

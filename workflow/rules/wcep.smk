@@ -138,7 +138,7 @@ rule wcep_build:
         total=WCEP_TOTAL,
         table3=multiext(layout.WCEP_TABLE3, ".csv", ".md", ".tex"),
         table4=multiext(layout.WCEP_TABLE4, ".csv", ".md", ".tex"),
-        fig1=multiext(layout.WCEP_FIG1, ".png", ".svg", ".csv"),
+        fig1=f"{layout.WCEP_FIG1}.csv",  # the numbers; the report draws the figure
         metrics=layout.WCEP_METRICS,
     log:
         layout.log_file("wcep_build"),
@@ -153,7 +153,7 @@ rule wcep_build:
         total_dir=lambda wc, output: os.path.dirname(output.total[0]),
         table3=lambda wc, output: table_stem(output.table3),
         table4=lambda wc, output: table_stem(output.table4),
-        fig1=lambda wc, output: table_stem(output.fig1),
+        fig1=lambda wc, output: table_stem([output.fig1]),
     shell:
         "wikiref wcep build --params-json {params.p:q} --events {input.events:q} --sources {input.sources:q}"
         " --ccnews {input.ccnews:q} --assignments {input.assignments:q} --stats {input.stats:q}"
@@ -191,7 +191,7 @@ rule wcep_evaluate:
         supervised=layout.WCEP_SUPERVISED,
     output:
         table5=multiext(layout.WCEP_TABLE5, ".csv", ".md", ".tex"),
-        fig2=multiext(layout.WCEP_FIG2, ".png", ".svg", ".csv"),
+        fig2=f"{layout.WCEP_FIG2}.csv",  # the numbers; the report draws the figure
         metrics=layout.WCEP_EVALUATE_METRICS,
     log:
         layout.log_file("wcep_evaluate"),
@@ -205,7 +205,7 @@ rule wcep_evaluate:
         splits_dir=lambda wc, input: os.path.dirname(input.splits[0]),
         total_dir=lambda wc, input: os.path.dirname(input.total[0]),
         table5=lambda wc, output: table_stem(output.table5),
-        fig2=lambda wc, output: table_stem(output.fig2),
+        fig2=lambda wc, output: table_stem([output.fig2]),
     shell:
         "wikiref wcep evaluate --params-json {params.p:q} --splits-dir {params.splits_dir:q}"
         " --total-dir {params.total_dir:q} --supervised {input.supervised:q} --table5 {params.table5:q}"

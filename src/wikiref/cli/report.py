@@ -27,6 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ablations", help=f"{layout.ABLATIONS_METRICS} (omit: no Tables VIII-IX / figures)")
     parser.add_argument("--tables", nargs="*", default=[], metavar="STEM", help="other steps' table stems to index")
     parser.add_argument("--metrics", nargs="*", default=[], metavar="JSON", help="metrics files to list in the index")
+    parser.add_argument(
+        "--figure-data",
+        nargs="*",
+        default=[],
+        metavar="CSV",
+        help="other stages' figure numbers to draw at report.dpi (e.g. "
+        + ", ".join(layout.figure_data(layout.STAGE_FIGURES))
+        + ")",
+    )
     parser.add_argument("--tables-dir", default=layout.TABLES, help="default: %(default)s")
     parser.add_argument("--figures-dir", default=layout.FIGURES, help="default: %(default)s")
     parser.add_argument("--index", default=layout.REPORT_INDEX, help="default: %(default)s")
@@ -39,7 +48,12 @@ def main(args: argparse.Namespace) -> int:
     from wikiref.stages import report
 
     params = params_from_args(args, *job_keys("report", "run"))
-    inputs = {"ablations": args.ablations, "tables": args.tables, "metrics": args.metrics}
+    inputs = {
+        "ablations": args.ablations,
+        "tables": args.tables,
+        "metrics": args.metrics,
+        "figure_data": args.figure_data,
+    }
     outputs = {
         "tables_dir": args.tables_dir,
         "figures_dir": args.figures_dir,

@@ -387,6 +387,7 @@ def build(
     table_stems: Sequence[str],
     metrics_files: Sequence[str],
     compare: Mapping | None = None,
+    figure_data: Sequence[str] = (),
 ) -> dict:
     """Everything the report step writes; returns the summary metrics. The STAND-IN label is derived from
     the upstream metrics files (any one flagged ``standin``) and validated against ``profile.standin``."""
@@ -412,6 +413,8 @@ def build(
     year = ablations["test_year"] if ablations else 2007
     titles = {stem: spec["title"].format(year=year) for stem, spec in analyses.FIGURES.items()}
     titles[SOURCES_FIGURE] = SOURCES_TITLE
+    for name, (title, paths) in stage_figures(figure_data, out.figures_dir, profile, rp["dpi"]).items():
+        titles[name], written[name] = title, paths
     write_index(out, profile, stems, titles, metrics_files, encoder, sources_section(compare))
     summary.update(
         profile=profile["name"],
@@ -423,6 +426,28 @@ def build(
         summary["source_findings"] = findings
     write_json(out.summary, summary)
     return summary
+
+
+def stage_renderers() -> dict:
+    """Figures other stages write the numbers of and the report draws: name -> (title, renderer)."""
+    from wikiref.stages.wcep.report import RENDERERS as WCEP
+
+    return dict(WCEP)
+
+
+def stage_figures(csvs: Sequence[str], figures_dir: Path, profile: Mapping, dpi: int) -> dict:
+    """Draw each stage figure from its CSV (``<figures_dir>/<name>.png`` / ``.svg``): name -> (title, paths)."""
+    renderers = stage_renderers()
+    out = {}
+    for csv in csvs:
+        name = Path(csv).stem
+        if name not in renderers:
+            raise ReportError(f"{csv}: no figure named {name} (known: {', '.join(sorted(renderers))})")
+        if not Path(csv).exists():
+            raise ReportError(f"{csv} missing: run the stage that writes it")
+        title, render = renderers[name]
+        out[name] = (title, render(csv, figures_dir / name, profile=profile, dpi=dpi) + [Path(csv)])
+    return out
 
 
 def table_stems(tables: Sequence[str], tables_dir: str | os.PathLike) -> list[str]:
@@ -475,4 +500,5 @@ def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         compare=compare,
         table_stems=table_stems(inputs.get("tables", ()), out.tables_dir),
         metrics_files=sorted(set(inputs.get("metrics", ()))),
+        figure_data=list(inputs.get("figure_data", ())),
     )

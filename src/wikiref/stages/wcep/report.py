@@ -154,12 +154,12 @@ def _date(row: Mapping) -> str:
 
 
 # ------------------------------------------------------------------------------------------- fig. 1
-def coverage_density_figure(
-    variants: Mapping[str, Sequence[Mapping]], stem: str | Path, *, profile: Mapping, dpi: int = 150
-) -> dict:
-    """Fig. 1: coverage and density (Grusky et al. 2018) of every cluster, A = all its articles
-    concatenated, S = its summary (:mod:`wikiref.stages.wcep.fragments`: lower-cased protocol tokens); one
-    panel per variant. Returns the per-variant mean and median."""
+def coverage_density_figure(variants: Mapping[str, Sequence[Mapping]], stem: str | Path, *, profile: Mapping) -> dict:
+    """Fig. 1's numbers: coverage and density (Grusky et al. 2018) of every cluster, A = all its articles
+    concatenated, S = its summary (:mod:`wikiref.stages.wcep.fragments`: lower-cased protocol tokens),
+    written to ``<stem>.csv``; the report stage draws it (:func:`render_coverage_density`, one panel per
+    variant), so a change of ``report.dpi`` redraws it without rebuilding the dataset. Returns the
+    per-variant mean and median."""
     import pandas as pd
 
     from wikiref.stages.wcep.fragments import cluster_coverage_density
@@ -175,7 +175,6 @@ def coverage_density_figure(
     stem = Path(stem)
     standin = bool(profile.get("standin"))
     _csv(stem.with_suffix(".csv"), df, standin)
-    _scatter(df, stem, profile=profile, dpi=dpi)
     out = {}
     for name, g in df.groupby("variant", sort=False):
         out[name] = {
@@ -186,6 +185,25 @@ def coverage_density_figure(
             "density_median": round(float(g["density"].median()), 4),
         }
     return out
+
+
+def _read_csv(path: str | Path):
+    """A figure CSV written by :func:`_csv` (its STAND-IN line is a comment) and whether it is STAND-IN."""
+    import pandas as pd
+
+    path = Path(path)
+    with open(path, encoding="utf-8") as fh:
+        standin = fh.readline().startswith(f"# {STANDIN_NOTE}")
+    return pd.read_csv(path, comment=None, skiprows=1 if standin else 0), standin
+
+
+def render_coverage_density(csv: str | Path, stem: str | Path, *, profile: Mapping, dpi: int = 150) -> list[Path]:
+    """Draw Fig. 1 from its CSV (:func:`coverage_density_figure`): ``<stem>.png`` and ``<stem>.svg``.
+    STAND-IN when the CSV says so or the profile does."""
+    df, standin = _read_csv(csv)
+    stem = Path(stem)
+    _scatter(df, stem, profile={**profile, "standin": bool(standin or profile.get("standin"))}, dpi=dpi)
+    return [stem.with_suffix(".png"), stem.with_suffix(".svg")]
 
 
 def _scatter(df, stem: Path, *, profile: Mapping, dpi: int) -> None:
@@ -272,19 +290,25 @@ def table5(
 
 
 # ------------------------------------------------------------------------------------------- fig. 2
-def added_articles_figure(
-    points: Sequence[Mapping], stem: str | Path, *, profile: Mapping, max_added: int, dpi: int = 150
-) -> dict:
-    """Fig. 2: ROUGE-1 and ROUGE-2 F1 of each method against the number of added (CC-NEWS) articles per
-    cluster (originals always kept; -1 = all, drawn at the largest count)."""
+def added_articles_figure(points: Sequence[Mapping], stem: str | Path, *, profile: Mapping, max_added: int) -> dict:
+    """Fig. 2's numbers: ROUGE-1 and ROUGE-2 F1 of each method against the number of added (CC-NEWS)
+    articles per cluster (originals always kept; -1 = all), written to ``<stem>.csv``; the report stage
+    draws it (:func:`render_added_articles`)."""
     import pandas as pd
 
+    df = pd.DataFrame(points)
+    _csv(Path(stem).with_suffix(".csv"), df, bool(profile.get("standin")))
+    return {"points": len(df), "max_added": int(max_added)}
+
+
+def render_added_articles(csv: str | Path, stem: str | Path, *, profile: Mapping, dpi: int = 150) -> list[Path]:
+    """Draw Fig. 2 from its CSV (:func:`added_articles_figure`; -1 added = all, drawn at the largest count):
+    ``<stem>.png`` and ``<stem>.svg``."""
     from wikiref.stages.report import figures as F
 
-    df = pd.DataFrame(points)
+    df, standin = _read_csv(csv)
+    standin = bool(standin or profile.get("standin"))
     stem = Path(stem)
-    standin = bool(profile.get("standin"))
-    _csv(stem.with_suffix(".csv"), df, standin)
     colors = [F.RED, F.BLUE, F.GREEN, F.ORANGE, F.PURPLE, F.GREY]
     panels = []
     for metric, label in (("rouge1_f1", "ROUGE-1 F1"), ("rouge2_f1", "ROUGE-2 F1")):
@@ -314,4 +338,14 @@ def added_articles_figure(
         standin=standin,
         dpi=dpi,
     )
-    return {"points": len(df), "max_added": int(max_added)}
+    return [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+
+
+# The figures the report stage draws from this stage's CSVs: figure name -> (title, renderer).
+RENDERERS = {
+    "wcep_fig1_coverage_density": ("WCEP Fig. 1: coverage and density per cluster", render_coverage_density),
+    "wcep_fig2_added_articles": (
+        "WCEP Fig. 2: scores against the number of additional (CC-NEWS) articles",
+        render_added_articles,
+    ),
+}

@@ -543,7 +543,6 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         {"WCEP-total": total_rows, **{f"WCEP-{n}": rows for n, rows in variant_rows.items()}},
         outputs["fig1"],
         profile=profile,
-        dpi=int(params["report"]["dpi"]),
     )
     upstream = {Path(p).name: read_json(p) for p in inputs.get("stats", [])}
     from wikiref.tables import STANDIN_NOTE
@@ -677,9 +676,7 @@ def evaluate(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             fig2_points.append({"added": int(k), "added_articles": k_eff, "method": method, **sc["means"]})
     profile = _profile(params, standin_flag)
     table = rep.table5(results, outputs["table5"], profile=profile, n_test=len(test), variant=w["source_variant"])
-    fig = rep.added_articles_figure(
-        fig2_points, outputs["fig2"], profile=profile, max_added=max_added, dpi=int(params["report"]["dpi"])
-    )
+    fig = rep.added_articles_figure(fig2_points, outputs["fig2"], profile=profile, max_added=max_added)
     from wikiref.tables import STANDIN_NOTE
 
     metrics = {
