@@ -11,8 +11,6 @@ import statistics as st
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from wikiref.tables import STANDIN_NOTE
-
 SPLIT_COLUMNS = (("train", "TRAIN"), ("dev", "VAL"), ("test", "TEST"))
 # The paper's Table 3 (train, val, test, total) and Table 4 (min, max, mean, median), as printed.
 PAPER_TABLE3 = {
@@ -61,10 +59,11 @@ def _words(text: str) -> int:
 
 
 def _csv(path: Path, df, standin: bool) -> None:
+    """A figure's numbers; every row labelled STAND-IN (a ``Data`` column, as the tables' CSVs) when it is."""
     from wikiref.files import write_text
+    from wikiref.tables import stand_in_rows
 
-    head = f"# {STANDIN_NOTE}\n" if standin else ""
-    write_text(path, head + df.to_csv(index=False, lineterminator="\n"))
+    write_text(path, stand_in_rows(df, {"standin": standin}).to_csv(index=False, lineterminator="\n"))
 
 
 # --------------------------------------------------------------------------------------- tables 3, 4
@@ -188,13 +187,12 @@ def coverage_density_figure(variants: Mapping[str, Sequence[Mapping]], stem: str
 
 
 def _read_csv(path: str | Path):
-    """A figure CSV written by :func:`_csv` (its STAND-IN line is a comment) and whether it is STAND-IN."""
+    """A figure CSV written by :func:`_csv`: its numbers and whether its rows say STAND-IN."""
     import pandas as pd
 
-    path = Path(path)
-    with open(path, encoding="utf-8") as fh:
-        standin = fh.readline().startswith(f"# {STANDIN_NOTE}")
-    return pd.read_csv(path, comment=None, skiprows=1 if standin else 0), standin
+    df = pd.read_csv(path)
+    standin = "Data" in df.columns and bool((df["Data"] == "STAND-IN").any())
+    return df.drop(columns=["Data"], errors="ignore"), standin
 
 
 def render_coverage_density(csv: str | Path, stem: str | Path, *, profile: Mapping, dpi: int = 150) -> list[Path]:
