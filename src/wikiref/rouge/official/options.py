@@ -191,6 +191,13 @@ def _num(text: str, what: str) -> float:
         raise RougeError(f"{what} must be a number, got {text!r}") from None
 
 
+def _whole(text: str, what: str) -> int:
+    value = _num(text, what)
+    if value != value or value in (float("inf"), float("-inf")):  # int() of NaN / inf: ValueError / OverflowError
+        raise RougeError(f"{what} must be a finite number, got {text!r}")
+    return int(value)
+
+
 def options_from_namespace(ns: argparse.Namespace) -> Options:
     if getattr(ns, "M", False):
         raise RougeError("-M (stem models only) is not supported by wikiref rouge155")
@@ -200,11 +207,11 @@ def options_from_namespace(ns: argparse.Namespace) -> Options:
         raise RougeError("Please specify length limit in words or bytes but not both.")
     kw: dict = {}
     if ns.n is not None:
-        kw["n"] = int(_num(ns.n, "-n"))
+        kw["n"] = _whole(ns.n, "-n")
     kw["stem"] = bool(ns.m)
     kw["stopwords"] = bool(ns.s)
     if ns.skip is not None:
-        kw["skip"] = int(_num(ns.skip, "-2"))
+        kw["skip"] = _whole(ns.skip, "-2")
     kw["skip_unigrams"] = bool(ns.u)
     kw["skip_both"] = bool(ns.U)
     kw["lcs"] = not ns.x
@@ -212,20 +219,20 @@ def options_from_namespace(ns: argparse.Namespace) -> Options:
         kw["wlcs"] = _num(ns.w, "-w")
         kw["wlcs_text"] = ns.w
     if ns.l is not None:
-        kw["length"] = int(_num(ns.l, "-l"))
+        kw["length"] = _whole(ns.l, "-l")
     if ns.b is not None:
-        kw["bytes"] = int(_num(ns.b, "-b"))
+        kw["bytes"] = _whole(ns.b, "-b")
     if ns.f is not None:
         kw["formula"] = ns.f
     if ns.p is not None:
         kw["alpha"] = _num(ns.p, "-p")
     if ns.t is not None:
-        kw["counting"] = int(_num(ns.t, "-t"))
+        kw["counting"] = _whole(ns.t, "-t")
     if ns.c is not None:
         kw["confidence"] = _num(ns.c, "-c")
         kw["confidence_text"] = ns.c
     if ns.r is not None:
-        kw["resamples"] = int(_num(ns.r, "-r"))
+        kw["resamples"] = _whole(ns.r, "-r")
     return Options(**kw)
 
 
