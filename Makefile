@@ -11,8 +11,10 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# DVC's anonymous usage reports need the network; never send them.
+export DVC_NO_ANALYTICS := 1
 
-.PHONY: env sample tiny lint test bench dvc-check clean-results
+.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results
 
 env: $(STAMP)
 
@@ -24,10 +26,21 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 
 ## (a) the whole workflow on the offline sample (default params.yaml)
 ## then Snakemake's HTML report (figures + tables), rebuilt only when the report step has re-run
+## DVC then records the state Snakemake built (dvc.lock), so `dvc status` is clean and `dvc repro` after a
+## params change runs only the stages it affects (a no-op when nothing changed)
 sample: env
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)
+	$(BIN)/dvc commit --force --quiet
 	test results/report.html -nt results/report/tables.html || \
 	  $(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES) --report results/report.html
+
+## DVC from this environment (no activation needed): what params/code changes made outdated, or one
+## experiment, e.g.  make repro   |   make exp ARGS="-S report.dpi=120"   |   make exp ARGS=show
+repro: env
+	$(BIN)/dvc repro $(ARGS)
+
+exp: env
+	$(BIN)/dvc exp $(if $(ARGS),$(if $(filter -%,$(firstword $(ARGS))),run $(ARGS),$(ARGS)),show)
 
 ## the CI smoke profile
 tiny: env

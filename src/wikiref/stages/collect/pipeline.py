@@ -524,8 +524,12 @@ def merge_stats(parts: Iterable[Mapping]) -> dict:
     for p in parts:
         add(total, {k: v for k, v in p.items() if k != "part"})
     total.get("dump", {}).pop("file", None)
+    standin_docs = total.get("examples", {}).get("standin_documents", 0)
     return {
         "parts": [p["part"] for p in parts],
+        # derived from the data: examples whose cited page is a STAND-IN (the sample's WARC marks them)
+        "standin": bool(standin_docs),
+        "standin_examples": standin_docs,
         "total": total,
         "per_part": {
             p["part"]: {
