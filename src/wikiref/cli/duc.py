@@ -10,8 +10,9 @@ from wikiref.cli import add_default, add_files, add_param_jobs, run_job
 HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE baselines (Table VI)"
 DESCRIPTION = f"""Three jobs (standin only when duc.standin):
 
-standin: {layout.RAW_PART} files (collect) -> the STAND-IN DUC-format benchmark in the NIST layout
-    under duc.root: per pseudo-year (sample.duc.years) <year>/duc<year>_topics.sgml,
+standin: {layout.RAW_PART} files (collect) minus the articles and cited documents of the WikiRef
+    splits ({layout.SPLIT_FILE}, --wikiref: held out, so +DA pre-training never sees a test topic)
+    -> the STAND-IN DUC-format benchmark in the NIST layout under duc.root: per pseudo-year (sample.duc.years) <year>/duc<year>_topics.sgml,
     <year>/duc<year>_docs/<topic>/<DOCNO> (TREC SGML) and <year>/models/<topic>.M.250.A.<X>, plus
     NOTICE.txt and MANIFEST.json. A cluster is a Wikipedia article with >= 2 distinct cited documents
     (the most-citing articles first); its documents are up to sample.duc.docs_per_cluster of them, its
