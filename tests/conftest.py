@@ -24,6 +24,7 @@ SHARED_DATA = Path(os.environ.get("WIKIREF_SHARED_DATA", SHARED_ROOT / "data"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")  # DVC's usage reports need the network; never send them
 
 
 @pytest.fixture(scope="session")
@@ -90,12 +91,6 @@ SKIP_CAUSES = [
 ]
 OTHER_CAUSE = "other"
 NEEDS_SHARED = "needs_shared"  # user property carried by the reports of the tests declaring they need ../shared
-# Tests that need ../shared but carry neither the shared_data marker nor the fixture (declared here until their
-# files mark them): nodeids without the parametrization.
-SHARED_UNMARKED = {
-    "tests/test_report.py::test_paper_numbers_match_the_paper_text",
-    "tests/test_bench_psg2sum.py::test_reference_agrees_on_real_histories",
-}
 
 
 def in_ci() -> bool:
@@ -118,11 +113,7 @@ def skip_reason(report) -> str:
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if (
-            item.get_closest_marker("shared_data") is not None
-            or "shared_data" in item.fixturenames
-            or item.nodeid.split("[")[0] in SHARED_UNMARKED
-        ):
+        if item.get_closest_marker("shared_data") is not None or "shared_data" in item.fixturenames:
             item.user_properties.append((NEEDS_SHARED, True))
 
 

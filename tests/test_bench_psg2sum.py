@@ -161,6 +161,7 @@ def test_reference_sha1_is_mediawikis(bench):
         assert bench.sha1_base36(text) == mediawiki_sha1(text)
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize("name", ["article-pear.xml", "article-pyrus.xml", "pair-0.10.xml", "article-pear-0.10.xml"])
 def test_reference_agrees_on_real_histories(bench, tmp_path, name):
     path = SHARED / name

@@ -61,3 +61,15 @@ def test_a_differing_line_fails_the_run(bench, tmp_path, capsys, monkeypatch):
     row = rec["flagsets"][0]
     assert rec["identical"] is False and row["differing_lines"] == 1 and row["identical"] is False
     assert row["first_difference"]["line"] == row["lines"]
+
+
+def test_no_perl_under_ci_fails_the_run(bench, tmp_path, capsys, monkeypatch):
+    """Without ROUGE-1.5.5.pl the bench still times wikiref; under CI that is a failure, not a pass."""
+    monkeypatch.setattr(bench, "perl_rouge_available", lambda: "perl missing (test)")
+    args = ["--topics", "1", "--systems", "2", "--repeat", "1", "--flagsets", "paper", "--work"]
+    monkeypatch.delenv("CI", raising=False)
+    assert bench.main([*args, str(tmp_path / "a")]) == 0
+    assert json.loads(capsys.readouterr().out)["identical"] is None
+    monkeypatch.setenv("CI", "true")
+    assert bench.main([*args, str(tmp_path / "b")]) == 1
+    assert "under CI" in capsys.readouterr().err

@@ -138,6 +138,7 @@ def test_paper_numbers_file_is_complete():
     assert {c["id"] for c in paper["claims"]} >= {"fig4_da_beats_bert", "fig6_quality_monotone"}
 
 
+@pytest.mark.shared_data
 def test_paper_numbers_match_the_paper_text(repo):
     """Every transcribed number occurs in the paper's text (thousands separators allowed)."""
     path = repo.parent / "shared" / "papers" / "wikiref-journal-qbert.txt"
