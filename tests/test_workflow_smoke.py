@@ -1,33 +1,93 @@
-"""Smoke test: the whole workflow on config/tiny.yaml, in a scratch directory.
+"""Smoke test: the whole workflow on config/tiny.yaml, in a scratch copy of the project, then DVC on top.
 
-Checks that every target of every stage is produced, that a second run has nothing
-to do, and that changing one parameter makes Snakemake plan exactly the dependent jobs.
+The copy holds the repository's tracked files with ``params.yaml`` = ``config/tiny.yaml`` (``dvc.yaml``
+regenerated for it) in its own git repository, so Snakemake and DVC run there exactly as in a clone.
+In order (one Snakemake run, shared by every test of this module):
+
+* every target of every stage is produced, with the content it promises: row counts that agree across
+  stages (checked against a second count taken another way), every CSV row and every metrics file
+  labelled STAND-IN, no WikiRef article or document in the STAND-IN DUC, the metrics keys of the profile;
+* a second run has nothing to do; a parameter change plans exactly the jobs that depend on it;
+* DVC shares Snakemake's state: after ``dvc commit`` (what ``make sample`` ends with) ``dvc status`` is
+  clean; a report setting reruns the report stage alone, and inside it the report job alone; a curation
+  threshold reruns curate and what depends on it, and inside curate the merge, not the spaCy part jobs;
+  afterwards both tools agree again that nothing is left to do.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from wikiref import config
-from wikiref.registry import all_targets
+from wikiref import config, layout
+from wikiref.registry import all_targets, stages
 
 pytestmark = pytest.mark.slow
 
+BIN = Path(sys.executable).parent
+
 
 @pytest.fixture(scope="module")
-def tiny_snakemake(repo, snakemake):
-    """snakemake on config/tiny.yaml (2 cores, one GPU slot) in ``workdir``, then ``extra`` arguments."""
+def env(subprocess_env) -> dict:
+    return {
+        **subprocess_env,
+        "DVC_NO_ANALYTICS": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
 
-    def run(workdir: Path, *extra: str) -> subprocess.CompletedProcess:
-        tiny = ("--configfile", str(repo / "config/tiny.yaml"), "--cores", "2", "--resources", "gpu=1")
-        return snakemake(workdir, *tiny, *extra, timeout=1500)
 
-    return run
+def _run(cmd: list[str], cwd: Path, env: dict, timeout: float = 1500) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def project(repo, tmp_path_factory, env) -> Path:
+    """A scratch project: the tracked files (as in the working tree), params.yaml = config/tiny.yaml."""
+    root = tmp_path_factory.mktemp("tiny-project")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        src = repo / name
+        if src.is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, root / name)
+    shutil.copy2(repo / "config/tiny.yaml", root / "params.yaml")
+    for cmd in (
+        [str(BIN / "wikiref"), "dvc-yaml", "--write"],
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "tiny project"],
+    ):
+        res = _run(cmd, root, env)
+        assert res.returncode == 0, res.stderr[-3000:]
+    return root
+
+
+def snakemake(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    cmd = [str(BIN / "snakemake"), "--profile", "workflow/profiles/default", "--cores", "2", "--resources", "gpu=1"]
+    return _run(cmd + list(args), project, env)
+
+
+def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return _run([str(BIN / "dvc"), *args], project, env)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(project, env) -> Path:
+    res = snakemake(project, env)
+    assert res.returncode == 0, res.stderr[-6000:]
+    return project
 
 
 def _planned_rules(out: str) -> set[str]:
@@ -48,37 +108,185 @@ def _planned_rules(out: str) -> set[str]:
     return rules
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory, tiny_snakemake):
-    workdir = tmp_path_factory.mktemp("tiny-run")
-    res = tiny_snakemake(workdir)
-    assert res.returncode == 0, res.stderr[-6000:]
-    return workdir
+def _rule_descendants(dot: str, start: str) -> set[str]:
+    """The rules downstream of ``start`` in `snakemake --rulegraph` (DOT) output, ``start`` included."""
+    names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, flags=re.M))
+    children: dict[str, set[str]] = {}
+    for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M):
+        children.setdefault(names[a], set()).add(names[b])
+    seen, todo = set(), [start]
+    while todo:
+        r = todo.pop()
+        if r not in seen:
+            seen.add(r)
+            todo.extend(children.get(r, ()))
+    return seen
 
 
-def test_all_targets_exist(repo, tiny_run):
-    params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
-    targets = all_targets(params)
-    missing = [t for t in targets if not (tiny_run / t).exists()]
+def _ran_jobs(out: str) -> set[str]:
+    """The Snakemake rules that ran, from its log lines ("rule x:" / "localrule x:")."""
+    return set(re.findall(r"^(?:local)?rule (\w+):$", out, flags=re.M))
+
+
+def _ran_stages(out: str) -> set[str]:
+    return set(re.findall(r"^Running stage '(\w+)'", out, flags=re.M))
+
+
+# ---------------------------------------------------------------------------------------------- Snakemake
+
+
+def test_all_targets_exist(tiny_run):
+    params = config.load_params(tiny_run / "params.yaml")
+    missing = [t for t in all_targets(params) if not (tiny_run / t).exists()]
     assert not missing, f"missing outputs: {missing}"
 
 
-def test_second_run_does_nothing(tiny_run, tiny_snakemake):
-    res = tiny_snakemake(tiny_run, "-n")
+def test_outputs_agree_and_are_labelled(tiny_run):
+    """Content, not existence: counts agree across stages, labels reach every CSV and metrics file."""
+    r = tiny_run
+    params = config.load_params(r / "params.yaml")
+    metrics = {p.name: json.loads(p.read_text()) for p in (r / layout.METRICS).glob("*.json")}
+    # row counts: curate kept == split examples == sum of the split files (parquet metadata) == oracle rows
+    split_rows = {s: pq.ParquetFile(r / layout.SPLIT_FILE.format(split=s)).metadata.num_rows for s in layout.SPLITS}
+    assert metrics["curate.json"]["kept"] == metrics["split.json"]["examples"] == sum(split_rows.values()) > 0
+    assert metrics["split.json"]["sizes"] == split_rows
+    for s in layout.SPLITS:
+        assert len(pd.read_parquet(r / layout.ORACLE_FILE.format(split=s))) == split_rows[s]
+        assert metrics["oracle.json"]["splits"][s]["examples"] == split_rows[s]
+    # every page of the tiny profile is a stand-in: the data says so, and so does every metrics file
+    assert metrics["curate.json"]["standin_examples"] == metrics["curate.json"]["kept"]
+    unlabelled = [name for name, m in metrics.items() if m.get("standin") is not True]
+    assert not unlabelled, f"metrics files without standin: true: {unlabelled}"
+    # every CSV of a table or figure says STAND-IN on every row (rows quoting the paper say "paper")
+    csvs = sorted((r / layout.TABLES).glob("*.csv")) + sorted((r / layout.FIGURES).glob("*.csv"))
+    declared = {o for st in stages(params) for o in st.outs if o.endswith(".csv")}
+    assert {str(c.relative_to(r)) for c in csvs} == declared  # every CSV written is a declared output
+    for csv in csvs:
+        df = pd.read_csv(csv)
+        assert "Data" in df.columns and "STAND-IN" in set(df["Data"]), csv.name
+        assert set(df["Data"]) <= {"STAND-IN", "paper"}, csv.name
+    # the STAND-IN DUC shares no article and no cited document with the WikiRef splits
+    manifest = json.loads((r / params["duc"]["root"] / "MANIFEST.json").read_text())
+    topics = [t for y in manifest["years"].values() for t in y["topics"]]
+    splits = pd.concat(pd.read_parquet(r / layout.SPLIT_FILE.format(split=s)) for s in layout.SPLITS)
+    assert topics and not {t["article"] for t in topics} & set(splits["article"])
+    assert not {k for t in topics for k in t["doc_keys"]} & set(splits["doc_key"])
+    assert manifest["held_out"]["wikiref_examples"] == len(splits)
+    # metrics keys of this profile
+    assert set(metrics["pretrain.json"]["variants"]) == {v["name"] for v in params["pretrain"]["variants"]}
+    assert set(metrics["duc_baselines.json"]["systems"]) == set(params["duc"]["baselines"])
+    assert metrics["report.json"]["standin"] is True and metrics["report.json"]["figures"] >= 1
+
+
+def test_second_run_does_nothing(tiny_run, env):
+    res = snakemake(tiny_run, env, "-n")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
-def test_param_change_plans_exactly_dependent_steps(repo, tiny_run, tmp_path, tiny_snakemake):
-    """Changing one value of a section re-plans the rules that read it and everything downstream."""
-    changed = yaml.safe_load((repo / "config/tiny.yaml").read_text())
+# A curation threshold re-plans the merge and everything downstream of the curated examples, nothing else
+# (not the spaCy part jobs, not the other sources, not QMSum's or WCEP's own steps).
+CURATE_DEPENDANTS = {
+    "curate_merge",
+    "split",
+    "oracle",
+    "duc_standin",
+    "duc_prepare",
+    "duc_baselines",
+    "pretrain_variant",
+    "pretrain_table",
+    "finetune_job",
+    "finetune_prune",
+    "finetune_table",
+    "ablations_pretrain",
+    "ablations_finetune",
+    "ablations_collect",
+    "compare_oracle",
+    "compare_pretrain",
+    "compare_duc",
+    "compare_qmsum",
+    "compare_table",
+    "report",
+    "all",
+}
+
+
+def test_param_change_plans_exactly_dependent_steps(tiny_run, tmp_path, env):
+    """Changing one value of a section re-plans the rules that read it and everything downstream, exactly."""
+    changed = yaml.safe_load((tiny_run / "params.yaml").read_text())
     changed["curate"]["min_lemma_recall"] = round(changed["curate"]["min_lemma_recall"] + 0.01, 4)
     overlay = tmp_path / "changed.yaml"
     overlay.write_text(yaml.safe_dump(changed))
-    res = tiny_snakemake(tiny_run, "-n", "--configfile", str(overlay))
+    res = snakemake(tiny_run, env, "-n", "--configfile", str(overlay))
     assert res.returncode == 0, res.stderr[-3000:]
     planned = _planned_rules(res.stdout + res.stderr)
-    assert "curate_merge" in planned
-    assert "curate_part" not in planned, "a filter threshold must not re-run the spaCy annotation"
-    for upstream in ("sample", "collect_part"):
-        assert upstream not in planned, f"{upstream} should not rerun when only curate params change"
+    assert planned == CURATE_DEPENDANTS
+    # cross-check: the same set is what the rule graph puts downstream of the merge
+    graph = snakemake(tiny_run, env, "--rulegraph")
+    assert graph.returncode == 0, graph.stderr[-3000:]
+    assert _rule_descendants(graph.stdout, "curate_merge") == CURATE_DEPENDANTS
+
+
+# ----------------------------------------------------------------------------------------------------- DVC
+
+
+def _set_param(project: Path, path: str, value) -> None:
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    node = params
+    *parents, leaf = path.split(".")
+    for key in parents:
+        node = node[key]
+    node[leaf] = value
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def _dvc_descendants(project: Path, env: dict, stage: str) -> set[str]:
+    """Stages downstream of ``stage`` (itself included), from `dvc dag --dot`."""
+    res = dvc(project, env, "dag", "--dot")
+    assert res.returncode == 0, res.stderr[-3000:]
+    children: dict[str, set[str]] = {}
+    for a, b in re.findall(r'^\s*"?(\w+)"?\s*->\s*"?(\w+)"?', res.stdout, flags=re.M):
+        children.setdefault(a, set()).add(b)
+    seen, todo = set(), [stage]
+    while todo:
+        s = todo.pop()
+        if s not in seen:
+            seen.add(s)
+            todo.extend(children.get(s, ()))
+    return seen
+
+
+def test_dvc_shares_snakemakes_state(tiny_run, env):
+    p = tiny_run
+    res = dvc(p, env, "commit", "--force", "--quiet")  # what `make sample` ends with
+    assert res.returncode == 0, res.stderr[-3000:]
+    status = dvc(p, env, "status")
+    assert status.returncode == 0 and "Data and pipelines are up to date." in status.stdout, status.stdout[-3000:]
+
+    # a report setting: the report stage alone, and inside it the report job alone
+    params = yaml.safe_load((p / "params.yaml").read_text())
+    _set_param(p, "report.dpi", int(params["report"]["dpi"]) + 10)
+    changed = json.loads(dvc(p, env, "status", "--json").stdout)
+    assert set(changed) == {"report"}
+    res = dvc(p, env, "repro")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    assert _ran_stages(out) == {"report"}
+    assert _ran_jobs(out) == {"report", "report_all"}
+    assert "Data and pipelines are up to date." in dvc(p, env, "status").stdout
+
+    # a curation threshold: curate and its dependants, inside curate the merge only
+    _set_param(p, "curate.min_lemma_recall", round(float(params["curate"]["min_lemma_recall"]) + 0.01, 4))
+    assert set(json.loads(dvc(p, env, "status", "--json").stdout)) == {"curate"}
+    res = dvc(p, env, "repro")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    stages = _ran_stages(out)
+    assert "curate" in stages and stages <= _dvc_descendants(p, env, "curate")
+    assert not stages & {"sample", "collect", "qmdscnn", "qmdsir", "wcep", "psg2sum", "qmsum"}
+    jobs = _ran_jobs(out)
+    assert "curate_merge" in jobs and not jobs & {"curate_part", "collect_part", "collect_merge", "sample"}
+    # both tools agree again: nothing left to do
+    assert "Data and pipelines are up to date." in dvc(p, env, "status").stdout
+    res = snakemake(p, env, "-n")
+    assert "Nothing to be done" in res.stdout + res.stderr

@@ -36,7 +36,7 @@ class Stage:
     deps: tuple[str, ...]  # upstream data (DVC deps): outputs of earlier stages or inputs
     outs: tuple[str, ...]  # outputs (DVC outs, persist: true, so Snakemake can skip finished jobs)
     targets: tuple[str, ...]  # files Snakemake's <name>_all / rule all request
-    metrics: tuple[str, ...] = ()  # small JSON metrics (cache: false)
+    metrics: tuple[str, ...] = ()  # small JSON metrics (persist: true; cached, so experiments show them)
     plots: tuple[str, ...] = ()
     data_files: tuple[str, ...] = ()  # non-Python files the stage's code reads (captions, numbers)
 
@@ -617,7 +617,8 @@ def dvc_yaml_dict(config: Mapping) -> dict:
         entry["deps"] = list(st.code) + list(st.deps)
         entry["outs"] = [{o: {"persist": True}} for o in st.outs]
         if st.metrics:
-            entry["metrics"] = [{m: {"cache": False, "persist": True}} for m in st.metrics]
+            # cached (small JSON) so `dvc exp show` reads each experiment's metrics from its dvc.lock
+            entry["metrics"] = [{m: {"persist": True}} for m in st.metrics]
         if st.plots:
             entry["plots"] = [{p: {"cache": False, "persist": True}} for p in st.plots]
         out["stages"][st.name] = entry

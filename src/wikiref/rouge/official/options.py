@@ -18,6 +18,10 @@ class RougeError(ValueError):
     """Bad options, a bad configuration file or a missing summary (the script would die)."""
 
 
+# Longest n-gram (-n) accepted: far above any summary length a ROUGE run scores (NIST uses 4).
+MAX_NGRAM = 100
+
+
 @dataclass(frozen=True)
 class Options:
     """ROUGE-1.5.5 settings. Field defaults are the script's defaults (no ROUGE-N, ROUGE-L on)."""
@@ -50,8 +54,9 @@ class Options:
             raise RougeError("Confidence interval should be within 0 and 100.")
         if self.wlcs is not None and self.wlcs <= 0:
             raise RougeError("ROUGE-W weight factor must greater than 0.")
-        if self.n is not None and self.n < 0:
-            raise RougeError("-n must be >= 0")
+        if self.n is not None and not 0 <= self.n <= MAX_NGRAM:
+            # the script loops up to -n for every summary and report line; beyond this nothing is left to count
+            raise RougeError(f"-n must be between 0 and {MAX_NGRAM}")
         if self.resamples < 1:
             raise RougeError("-r must be >= 1 (the script divides by it)")
 

@@ -61,6 +61,8 @@ def visible_text(html: bytes | str) -> str:
         doc = lxml.html.fromstring(html)
     except (ParserError, ValueError):
         return ""
+    if not isinstance(doc.tag, str):  # a lone comment or processing instruction ("<body><!--"): no element, no text
+        return ""
     for bad in doc.xpath("//script|//style|//noscript|//template|//head"):
         # emptied in place: drop_tree() would join the tail to the text before it, which lxml refuses (ValueError)
         # when the tail holds a control character such as a form feed
