@@ -232,45 +232,15 @@ def test_bad_raw_input_is_a_clear_error(repo, tmp_path, capsys, split_parquet):
     with pytest.raises(stage.DucError, match="need at least one per pseudo-year"):
         stage.standin(params, {"raw": [p]}, {"root": tmp_path / "out"})
     pj = _params(repo, tmp_path)
-    assert (
-        main(
-            [
-                "duc",
-                "standin",
-                "--params-json",
-                pj,
-                "--raw",
-                str(p),
-                "--wikiref",
-                str(split_parquet),
-                "--out",
-                str(tmp_path / "out"),
-            ]
-        )
-        == 1
-    )
+    cli = ["duc", "standin", "--params-json", pj, "--raw", str(p), "--wikiref", str(split_parquet), "--out"]
+    cli.append(str(tmp_path / "out"))
+    assert main(cli) == 1
     assert "need at least one per pseudo-year" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     raw_examples().drop(columns=["doc_text"]).to_parquet(p)
     with pytest.raises(SchemaError, match="doc_text"):
         stage.standin(params, {"raw": [p]}, {"root": tmp_path / "out"})
-    assert (
-        main(
-            [
-                "duc",
-                "standin",
-                "--params-json",
-                pj,
-                "--raw",
-                str(p),
-                "--wikiref",
-                str(split_parquet),
-                "--out",
-                str(tmp_path / "out"),
-            ]
-        )
-        == 1
-    )
+    assert main(cli) == 1
     assert "expected the collect output" in capsys.readouterr().err
 
 

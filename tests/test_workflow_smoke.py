@@ -108,19 +108,24 @@ def _planned_rules(out: str) -> set[str]:
     return rules
 
 
+def _descendants(edges, start: str) -> set[str]:
+    """The nodes reachable from ``start`` (itself included) over ``edges`` ((parent, child) pairs)."""
+    children: dict[str, set[str]] = {}
+    for a, b in edges:
+        children.setdefault(a, set()).add(b)
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(children.get(node, ()))
+    return seen
+
+
 def _rule_descendants(dot: str, start: str) -> set[str]:
     """The rules downstream of ``start`` in `snakemake --rulegraph` (DOT) output, ``start`` included."""
     names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, flags=re.M))
-    children: dict[str, set[str]] = {}
-    for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M):
-        children.setdefault(names[a], set()).add(names[b])
-    seen, todo = set(), [start]
-    while todo:
-        r = todo.pop()
-        if r not in seen:
-            seen.add(r)
-            todo.extend(children.get(r, ()))
-    return seen
+    return _descendants(((names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, flags=re.M)), start)
 
 
 def _ran_jobs(out: str) -> set[str]:
@@ -244,16 +249,7 @@ def _dvc_descendants(project: Path, env: dict, stage: str) -> set[str]:
     """Stages downstream of ``stage`` (itself included), from `dvc dag --dot`."""
     res = dvc(project, env, "dag", "--dot")
     assert res.returncode == 0, res.stderr[-3000:]
-    children: dict[str, set[str]] = {}
-    for a, b in re.findall(r'^\s*"?(\w+)"?\s*->\s*"?(\w+)"?', res.stdout, flags=re.M):
-        children.setdefault(a, set()).add(b)
-    seen, todo = set(), [stage]
-    while todo:
-        s = todo.pop()
-        if s not in seen:
-            seen.add(s)
-            todo.extend(children.get(s, ()))
-    return seen
+    return _descendants(re.findall(r'^\s*"?(\w+)"?\s*->\s*"?(\w+)"?', res.stdout, flags=re.M), stage)
 
 
 def test_dvc_shares_snakemakes_state(tiny_run, env):
