@@ -64,6 +64,9 @@ class Target:
     doc: str = ""
 
 
+WARM_UP_LIMIT = 600.0  # seconds for the first, untimed call of a target (library loading)
+
+
 class Hang(Exception):
     """An input took longer than the time limit."""
 
@@ -190,6 +193,22 @@ class Result:
         }
 
 
+def warm_up(target: Target) -> None:
+    """Run the target once, without a time limit and outside the count, on one generated input, so that
+    what a first call loads (spaCy, torch: seconds on a busy machine) is never mistaken for a hang - an
+    alarm during that import leaves a half-initialised module behind, which then looks like a crash."""
+    import warnings
+
+    from hypothesis.errors import NonInteractiveExampleWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonInteractiveExampleWarning)
+        value = target.strategy.example()
+    # a generous limit still (an input that truly hangs shows up again, timed, in the fuzzing itself)
+    with contextlib.suppress(Exception), time_limit(WARM_UP_LIMIT), contextlib.redirect_stderr(io.StringIO()):
+        target.run(value)
+
+
 def fuzz(
     target: Target,
     *,
@@ -207,6 +226,7 @@ def fuzz(
     if seconds is None and max_examples is None:
         raise ValueError("fuzz: give seconds or max_examples")
     result = Result(target.name)
+    warm_up(target)
     start = time.monotonic()
     last_fail: list = []
 
