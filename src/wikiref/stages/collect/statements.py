@@ -169,8 +169,15 @@ def normalise_template_name(name: str) -> str:
     return name
 
 
+# mwparserfromhell decodes a character reference such as &#xD800; into a lone surrogate, which no UTF-8
+# writer (Parquet, JSON, spaCy's string store) accepts: it becomes U+FFFD, as a browser shows it.
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(text: str) -> str:
-    """Collapse whitespace and fix spaces left before punctuation by removed markup."""
+    """Collapse whitespace and fix spaces left before punctuation by removed markup; a lone surrogate
+    (from a character reference) becomes U+FFFD."""
+    text = SURROGATE.sub("\ufffd", text)
     text = WS.sub(" ", text).strip()
     text = SPACE_BEFORE_PUNCT.sub(r"\1", text)
     return text.replace("( ", "(")
