@@ -115,23 +115,8 @@ def test_cluster_and_reference_rules():
 def test_standin_in_nist_layout_read_back(repo, tmp_path, raw_parquet, split_parquet):
     pj = _params(repo, tmp_path, clusters_per_year=2, docs_per_cluster=4, models_per_cluster=2)
     root = tmp_path / "duc-standin"
-    assert (
-        main(
-            [
-                "duc",
-                "standin",
-                "--params-json",
-                pj,
-                "--raw",
-                str(raw_parquet),
-                "--wikiref",
-                str(split_parquet),
-                "--out",
-                str(root),
-            ]
-        )
-        == 0
-    )
+    cli = ["duc", "standin", "--params-json", pj, "--raw", str(raw_parquet), "--wikiref", str(split_parquet)]
+    assert main([*cli, "--out", str(root)]) == 0
     assert "NOT DUC" in (root / "NOTICE.txt").read_text()
     manifest = json.loads((root / "MANIFEST.json").read_text())
     assert manifest["standin"] is True and set(manifest["years"]) == {"2005", "2006", "2007"}
@@ -152,29 +137,11 @@ def test_standin_in_nist_layout_read_back(repo, tmp_path, raw_parquet, split_par
     assert len(articles) == 6  # no article in two pseudo-years
     # deterministic: same params -> same files
     root2 = tmp_path / "again"
-    assert (
-        main(
-            [
-                "duc",
-                "standin",
-                "--params-json",
-                pj,
-                "--raw",
-                str(raw_parquet),
-                "--wikiref",
-                str(split_parquet),
-                "--out",
-                str(root2),
-            ]
-        )
-        == 0
-    )
+    assert main([*cli, "--out", str(root2)]) == 0
     assert json.loads((root2 / "MANIFEST.json").read_text())["files"] == manifest["files"]
     # rebuilding in place replaces the folder (no stale files)
     (root / "2005" / "stale.txt").write_text("x")
-    assert (
-        main(["duc", "standin", "--params-json", pj, "--raw", str(raw_parquet), "--wikiref", str(split_parquet)]) == 0
-    )  # default: duc.root
+    assert main(cli) == 0  # default: duc.root
     assert not (root / "2005" / "stale.txt").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".duc-standin")]  # no temporary folder left
 
