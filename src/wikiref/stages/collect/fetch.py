@@ -1,4 +1,4 @@
-"""Cited URL -> page bytes, through one of three backends, behind a persistent cache.
+"""Cited URL -> page bytes, through one of four backends, behind a persistent cache.
 
 Backends (``collect.fetch.backend``):
 
@@ -28,6 +28,9 @@ Backends (``collect.fetch.backend``):
 ``warc``
     Local WARC / WARC.gz files read with ``warcio``, indexed by target URI (offsets only, so large
     archives are not loaded in memory).
+``commoncrawl``
+    The Common Crawl URL index (capture closest to the access-date over ``commoncrawl.crawls``), then that one
+    WARC record by an HTTP range request, through the live client (:mod:`.commoncrawl`).
 
 Cache (``collect.fetch.cache_dir``, network backends): ``urls/<h>.json`` holds the outcome for
 ``h = sha256(backend + URL)``; bodies are content-addressed ``blobs/<sha256>.gz``. Both are written
@@ -73,9 +76,9 @@ class FetchResult:
     status: int = 0
     final_url: str = ""
     content_type: str = ""
-    source: str = ""  # live / wayback / warc
+    source: str = ""  # live / wayback / warc / commoncrawl
     standin: bool = False  # the archive says this page is a stand-in (the offline sample)
-    snapshot: str = ""  # wayback timestamp
+    snapshot: str = ""  # wayback / commoncrawl capture timestamp
     body: bytes = field(default=b"", repr=False)
 
     def meta(self) -> dict:
@@ -106,6 +109,8 @@ class FetchConfig:
     workers: int = 4
     wayback_api: str = "https://archive.org/wayback/available"
     retry_cached_errors: bool = False
+    # backend commoncrawl: the collect.fetch.commoncrawl section as given (read by commoncrawl.CommonCrawlConfig)
+    commoncrawl: Mapping = field(default_factory=dict, hash=False)
 
     @classmethod
     def from_params(cls, fetch: Mapping) -> FetchConfig:
@@ -790,12 +795,17 @@ class WarcBackend:
 def make_fetcher(cfg: FetchConfig) -> CachedFetcher:
     if cfg.backend == "warc":
         return CachedFetcher(WarcBackend(cfg), cache=None)
+    if cfg.backend == "commoncrawl":
+        from wikiref.stages.collect.commoncrawl import CommonCrawlBackend
+
+        cc = CommonCrawlBackend(cfg)
+        return CachedFetcher(cc, FetchCache(cfg.cache_dir, cc.cache_key), cfg.retry_cached_errors)
     if cfg.backend == "live":
         backend = LiveBackend(cfg)
     elif cfg.backend == "wayback":
         backend = WaybackBackend(cfg)
     else:
-        raise ValueError(f"unknown fetch backend {cfg.backend!r} (live, wayback, warc)")
+        raise ValueError(f"unknown fetch backend {cfg.backend!r} (live, wayback, warc, commoncrawl)")
     return CachedFetcher(backend, FetchCache(cfg.cache_dir, cfg.backend), cfg.retry_cached_errors)
 
 
