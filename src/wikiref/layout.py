@@ -7,8 +7,9 @@ which are at once Snakemake wildcards and :meth:`str.format` fields::
 
     layout.RAW_PART.format(part="enwiki-sample")  ->  "data/raw/enwiki-sample.parquet"
 
-Two locations come from params, not from here: the offline sample (``sample.out_dir``) and the DUC
-tree (``duc.root``); :func:`sample_dir` and :func:`duc_root` read them.
+Three locations come from params, not from here: the offline sample (``sample.out_dir``), the DUC
+tree (``duc.root``) and the dump parts' folder (``collect.dump.dir``, where the dump download writes);
+:func:`sample_dir`, :func:`duc_root` and :func:`dump_dir` read them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ RAW_DIR = f"{DATA}/raw"
 RAW_PART = f"{RAW_DIR}/{{part}}.parquet"
 RAW_PART_STATS = f"{RAW_DIR}/{{part}}.stats.json"
 COLLECT_METRICS = f"{METRICS}/collect.json"
+# The dump download (collect.dump.download.mirror set): inside collect.dump.dir, under the mirror's names.
+DUMP_STATUS = "{wiki}-{date}-dumpstatus.json"  # the mirror's <wiki>/<date>/dumpstatus.json, as served
+DUMP_SHA1SUMS = "{wiki}-{date}-sha1sums.txt"  # the mirror's <wiki>/<date>/<wiki>-<date>-sha1sums.txt
+DUMP_FILE = "{dumpfile}"  # one downloaded part file (the {dumpfile} wildcard: the mirror's file name)
 
 # ------------------------------------------------------------------------------------------ curate
 CURATED_DIR = f"{DATA}/curated"
@@ -278,6 +283,38 @@ def sample_dump(config: Mapping) -> str:
 
 def duc_root(config: Mapping) -> str:
     return config["duc"]["root"].rstrip("/")
+
+
+def dump_dir(config: Mapping) -> str:
+    """The folder of the collect stage's dump parts (``collect.dump.dir``)."""
+    return config["collect"]["dump"]["dir"].rstrip("/")
+
+
+def dump_download(config: Mapping) -> Mapping | None:
+    """The dump download settings when the parts are downloaded (``collect.dump.download.mirror`` set), else
+    None (the parts are read from ``collect.dump.dir`` as they are, e.g. the offline sample's fragment)."""
+    download = config["collect"]["dump"].get("download") or {}
+    return download if download.get("mirror") else None
+
+
+def _dump_index(config: Mapping, template: str) -> str:
+    download = config["collect"]["dump"]["download"]
+    return f"{dump_dir(config)}/{template.format(wiki=download['wiki'], date=download['date'])}"
+
+
+def dump_status(config: Mapping) -> str:
+    """The downloaded ``dumpstatus.json`` of ``collect.dump.download``'s wiki and date."""
+    return _dump_index(config, DUMP_STATUS)
+
+
+def dump_sha1sums(config: Mapping) -> str:
+    """The downloaded ``<wiki>-<date>-sha1sums.txt`` of ``collect.dump.download``'s wiki and date."""
+    return _dump_index(config, DUMP_SHA1SUMS)
+
+
+def dump_file(config: Mapping) -> str:
+    """Where a downloaded part goes: ``<collect.dump.dir>/{dumpfile}``."""
+    return f"{dump_dir(config)}/{DUMP_FILE}"
 
 
 def under(path: str, folder: str) -> bool:

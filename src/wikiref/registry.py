@@ -126,8 +126,26 @@ def code_deps(name: str) -> tuple[str, ...]:
 # these (wikiref.config.job_params), the job's CLI asks for the same (wikiref.config.params_from_args).
 JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("sample", "run"): ("sample", "collect"),  # collect: citation types/aliases pick the stand-in URLs
-    ("collect", "part"): ("collect",),
-    ("collect", "merge"): ("collect",),
+    # The download jobs (index + one per part file) read the dump's name and the transport settings; the part job
+    # reads everything of collect but the download settings (a retries/timeout change never reruns a part).
+    ("collect", "download"): (
+        "collect.dump.dir",
+        "collect.dump.parts",
+        "collect.dump.download",
+        "collect.fetch.user_agent",
+    ),
+    ("collect", "part"): (
+        "collect.dump.dir",
+        "collect.dump.parts",
+        "collect.dump.max_pages",
+        "collect.dump.parse_workers",
+        "collect.citation_types",
+        "collect.statements",
+        "collect.fetch",
+        "collect.extract",
+        "collect.resume",
+    ),
+    ("collect", "merge"): ("collect",),  # with parts: all it reads the part list from the downloaded index
     # The part job reads only these curate keys, so changing a filter threshold reruns the merge, not spaCy.
     ("curate", "part"): ("text", "curate.include_doc_title", "curate.oracle_max_sentences", "curate.max_raw_per_part"),
     ("curate", "merge"): ("curate",),
@@ -258,24 +276,30 @@ def _sample(c: Mapping) -> Stage:
 
 
 def _collect(c: Mapping) -> Stage:
-    sample_dir, dump_dir = L.sample_dir(c), c["collect"]["dump"]["dir"].rstrip("/")
+    sample_dir, dump_dir = L.sample_dir(c), L.dump_dir(c)
     fetch = c["collect"]["fetch"]
     archives = list(fetch.get("warc_paths", [])) if fetch["backend"] == "warc" else []
+    download = L.dump_download(c) is not None
     deps: list[str] = []
     # Inputs that the sample stage produces are tracked through that stage's outs.
     if L.under(dump_dir, sample_dir) or any(L.under(p, sample_dir) for p in archives):
         deps.append(sample_dir)
-    if not L.under(dump_dir, sample_dir):
+    # A downloaded dump is neither a dep nor an out: params name it (wiki, date, parts) and every file is
+    # verified against the dump's sha1, so DVC need not hash or cache tens of GB of it.
+    if not L.under(dump_dir, sample_dir) and not download:
         deps.append(dump_dir)
     deps += [p for p in archives if not L.under(p, sample_dir)]
     parts = c["collect"]["dump"]["parts"]
+    # parts: all -> the part list is known once the dump's index is downloaded (Snakemake checkpoint
+    # collect_download_index): the target is the merged metrics, which need every part.
+    per_part = () if parts == "all" else tuple(L.RAW_PART.format(part=p) for p in parts)
     return Stage(
         "collect",
-        jobs=_jobs("collect", "part", "merge"),
+        jobs=_jobs("collect", *(("download",) if download else ()), "part", "merge"),
         deps=tuple(deps),
         outs=(L.RAW_DIR,),
         metrics=(L.COLLECT_METRICS,),
-        targets=tuple(L.RAW_PART.format(part=p) for p in parts) + (L.COLLECT_METRICS,),
+        targets=per_part + (L.COLLECT_METRICS,),
     )
 
 

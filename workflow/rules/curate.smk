@@ -1,9 +1,9 @@
 # Step 2 (journal §II-A-2): curation. One annotation job per raw part (spaCy + filter scores, in
 # parallel over `threads` processes), then one merge applying filters (a), (b), (c) over all parts.
 # The part job gets only the curate keys it reads (wikiref.registry.JOB_KEYS), so changing a filter
-# threshold reruns the merge, not spaCy.
-
-CURATE_PARTS = config["collect"]["dump"]["parts"]
+# threshold reruns the merge, not spaCy. The parts are collect.dump.parts (with parts: all, those of the
+# downloaded dump index: wikiref.stages.collect.index.dump_parts).
+from wikiref.stages.collect.index import dump_parts
 
 
 rule curate_part:
@@ -28,8 +28,8 @@ rule curate_part:
 
 rule curate_merge:
     input:
-        parts=expand(layout.CURATED_PART, part=CURATE_PARTS),
-        stats=expand(layout.CURATED_PART_STATS, part=CURATE_PARTS),
+        parts=lambda wc: expand(layout.CURATED_PART, part=dump_parts(config, checkpoints)),
+        stats=lambda wc: expand(layout.CURATED_PART_STATS, part=dump_parts(config, checkpoints)),
     output:
         examples=layout.CURATED,
         thresholds=layout.CURATE_THRESHOLDS,

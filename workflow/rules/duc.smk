@@ -5,6 +5,8 @@
 #   duc_baselines LEAD / QUERY-SIM / ORACLE, official ROUGE-1.5.5 scoring -> Table VI baseline rows
 # Held-out-year fine-tuning and the rest of Table VI: workflow/rules/finetune.smk.
 
+from wikiref.stages.collect.index import dump_parts
+
 DUC_ROOT = layout.duc_root(config)
 DUC_YEARS = config["duc"]["years"]
 
@@ -13,7 +15,7 @@ if config["duc"]["standin"]:
 
     rule duc_standin:
         input:
-            raw=expand(layout.RAW_PART, part=config["collect"]["dump"]["parts"]),
+            raw=lambda wc: expand(layout.RAW_PART, part=dump_parts(config, checkpoints)),
             wikiref=expand(layout.SPLIT_FILE, split=layout.SPLITS),
         output:
             directory(DUC_ROOT),

@@ -558,16 +558,21 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
 
 def part_inputs(config: Mapping, part: str) -> list[str]:
-    """The files the job of dump part ``part`` reads (its Snakemake inputs): the dump part and, for the
-    warc backend, the archives; files of the offline sample come through the sample's manifest."""
+    """The files the job of dump part ``part`` reads (its Snakemake inputs): the dump part (with
+    ``collect.dump.download`` on, the file rule ``collect_download`` writes) and, for the warc backend, the
+    archives; files of the offline sample come through the sample's manifest."""
+    from wikiref.stages.collect.index import downloaded_part
+
     collect = config["collect"]
     sample_dir = layout.sample_dir(config)
     manifest = f"{sample_dir}/{layout.SAMPLE_MANIFEST}"
-    files = {
-        manifest
-        if layout.under(collect["dump"]["dir"], sample_dir)
-        else default_part_path(collect["dump"]["dir"].rstrip("/"), part)
-    }
+    if layout.dump_download(config) is not None:
+        dump = downloaded_part(config, part)
+    elif layout.under(collect["dump"]["dir"], sample_dir):
+        dump = manifest
+    else:
+        dump = default_part_path(collect["dump"]["dir"].rstrip("/"), part)
+    files = {dump}
     if collect["fetch"]["backend"] == "warc":
         files |= {manifest if layout.under(p, sample_dir) else p for p in collect["fetch"].get("warc_paths", [])}
     return sorted(files)
