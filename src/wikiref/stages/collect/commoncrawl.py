@@ -57,11 +57,12 @@ from wikiref.stages.collect.fetch import FetchConfig, FetchResult, LiveBackend, 
 
 log = logging.getLogger(__name__)
 
-CRAWL_NAME = re.compile(r"^CC-MAIN-\d{4}-\d{2}$")
+# ASCII digits only, whole strings only (fullmatch: "$" would let a trailing newline through)
+CRAWL_NAME = re.compile(r"CC-MAIN-[0-9]{4}-[0-9]{2}")
 # A WARC file name from the index: a relative path of plain segments (appended to data_url as it is).
-_FILENAME = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*$")
-_TIMESTAMP = re.compile(r"^\d{14}$")
-_CONTENT_RANGE = re.compile(r"^bytes\s+(\d+)-(\d+)/(\d+|\*)$")
+_FILENAME = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*")
+_TIMESTAMP = re.compile(r"[0-9]{14}")
+_CONTENT_RANGE = re.compile(r"bytes ([0-9]+)-([0-9]+)/([0-9]+|\*)")
 INDEX_MAX_BYTES = 4 << 20  # one crawl's index answer for one URL (a line is under 1 kB)
 HEADER_ALLOWANCE = 1 << 20  # WARC + HTTP headers on top of max_body_bytes, decompressed
 RECORD_OVERHEAD = 64 << 10  # a compressed record longer than max_body_bytes + this is not fetched
@@ -105,7 +106,7 @@ class CommonCrawlConfig:
         if not self.crawls:
             raise ValueError("collect.fetch.commoncrawl.crawls is empty: name at least one crawl (CC-MAIN-2019-04)")
         for crawl in self.crawls:
-            if not isinstance(crawl, str) or not CRAWL_NAME.match(crawl):
+            if not isinstance(crawl, str) or not CRAWL_NAME.fullmatch(crawl):
                 raise ValueError(
                     f"collect.fetch.commoncrawl.crawls: {crawl!r} is not a crawl name like CC-MAIN-2019-04"
                 )
@@ -159,13 +160,13 @@ def _capture(obj, crawl: str) -> Capture | None:
     offset, length = _non_negative_int(obj.get("offset")), _non_negative_int(obj.get("length"))
     if not isinstance(url, str) or not url.strip() or offset is None or not length:
         return None
-    if not isinstance(ts, str) or not _TIMESTAMP.match(ts):
+    if not isinstance(ts, str) or not _TIMESTAMP.fullmatch(ts):
         return None
     try:
         datetime.strptime(ts, "%Y%m%d%H%M%S")
     except ValueError:
         return None
-    if not isinstance(filename, str) or not _FILENAME.match(filename) or ".." in filename.split("/"):
+    if not isinstance(filename, str) or not _FILENAME.fullmatch(filename) or ".." in filename.split("/"):
         return None
     if isinstance(status, int) and not isinstance(status, bool):
         status = str(status)
@@ -380,7 +381,7 @@ class CommonCrawlClient(LiveBackend):
                 raise _Failure("cc_range_unsupported", status)
             if status != 206:
                 return status, got, b"", ctype
-            m = _CONTENT_RANGE.match(got.get("Content-Range", "").strip())
+            m = _CONTENT_RANGE.fullmatch(got.get("Content-Range", "").strip())
             encoding = got.get("Content-Encoding", "").strip().lower()
             if (
                 not m
@@ -476,8 +477,6 @@ class CommonCrawlBackend:
         except _Failure as f:
             reason = f.reason if f.reason.startswith("cc_") else f"cc_data_{f.reason}"
             return self._fail(url, reason, f.status, capture)
-        if len(data) != capture.length:
-            return self._fail(url, "cc_record_corrupt", 206, capture)
         rec = read_record(data, self.cfg.max_body_bytes)
         if not rec.reason and rec.target_uri != capture.url:  # another page's record: the index is wrong
             rec.reason = "cc_record_corrupt"
