@@ -608,3 +608,26 @@ def test_snakemake_plans_the_download(repo, snakemake, tmp_path):
     jobs, out = _plan(snakemake, repo, work, overlay)
     assert jobs == {"collect_download": 3, "collect_part": 3, "collect_merge": 1, "collect_all": 1}
     assert f"--part {file_of_part(PARTS[2])} --out resources/enwiki/{file_of_part(PARTS[2])}" in out
+
+
+def test_snakemake_runs_the_download_rules(repo, server, tmp_path, subprocess_env):
+    """The rules for real against the loopback mirror: the checkpoint, then one download job per part (one of
+    them cut mid-body and resumed), each writing the file collect_part then reads."""
+    env = dict(subprocess_env, NO_PROXY="127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        env.pop(var, None)
+    dl = {"mirror": server.url, "retries": 1, "backoff_s": 0.0, "timeout_s": 5, "chunk_bytes": 4096}
+    work = tmp_path / "run"
+    work.mkdir()
+    (work / "overlay.yaml").write_text(yaml.safe_dump({"collect": {"dump": {"download": dl, "parts": PARTS[:2]}}}))
+    server.drop_after[file_of_part(PARTS[1])] = 10_000
+    targets = [f"resources/enwiki/{file_of_part(p)}" for p in PARTS[:2]]
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(repo / "Snakefile"), "--directory", str(work)]
+    cmd += [*targets, "--cores", "1", "--configfile", str(repo / "config/paper.yaml"), str(work / "overlay.yaml")]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    for target in targets:
+        assert (work / target).read_bytes() == FILES[Path(target).name]
+        assert "sha1 ok" in (work / f"logs/collect/download/{Path(target).name}.log").read_text()
+    assert (work / f"resources/enwiki/{WIKI}-{DATE}-dumpstatus.json").read_bytes() == server.index["dumpstatus.json"]
+    assert [code for _, code in server.requests_for(file_of_part(PARTS[1]))] == [200, 206]
