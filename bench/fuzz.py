@@ -456,6 +456,35 @@ WIKITEXT = [
     "<references />",
     "__NOTOC__",
     "~~~~",
+    '<ref name="a" name="b">',
+    "<ref name>",
+    "<ref name={{x}}>",
+    "<REF>",
+    '<ref  name = "c" >',
+    '<ref name="a">[http://x.example t]</ref>',
+    "<ref>http://bare.example/p</ref>",
+    "<ref>plain words</ref>",
+    "<ref> </ref>",
+    "{{cite web|url=http://a.example|url=http://b.example|title=T}}",
+    "{{cite web|title={{lang|fr|x}}|url=http://x.example}}",
+    "{{cite news|url=http://n.example|title=a=b}}",
+    "{{ Sfn |x}}",
+    "{{Template:cite web|url=http://t.example}}",
+    "{{cite web<!--c-->|url=http://c.example}}",
+    "{{rp|5}}",
+    "[[a|b|c]]",
+    "[[a&amp;b|x]]",
+    "[[{{x}}|y]]",
+    "[http://x.example a|b]",
+    "<!-- <ref>c</ref> -->",
+    "<pre><ref>p</ref></pre>",
+    "\n== H <ref>h</ref> ==\n",
+    "\n== ''It'' &amp; [[link]] ==\n",
+    "&#65;",
+    "&#xD800;",
+    "<i>",
+    "</i>",
+    "<p id=x>",
     "The statement is a fact of some length. ",
     "Another sentence, with words. ",
     ", ",
@@ -983,11 +1012,24 @@ def _tally():
 
 
 def run_statements(text: str) -> None:
+    """Differential: the token walker (collect's path, full and statements-only) must return exactly what
+    the node walker returns; a difference is an AssertionError, i.e. a crash."""
+    import dataclasses
     from collections import Counter
 
     from wikiref.stages.collect.statements import StatementConfig, parse_article
 
-    parse_article("Fuzz", text, StatementConfig(), Counter())
+    cfg = StatementConfig()
+    ref_stats, tok_stats, only_stats = Counter(), Counter(), Counter()
+    ref = parse_article("Fuzz", text, cfg, ref_stats, method="nodes")
+    tok = parse_article("Fuzz", text, cfg, tok_stats, method="tokens")
+    only = parse_article("Fuzz", text, cfg, only_stats, method="tokens", statements_only=True)
+    assert dataclasses.asdict(ref) == dataclasses.asdict(tok), "token walker: different article"
+    assert ref_stats == tok_stats, f"token walker: different counters {ref_stats - tok_stats} {tok_stats - ref_stats}"
+    assert [dataclasses.astuple(s) for s in ref.statements] == [dataclasses.astuple(s) for s in only.statements], (
+        "statements_only: different statements"
+    )
+    assert ref_stats == only_stats, "statements_only: different counters"
 
 
 def run_dump(data: bytes) -> None:
@@ -1132,7 +1174,13 @@ def build_targets() -> dict[str, Target]:
     dump_error = "wikiref.stages.collect.dump:DumpError"
     rouge_error = "wikiref.rouge.official.options:RougeError"
     targets = [
-        Target("statements", wikitext, run_statements, (), "collect.statements.parse_article: never raises"),
+        Target(
+            "statements",
+            wikitext,
+            run_statements,
+            (),
+            "collect.statements.parse_article: never raises; token and node walkers agree",
+        ),
         Target("dump", _xml_file(history=False), run_dump, _rejects(dump_error), "collect.dump.iter_pages"),
         Target(
             "extract",

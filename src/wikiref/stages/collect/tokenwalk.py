@@ -28,9 +28,9 @@ from __future__ import annotations
 import dataclasses
 import gc
 import re
-from html.entities import name2codepoint
 from bisect import bisect_left
 from collections import Counter
+from html.entities import name2codepoint
 from itertools import accumulate, compress, count, repeat
 from operator import is_, itemgetter
 
@@ -67,8 +67,11 @@ _TEXT = T.Text
 _TAG_NAME_END = (T.TagAttrStart, T.TagCloseOpen, T.TagCloseSelfclose)
 
 # A template whose (normalised) name can be a short footnote: the page may yield statements without <ref>.
-_TEMPLATE_NAME = re.compile(r"\{\{([^|{}]{0,200})")
-_MARKUP_IN_NAME = re.compile(r"[&<\[\]{]")
+# Every "{{" is looked at (overlapping: "{{{{sfn" holds a template at each brace), its name runs to the
+# first "|", "{" or "}"; a name that stops at "{" (a nested template or argument) or holds markup that
+# strip_code would turn into text (an entity, comment, tag, link, '' style) counts as possible.
+_TEMPLATE_NAME = re.compile(r"\{(?=\{([^|{}]*)(\{?))")
+_MARKUP_IN_NAME = re.compile(r"[&<\[\]']")
 
 
 def _tokenize(text: str) -> list:
@@ -94,7 +97,7 @@ def may_yield_statements(text: str) -> bool:
         return True
     for m in _TEMPLATE_NAME.finditer(low):
         raw = m.group(1)
-        if _MARKUP_IN_NAME.search(raw) or S.SHORT_FOOTNOTES.match(S.normalise_template_name(raw)):
+        if m.group(2) or _MARKUP_IN_NAME.search(raw) or S.SHORT_FOOTNOTES.match(S.normalise_template_name(raw)):
             return True
     return False
 
