@@ -13,12 +13,17 @@ lock but not the shared time, and the rule is a few lines. The time is wall-cloc
 jobs on several machines sharing the cache over a network file system agree on it; a wait is never
 longer than one interval, so a clock step backwards cannot stall a host. Where ``fcntl`` does not
 exist (Windows), the limit holds within the process only (a warning says so).
+
+:meth:`SharedHostLimiter.ready_at` reads the same record without the lock: when a host may next be
+asked. The fetch scheduler (:mod:`.schedule`) uses it to give its free workers a host that is ready
+instead of one that would keep them waiting; :meth:`~SharedHostLimiter.wait` stays the rule.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import threading
 import time
@@ -83,6 +88,27 @@ class SharedHostLimiter:
                 now = self.clock()
         return now
 
+    def _path(self, host: str) -> Path:
+        return self.lock_dir / hashlib.sha256(host.encode("utf-8")).hexdigest()[:32]
+
+    def ready_at(self, host: str) -> float:
+        """When ``host`` may next be asked, by this limiter's clock: its last request (this process's or,
+        with a lock directory, any process's) plus its interval, at most one interval from now (as
+        :meth:`wait` never waits longer); ``-inf`` when no request is on record. Read without the lock
+        and without creating anything: a hint for schedulers, never a permission (:meth:`wait` is)."""
+        host = (host or "").lower()
+        last = self._last.get(host)
+        if self.lock_dir is not None:
+            try:
+                raw = self._path(host).read_bytes()[:64]
+                last = float(raw.decode("ascii"))
+            except (OSError, UnicodeDecodeError, ValueError):  # no record yet, or one being written
+                pass
+        if last is None:
+            return -math.inf
+        interval = self.interval_for(host)
+        return min(last + interval, self.clock() + interval)
+
     def wait(self, host: str) -> None:
         host = (host or "").lower()
         interval = self.interval_for(host)
@@ -95,7 +121,7 @@ class SharedHostLimiter:
                 self._last[host] = self._sleep_out(self._last.get(host), interval)
                 return
             self.lock_dir.mkdir(parents=True, exist_ok=True)
-            path = self.lock_dir / hashlib.sha256(host.encode("utf-8")).hexdigest()[:32]
+            path = self._path(host)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)

@@ -32,7 +32,6 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +43,8 @@ from wikiref.files import read_json, stable_id, write_json, write_parquet
 from wikiref.schemas import RAW
 from wikiref.stages.collect.dump import default_part_path, iter_pages, resolve_part
 from wikiref.stages.collect.extract import ExtractConfig, extract_document
-from wikiref.stages.collect.fetch import FetchConfig, make_fetcher
+from wikiref.stages.collect.fetch import FetchConfig, LiveBackend, make_fetcher
+from wikiref.stages.collect.schedule import host_of, run_by_host
 from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
 
 log = logging.getLogger(__name__)
@@ -296,7 +296,36 @@ def _fetch_one(fetcher, s: CollectSettings, url: str, access_date: str, archive_
     return row
 
 
-def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer) -> pa.Table:
+def _fetch_batch(fetcher, s: CollectSettings, batch: list[str], urls: Mapping, killer: _Killer) -> list[dict]:
+    """The rows of ``batch`` (sorted URLs), in batch order. Live backend: the host-aware scheduler
+    (:mod:`.schedule`) gives ``collect.fetch.workers`` threads the URLs of hosts that are ready, one
+    request per host in flight, the per-host limiter still guarding every request. Other backends: the
+    same pool without host constraints (wayback and commoncrawl ask their archive, not the cited host;
+    warc reads local files on one worker)."""
+    workers = 1 if s.fetch.backend == "warc" else max(1, s.fetch.workers)
+    backend = getattr(fetcher, "backend", None)
+    if isinstance(backend, LiveBackend):
+        hosts, limiter = [host_of(u) for u in batch], backend.limiter
+        timing = {"ready_at": limiter.ready_at, "clock": limiter.clock, "sleep": limiter.sleep}
+    else:
+        hosts, timing = [None] * len(batch), {}
+
+    def job(u: str) -> dict:
+        acc, arch, title = urls[u]
+        return _fetch_one(fetcher, s, u, acc, arch, title)
+
+    rows: list[dict | None] = [None] * len(batch)
+    for i, row in run_by_host(batch, job, hosts=hosts, workers=workers, **timing):
+        rows[i] = row
+        killer.tick()
+    return rows
+
+
+def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer, fetcher=None) -> pa.Table:
+    """Fetch + extract the unique URLs of ``cands``, sorted, in batches of ``resume.urls_per_batch``
+    (:func:`_fetch_batch`); each finished batch is one ``docs-NNNNNN.parquet`` in ``work``, skipped on a
+    rerun. ``fetcher``: a ready fetcher (tests and ``bench/fetch.py`` inject one with a stand-in
+    resolver); by default :func:`make_fetcher` of ``collect.fetch``, made when a batch needs it."""
     # First citation of each URL (in id-independent, deterministic order) supplies access-date etc.
     urls: dict[str, tuple[str, str, str]] = {}
     for url, acc, arch, title in zip(
@@ -308,7 +337,6 @@ def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer
         urls.setdefault(url, (acc, arch, title))
     ordered = sorted(urls)
     batches = [ordered[i : i + s.urls_per_batch] for i in range(0, len(ordered), s.urls_per_batch)]
-    fetcher = None
     tables = []
     t0 = time.monotonic()
     done_urls = 0
@@ -317,22 +345,7 @@ def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer
         if not path.exists():
             if fetcher is None:
                 fetcher = make_fetcher(s.fetch)
-            workers = 1 if s.fetch.backend == "warc" else max(1, s.fetch.workers)
-
-            def job(u: str, fetcher=fetcher) -> dict:
-                acc, arch, title = urls[u]
-                return _fetch_one(fetcher, s, u, acc, arch, title)
-
-            rows = []
-            if workers == 1:
-                for u in batch:
-                    rows.append(job(u))
-                    killer.tick()
-            else:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    for row in pool.map(job, batch):
-                        rows.append(row)
-                        killer.tick()
+            rows = _fetch_batch(fetcher, s, batch, urls, killer)
             write_parquet(path, pa.Table.from_pylist(rows, schema=DOC_SCHEMA))
             killer.tick()
         done_urls += len(batch)
