@@ -65,7 +65,8 @@ rule collect_part:
         part=part_constraint(config),
     conda:
         SOFTWARE_ENV
-    threads: config["collect"]["dump"]["parse_workers"]
+    # parse_workers 0 = every core Snakemake gives the job (the job counts its CPU affinity)
+    threads: config["collect"]["dump"]["parse_workers"] or workflow.cores
     params:
         p=stage_params("collect", "part"),
         dump=lambda wc: dump_option(config, wc.part),

@@ -113,10 +113,22 @@ class CollectSettings:
             fetch=FetchConfig.from_params(collect["fetch"]),
             extract=ExtractConfig.from_params(collect.get("extract", {})),
             max_pages=int(collect["dump"].get("max_pages", 0) or 0),
-            parse_workers=int(collect["dump"].get("parse_workers", 1) or 1),
+            parse_workers=parse_workers(collect["dump"].get("parse_workers", 1)),
             pages_per_chunk=int(resume.get("pages_per_chunk", 500)),
             urls_per_batch=int(resume.get("urls_per_batch", 200)),
         )
+
+
+def parse_workers(value) -> int:
+    """``collect.dump.parse_workers``: a number of processes, or 0 for every CPU this job may use (its
+    affinity mask: the cores Snakemake, SLURM or taskset gave it)."""
+    n = int(value if value is not None else 1)
+    if n > 0:
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity masks (macOS)
+        return max(1, os.cpu_count() or 1)
 
 
 def _fingerprint(collect: Mapping, dump_path: Path) -> dict:
@@ -178,7 +190,7 @@ def _init_worker(cfg: StatementConfig) -> None:
 
 def _parse_page(page) -> tuple[list[dict], Counter]:
     stats: Counter = Counter()
-    article = parse_article(page.title, page.text, _WORKER_CFG, stats)
+    article = parse_article(page.title, page.text, _WORKER_CFG, stats, statements_only=True)
     return _candidate_rows(page, article), stats
 
 
