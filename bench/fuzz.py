@@ -920,6 +920,90 @@ def _warc_file(draw) -> bytes:
     return data
 
 
+# -- Common Crawl: CDX index answers and single WARC records ----------------------------------------
+CDX_LINE = _json_object(
+    {
+        "urlkey": st.sampled_from(["org,example)/a", ""]),
+        "timestamp": st.sampled_from(
+            [
+                "20181214120000",
+                "20190122080000",
+                "20181310120000",
+                "2018",
+                "\u0662\u06600181214120000",
+                "20181214120000\n",
+            ]
+        ),
+        "url": st.sampled_from(["http://example.org/a", "https://www.example.org/a", " "]),
+        "mime": st.sampled_from(["text/html", "Text/HTML; charset=utf-8", "application/pdf", "warc/revisit", ""]),
+        "status": st.sampled_from(["200", "404", "-", 200, " 200"]),
+        "digest": st.sampled_from(["3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", ""]),
+        "length": st.sampled_from(["497", "0", "-1", "1e3", 12, "\u00b2"]),
+        "offset": st.sampled_from(["1283", "0", "-5", 7, "\u0663"]),
+        "filename": st.sampled_from(
+            ["crawl-data/CC-MAIN-2019-04/segments/1/warc/x.warc.gz", "../x", "a//b", "/abs", "x\n", ""]
+        ),
+    }
+)
+CDX_GOOD = st.fixed_dictionaries(
+    {
+        "timestamp": st.sampled_from(["20181213120000", "20181214000000", "20181215120000", "20190122080000"]),
+        "url": st.just("http://example.org/a"),
+        "mime": st.sampled_from(["text/html", "application/xhtml+xml", "application/pdf"]),
+        "status": st.sampled_from(["200", "200", "404"]),
+        "length": st.sampled_from(["497", "12"]),
+        "offset": st.sampled_from(["0", "1283"]),
+        "filename": st.sampled_from(["crawl-data/CC-MAIN-2019-04/segments/1/warc/x.warc.gz", "y.warc.gz"]),
+    }
+)
+ACCESS_DATES = ["2018-12-14", "14 December 2018", "December 2018", "2018", "sometime", "", "31 February 2019", "0"]
+
+
+@st.composite
+def _cc_record(draw) -> bytes:
+    """One WARC response record as Common Crawl stores it (a gzip member): the body chunked or gzip-encoded
+    sometimes; a WARC-Payload-Digest right (base32 or hex), wrong, of an algorithm hashlib lacks or that needs
+    a length, malformed or absent; then maybe followed by other bytes, cut or damaged."""
+    body = draw(html_text).encode("utf-8", "replace")
+    status = draw(st.sampled_from(["200 OK", "200 OK", "404 Not Found", "abc", ""]))
+    http = [f"HTTP/1.1 {status}", f"Content-Type: {draw(st.sampled_from(['text/html', 'application/pdf', '']))}"]
+    payload = body
+    coding = draw(st.sampled_from(["", "", "gzip", "chunked", "bad-chunked", "br"]))
+    if coding == "gzip":
+        payload = gzip.compress(body, mtime=0)
+        http.append("Content-Encoding: gzip")
+    elif coding == "br":
+        http.append("Content-Encoding: br")
+    elif coding:
+        size = len(body) + (3 if coding == "bad-chunked" else 0)
+        payload = f"{size:x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+        http.append("Transfer-Encoding: chunked")
+    block = ("\r\n".join(http) + "\r\n\r\n").encode("latin-1") + payload
+    sha1 = hashlib.sha1(payload).digest()
+    digest = {
+        "base32": "sha1:" + base64.b32encode(sha1).decode("ascii"),
+        "hex": "sha1:" + sha1.hex(),
+        "wrong": "sha1:" + "A" * 32,
+        "unknown": "whirl:abc",
+        "shake": "shake_128:abc",
+        "malformed": ":::",
+        "none": "",
+    }[draw(st.sampled_from(["base32", "base32", "hex", "wrong", "unknown", "shake", "malformed", "none"]))]
+    rec_type = draw(st.sampled_from(["response", "response", "response", "request", "revisit", "warcinfo"]))
+    headers = ["WARC/1.0", f"WARC-Type: {rec_type}", "WARC-Target-URI: http://example.org/a"]
+    headers.append("Content-Type: application/http; msgtype=response")
+    if digest:
+        headers.append(f"WARC-Payload-Digest: {digest}")
+    headers.append(f"Content-Length: {len(block) + draw(st.sampled_from([0, 0, 0, -3, 5]))}")
+    record = ("\r\n".join(headers) + "\r\n\r\n").encode("latin-1") + block + b"\r\n\r\n"
+    data = gzip.compress(record, mtime=0) if draw(st.integers(0, 9)) else record
+    if draw(st.integers(0, 4)) == 0:
+        data += draw(st.binary(min_size=1, max_size=8))  # the next record's first bytes
+    if draw(st.integers(0, 3)) == 0:
+        data = draw(_mutated(st.just(data)))
+    return data
+
+
 # -- QmdsIr (MS MARCO) and QMSum JSON ----------------------------------------------------------------
 PASSAGE = _json_object(
     {
@@ -1122,6 +1206,24 @@ def run_wcep_ccnews(value: tuple) -> None:
         pass
 
 
+def run_commoncrawl_cdx(value: tuple) -> None:
+    from wikiref.stages.collect.commoncrawl import choose_capture, parse_cdx_lines, target_day
+
+    data, max_lines, access_date, fallback = value
+    captures, bad = parse_cdx_lines(data, "CC-MAIN-2019-04", max_lines)
+    assert len(captures) + bad <= max_lines, (len(captures), bad)
+    choose_capture(captures, ("text/html", "application/xhtml+xml"), target_day(access_date, fallback))
+
+
+def run_commoncrawl_record(value: tuple) -> None:
+    from wikiref.stages.collect.commoncrawl import read_record
+
+    data, max_body = value
+    rec = read_record(data, max_body)
+    assert rec.reason in ("", "cc_record_corrupt", "cc_digest_mismatch", "too_large"), rec.reason
+    assert len(rec.body) <= max_body and (not rec.reason or not rec.body)
+
+
 _MINER: list = []
 
 
@@ -1264,6 +1366,25 @@ def build_targets() -> dict[str, Target]:
             run_wcep_ccnews,
             (),
             "wcep.ccnews.iter_articles over a WARC file: counted drops, never an exception",
+        ),
+        Target(
+            "commoncrawl_cdx",
+            st.tuples(
+                _file_bytes(_jsonl(st.one_of(CDX_GOOD, CDX_GOOD, CDX_LINE))),
+                st.integers(1, 6),
+                st.one_of(st.sampled_from(ACCESS_DATES), st.text(max_size=20)),
+                st.sampled_from(["", "2019-01-01"]),
+            ),
+            run_commoncrawl_cdx,
+            (),
+            "collect.commoncrawl.parse_cdx_lines + target_day + choose_capture: counted bad lines, never raises",
+        ),
+        Target(
+            "commoncrawl_record",
+            st.tuples(_cc_record(), st.sampled_from([16, 2000, 100_000])),
+            run_commoncrawl_record,
+            (),
+            "collect.commoncrawl.read_record (one gzip member from a range request): a reason, never raises",
         ),
         Target(
             "psg2sum_mining",
