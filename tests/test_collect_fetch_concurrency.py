@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from wikiref.stages.collect.fetch import CachedFetcher, FetchCache, LiveBackend
+from wikiref.stages.collect.hostlimit import SharedHostLimiter
 from wikiref.stages.collect.pipeline import CAND_SCHEMA, CollectSettings, _Killer, fetch_phase
 from wikiref.stages.collect.schedule import host_of, run_by_host
 from wikiref.stages.collect.statements import valid_url
@@ -287,6 +288,53 @@ def test_scheduler_waits_for_ready_hosts_and_reports_failures():
 
     with pytest.raises(RuntimeError, match="extract broke"):
         list(run_by_host(["a", "b", "c"], boom, hosts=["h1", "h2", "h3"], workers=2))
+
+
+class FakeTime:
+    def __init__(self):
+        self.now, self.slept = 1000.0, []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+def test_the_limiter_records_when_the_request_went_out(tmp_path):
+    ft = FakeTime()
+    lim = SharedHostLimiter(1.0, tmp_path / "hosts", clock=ft.clock, sleep=ft.sleep)
+    assert lim.ready_at("h.test") == float("-inf")  # nothing on record (and nothing created)
+    assert not (tmp_path / "hosts").exists()
+    sent = lim.acquire("h.test")
+    ft.now += 0.3  # setting the connection up took 0.3 s
+    sent()
+    sent()  # once only
+    assert lim.ready_at("h.test") == 1001.3
+    lim.wait("h.test")
+    assert ft.slept == [1.0]  # a whole interval from when the request went out, not 0.7 from the wait's end
+    assert lim.ready_at("H.TEST") == 1002.3 and lim.ready_at("other.test") == float("-inf")
+
+
+def test_interval_counts_from_when_the_request_went_out(server, tmp_path):
+    """The first request's connection is slow to set up (its address lookup, made inside the connection,
+    takes 0.3 s); the second is not. Counted from the end of the limiter's wait, the host would see them
+    0.2 - 0.3 < 0 s apart, i.e. at once; counted from when the first went out, a whole interval apart."""
+    lookups = []
+
+    def slow_first_connection(host, port):
+        lookups.append(host)
+        if len(lookups) == 2:  # 1: fetch()'s up-front check; 2: the first connection's own lookup
+            time.sleep(0.3)
+        return resolver(host, port)
+
+    s = settings(tmp_path, workers=1, interval=0.2, respect_robots=False)
+    live = LiveBackend(s.fetch, resolver=slow_first_connection)
+    for i in range(2):
+        assert live.fetch(f"http://slow.test:{server.server_port}/d/{i}").ok
+    (first, second), *_ = by_host(server.log).values()
+    assert second - first >= 0.2 * 0.9, second - first
 
 
 CHILD = textwrap.dedent(

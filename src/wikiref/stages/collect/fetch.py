@@ -370,7 +370,11 @@ def _pinned_adapter(resolve: Callable[[str, int], list]):
             deadline = getattr(_exchange, "deadline", None)
             if deadline is not None and self.sock is not None:  # HTTPS: connected (and TLS-wrapped) already
                 deadline.attach(self.sock)
-            return super().request(*args, **kwargs)
+            result = super().request(*args, **kwargs)
+            sent = getattr(_exchange, "sent", None)
+            if sent is not None:  # the request is written: the host's interval counts from now (LiveBackend._get)
+                sent()
+            return result
 
     class Conn(Pinned, urllib3.connection.HTTPConnection):
         pass
@@ -469,7 +473,9 @@ class LiveBackend:
             if attempt:
                 self.sleep(wait)
             wait = self._retry_wait(attempt, "")
-            self.limiter.wait(parts.hostname)
+            # The host is kept until the request is written (the connection calls _exchange.sent), so the
+            # interval counts from when the host got it, not from before the connection was set up.
+            sent = _exchange.sent = self.limiter.acquire(parts.hostname)
             try:
                 status, headers, body, ctype = self._once(url, max_bytes, check_type)
             except self.requests.exceptions.Timeout:
@@ -493,6 +499,9 @@ class LiveBackend:
                 continue
             except self.requests.exceptions.RequestException:
                 raise _Failure("request_error") from None
+            finally:
+                _exchange.sent = None
+                sent()  # nothing once the request went out; else this failed attempt is the last request
             if status in RETRY_STATUS:
                 last_reason, last_status = f"http_{status}", status
                 wait = self._retry_wait(attempt, headers.get("Retry-After", ""))

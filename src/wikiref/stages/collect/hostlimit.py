@@ -5,8 +5,9 @@ The collect stage runs one job per dump part, and several of them at once; each 
 pool of threads. An in-process limiter would let ``jobs x workers`` requests reach one host at once,
 so the last request time of each host lives in a small file, ``<lock_dir>/<sha256(host)[:32]>``,
 updated under an exclusive ``fcntl.flock`` on that file. A caller holds the lock while it sleeps out
-the rest of the interval, then writes the time of its own request: callers for one host go one at a
-time, callers for other hosts are not held up.
+the rest of the interval and until its request has gone out (:meth:`SharedHostLimiter.acquire`), then
+writes that time: callers for one host go one at a time, callers for other hosts are not held up, and
+the interval holds between requests as the host sees them, not between the ends of two waits.
 
 Written here on the standard library because no declared dependency offers it: ``filelock`` gives a
 lock but not the shared time, and the rule is a few lines. The time is wall-clock (``time.time``) so
@@ -16,7 +17,7 @@ exist (Windows), the limit holds within the process only (a warning says so).
 
 :meth:`SharedHostLimiter.ready_at` reads the same record without the lock: when a host may next be
 asked. The fetch scheduler (:mod:`.schedule`) uses it to give its free workers a host that is ready
-instead of one that would keep them waiting; :meth:`~SharedHostLimiter.wait` stays the rule.
+instead of one that would keep them waiting; :meth:`~SharedHostLimiter.acquire` stays the rule.
 """
 
 from __future__ import annotations
@@ -94,8 +95,8 @@ class SharedHostLimiter:
     def ready_at(self, host: str) -> float:
         """When ``host`` may next be asked, by this limiter's clock: its last request (this process's or,
         with a lock directory, any process's) plus its interval, at most one interval from now (as
-        :meth:`wait` never waits longer); ``-inf`` when no request is on record. Read without the lock
-        and without creating anything: a hint for schedulers, never a permission (:meth:`wait` is)."""
+        :meth:`acquire` never waits longer); ``-inf`` when no request is on record. Read without the lock
+        and without creating anything: a hint for schedulers, never a permission (:meth:`acquire` is)."""
         host = (host or "").lower()
         last = self._last.get(host)
         if self.lock_dir is not None:
@@ -110,32 +111,72 @@ class SharedHostLimiter:
         return min(last + interval, self.clock() + interval)
 
     def wait(self, host: str) -> None:
+        """Sleep out ``host``'s interval and record now as its last request."""
+        self.acquire(host)()
+
+    def acquire(self, host: str) -> Callable[[], None]:
+        """Sleep out ``host``'s interval, then keep the host (other threads and processes asking for it wait)
+        until the returned function is called: the time of that call is recorded as the host's last
+        request. The live backend calls it once the request is written, so the next request to the host
+        waits a full interval from when this one went out, however long the connection took to set up
+        (a thread start, a busy interpreter, a slow connect: tens of milliseconds under load). Calling it
+        again does nothing; it must be called, failure or not (``try``/``finally``)."""
         host = (host or "").lower()
         interval = self.interval_for(host)
         if interval <= 0:
-            return
+            return _nothing
         # Threads of this process queue on a thread lock first, so only one of them at a time waits on
         # the file lock (flock itself would also order them: each open() is its own lock holder).
-        with self._host_lock(host):
-            if self.lock_dir is None:
-                self._last[host] = self._sleep_out(self._last.get(host), interval)
-                return
-            self.lock_dir.mkdir(parents=True, exist_ok=True)
-            path = self._path(host)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
+        lock = self._host_lock(host)
+        lock.acquire()
+        fd = None
+        try:
+            last = self._last.get(host)
+            if self.lock_dir is not None:
+                self.lock_dir.mkdir(parents=True, exist_ok=True)
+                path = self._path(host)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                raw = os.pread(fd, 64, 0)
-                last = None
-                if raw.strip():
-                    try:
-                        last = float(raw.decode("ascii"))
-                    except (UnicodeDecodeError, ValueError):
-                        self.unreadable += 1
-                        log.warning("host lock file %s unreadable (%r); treated as no earlier request", path, raw)
-                now = self._sleep_out(last, interval)
-                data = f"{now:.6f}".encode("ascii").ljust(32)
-                os.pwrite(fd, data, 0)
-                os.ftruncate(fd, len(data))
+                last = self._read(fd, path)
+            self._sleep_out(last, interval)
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            lock.release()
+            raise
+        released = False
+
+        def sent() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            try:
+                now = self.clock()
+                if fd is None:
+                    self._last[host] = now
+                else:
+                    data = f"{now:.6f}".encode("ascii").ljust(32)
+                    os.pwrite(fd, data, 0)
+                    os.ftruncate(fd, len(data))
             finally:
-                os.close(fd)  # releases the flock
+                if fd is not None:
+                    os.close(fd)  # releases the flock
+                lock.release()
+
+        return sent
+
+    def _read(self, fd: int, path: Path) -> float | None:
+        raw = os.pread(fd, 64, 0)
+        if not raw.strip():
+            return None
+        try:
+            return float(raw.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            self.unreadable += 1
+            log.warning("host lock file %s unreadable (%r); treated as no earlier request", path, raw)
+            return None
+
+
+def _nothing() -> None:
+    pass
