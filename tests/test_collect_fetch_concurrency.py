@@ -163,9 +163,10 @@ def urls_for(srv, mix: dict[str, int]) -> list[str]:
     return [f"http://{h}:{srv.server_port}/d/{i}" for h in sorted(mix, reverse=True) for i in range(mix[h])]
 
 
-def run(tmp: Path, urls: list[str], **kw) -> list[dict]:
+def run(tmp: Path, urls: list[str], work: str = "work", **kw) -> list[dict]:
+    """fetch_phase of ``urls`` with the fetch cache ``tmp/cache`` and the work folder ``tmp/<work>``."""
     s = settings(tmp, **kw)
-    work = tmp / "work"
+    work = tmp / work
     work.mkdir(parents=True, exist_ok=True)
     return fetch_phase(cands(urls), work, s, _Killer(), fetcher=fetcher_for(s)).to_pylist()
 
@@ -213,7 +214,7 @@ def test_rows_do_not_depend_on_the_workers(server, tmp_path, mix):
     assert {e["path"] for e in server.log} == {"/robots.txt"} | {f"/d/{i}" for i in range(max(mix.values()))}
     # from the cache (a finished batch redone after a kill, or another part citing the same pages): same rows
     n = len(server.log)
-    assert run(tmp_path / "w8", urls, workers=8, interval=0.02) == one and len(server.log) == n
+    assert run(tmp_path / "w8", urls, work="again", workers=8, interval=0.02) == one and len(server.log) == n
 
 
 def test_per_host_interval_holds_with_8_workers_over_4_hosts(server, tmp_path):
