@@ -115,7 +115,12 @@ def _sleep_before_retry(s: DownloadSettings, failures: int, response=None) -> No
 
 def _get_small(session, s: DownloadSettings, name: str, what: str) -> bytes:
     """A small file of the dump directory (the index files), with the same retries; at most MAX_INDEX_BYTES."""
-    url = s.url(name)
+    hint = f" for the {s.wiki} {s.date} dump's {what} (is the date on this mirror? mirrors keep only recent dumps)"
+    return get_small(session, s, s.url(name), what, hint=hint)
+
+
+def get_small(session, s: DownloadSettings, url: str, what: str, *, hint: str = "") -> bytes:
+    """A small file at ``url`` (an index or checksum file), retried like a part; at most MAX_INDEX_BYTES."""
     failures = 0
     while True:
         response = None
@@ -130,10 +135,7 @@ def _get_small(session, s: DownloadSettings, name: str, what: str) -> bytes:
                             raise DownloadError(f"{url}: {what} is larger than {MAX_INDEX_BYTES} bytes")
                     return bytes(body)
                 if response.status_code not in _RETRYABLE_STATUS:
-                    raise DownloadError(
-                        f"{url}: HTTP {response.status_code} for the {s.wiki} {s.date} dump's {what} (is the date on "
-                        f"this mirror? mirrors keep only recent dumps)"
-                    )
+                    raise DownloadError(f"{url}: HTTP {response.status_code}{hint or f' for {what}'}")
                 reason = f"HTTP {response.status_code}"
         except requests.RequestException as exc:
             reason = f"{type(exc).__name__}: {exc}"
@@ -244,10 +246,12 @@ class _Progress:
 
 
 def download_file(
-    url: str, dest: str | os.PathLike, *, sha1: str, size: int | None, s: DownloadSettings, session=None
+    url: str, dest: str | os.PathLike, *, sha1: str | None, size: int | None, s: DownloadSettings, session=None
 ) -> dict:
     """``url`` -> ``dest``, resumable and atomic, verified against ``sha1`` (``size``, when known, is checked
-    against what the server announces). Returns what it took (requests, bytes received, restarts...)."""
+    against what the server announces). ``sha1`` None: nothing to verify against (an unpinned file, see
+    :mod:`wikiref.stages.resources`): the file's sha1 is computed and returned. Returns what it took (requests,
+    bytes received, restarts...) and the file's ``sha1``."""
     dest = Path(dest)
     name = dest.name
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -262,7 +266,7 @@ def download_file(
             except BlockingIOError:
                 raise DownloadError(f"{name}: another process is downloading it ({partial} is locked)") from None
             try:
-                _download_locked(fh, partial, dest, url, sha1, size, s, session, stats)
+                actual = _download_locked(fh, partial, dest, url, sha1, size, s, session, stats)
             finally:
                 with contextlib.suppress(OSError):
                     if partial.stat().st_size == 0:
@@ -270,11 +274,12 @@ def download_file(
         _fsync_dir(dest.parent)
     except OSError as exc:  # disk full, permissions (the HTTP errors are handled inside)
         raise DownloadError(f"part {part_of_file(name)}: writing {partial} or {dest}: {exc}") from exc
-    stats.update(file=name, sha1=sha1, bytes=dest.stat().st_size, seconds=round(time.monotonic() - t0, 3))
+    stats.update(file=name, sha1=actual, bytes=dest.stat().st_size, seconds=round(time.monotonic() - t0, 3))
     log.info(
-        "%s: %d bytes, sha1 ok, %d request(s), %.2f MiB/s received",
+        "%s: %d bytes, sha1 %s, %d request(s), %.2f MiB/s received",
         name,
         stats["bytes"],
+        "ok" if sha1 else f"{actual} (not verified: no checksum given)",
         stats["requests"],
         stats["bytes_received"] / max(stats["seconds"], 1e-9) / (1 << 20),
     )
@@ -282,9 +287,10 @@ def download_file(
 
 
 def _download_locked(
-    fh, partial: Path, dest: Path, url: str, sha1: str, size, s: DownloadSettings, session, stats
-) -> None:
-    """:func:`download_file` holding the lock on ``fh`` (the partial file, opened for appending)."""
+    fh, partial: Path, dest: Path, url: str, sha1: str | None, size, s: DownloadSettings, session, stats
+) -> str:
+    """:func:`download_file` holding the lock on ``fh`` (the partial file, opened for appending); returns the
+    file's sha1."""
     name = dest.name
     stats["resumed_from"] = fh.seek(0, os.SEEK_END)
     stats["pieces"] = int(stats["resumed_from"] > 0)  # sources of the bytes: an earlier run, each response
@@ -293,7 +299,7 @@ def _download_locked(
         fh.flush()
         os.fsync(fh.fileno())
         actual = _sha1_file(partial, max(s.chunk_bytes, 1 << 20))
-        if actual == sha1:
+        if sha1 is None or actual == sha1:
             break
         if fresh_start or stats["pieces"] <= 1:
             partial.unlink()
@@ -308,6 +314,7 @@ def _download_locked(
         fh.truncate(0)
         fh.seek(0)
     os.replace(partial, dest)
+    return actual
 
 
 def _fetch_into(fh, url: str, name: str, size: int | None, s: DownloadSettings, session, stats: dict) -> None:
