@@ -31,6 +31,7 @@ stage_params = partial(params_json, config)
 SOFTWARE_ENV = os.path.join(workflow.basedir, "environment.yml")
 
 
+include: "workflow/rules/resources.smk"
 include: "workflow/rules/sample.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/curate.smk"

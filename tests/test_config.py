@@ -13,11 +13,16 @@ from wikiref import config
 PROFILES = ["params.yaml", "config/tiny.yaml", "config/paper.yaml"]
 
 
+# Sections whose keys are data, not settings: resources maps key paths of other sections to how to obtain them,
+# so each profile lists only what it must obtain (none for the offline profiles). The section itself is in all.
+PROFILE_SPECIFIC = {"resources"}
+
+
 def _keys(d, prefix=""):
     out = set()
     for k, v in d.items():
         out.add(prefix + k)
-        if isinstance(v, dict):
+        if isinstance(v, dict) and prefix + k not in PROFILE_SPECIFIC:
             out |= _keys(v, prefix + k + ".")
     return out
 

@@ -34,6 +34,7 @@ def test_registry_shape(repo):
     params = config.load_params(repo / "params.yaml")
     names = [s.name for s in stages(params)]
     assert names == [
+        "resources",
         "sample",
         "collect",
         "curate",

@@ -125,6 +125,8 @@ def code_deps(name: str) -> tuple[str, ...]:
 # Every job's parameters: (stage, job) -> top-level sections or key paths it reads. A rule passes exactly
 # these (wikiref.config.job_params), the job's CLI asks for the same (wikiref.config.params_from_args).
 JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
+    # One job per external input; its rule passes only its own entry (wikiref.stages.resources.job_params_json).
+    ("resources", "get"): ("resources", "collect.fetch.user_agent"),
     ("sample", "run"): ("sample", "collect"),  # collect: citation types/aliases pick the stand-in URLs
     # The download jobs (index + one per part file) read the dump's name and the transport settings; the part job
     # reads everything of collect but the download settings (a retries/timeout change never reruns a part).
@@ -262,6 +264,16 @@ def _jobs(name: str, *jobs: str) -> dict[str, tuple[str, ...]]:
 
 
 # ------------------------------------------------------------------------------------- the stages
+
+
+def _resources(c: Mapping) -> Stage:
+    # External inputs (params section resources: key path of the local path -> url / files / manual), one job
+    # each. Neither deps nor outs: like the downloaded dump, they are tens of GB that DVC need not hash or cache
+    # (downloads are sha1-verified or their sha1 is recorded beside them); the consumer stages list the paths
+    # as their deps. No targets of its own either: the consumers' jobs pull them in, and the rules file's
+    # resources_all asks for every entry (wikiref.stages.resources.paths; not imported here, so the other stages'
+    # code deps stay free of the download code).
+    return Stage("resources", jobs=_jobs("resources", "get"), deps=(), outs=(), targets=())
 
 
 def _sample(c: Mapping) -> Stage:
@@ -577,6 +589,7 @@ def _report(c: Mapping) -> Stage:
 
 # The stages in pipeline order.
 DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
+    _resources,
     _sample,
     _collect,
     _curate,

@@ -20,6 +20,7 @@ from wikiref.registry import job_keys
 
 # (subcommand, module under wikiref.cli) in pipeline order.
 COMMANDS: list[tuple[str, str]] = [
+    ("resources", "resources"),
     ("sample", "sample"),
     ("collect", "collect"),
     ("curate", "curate"),
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(see `snakemake -n` for the DAG); run `wikiref <stage> --help` for its jobs, inputs and outputs."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Stages in order: sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> qmsum -> pretrain -> finetune -> ablations -> compare -> report",
+        epilog="Stages in order: resources -> sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> qmsum -> pretrain -> finetune -> ablations -> compare -> report",
     )
     parser.add_argument("--version", action="version", version=f"wikiref {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
