@@ -346,3 +346,32 @@ def test_a_bad_entry_stops_snakemake_at_load_time(repo, snakemake, tmp_path):
     res = snakemake(tmp_path, "-n", "--configfile", str(repo / "config/paper.yaml"), str(overlay), timeout=300)
     assert res.returncode != 0
     assert "no 'trian' in qmsum.files" in res.stdout + res.stderr
+
+
+def test_snakemake_runs_the_resource_jobs(repo, snakemake, server, tmp_path, paper):
+    """The rules for real: a url entry downloads to the consumer's path; a manual entry fails with its
+    instructions in the job's log, and never runs once the data is in place."""
+    import yaml
+
+    data = b'{"topic_list": []}\n'
+    server.files["/train.jsonl"] = data
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        yaml.safe_dump({"resources": {"qmsum.files.train": {"url": f"{server.base}/train.jsonl", "sha1": sha1(data)}}})
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    train, duc = paper["qmsum"]["files"]["train"], paper["duc"]["root"]
+    args = ("--cores", "1", "--configfile", str(repo / "config/paper.yaml"), str(overlay))
+    res = snakemake(work, train, *args, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert (work / train).read_bytes() == data and json.loads(Path(f"{work / train}.source.json").read_text())["pinned"]
+
+    res = snakemake(work, duc, *args, timeout=300)
+    assert res.returncode != 0 and not (work / duc).exists()
+    log = next((work / "logs").rglob("duc.log")).read_text()
+    assert "duc.root" in log and "https://duc.nist.gov/data.html" in log
+
+    (work / duc / "2005").mkdir(parents=True)  # the user put the data there
+    res = snakemake(work, duc, *args, "-n", timeout=300)
+    assert res.returncode == 0 and "Nothing to be done" in res.stdout + res.stderr
