@@ -12,8 +12,8 @@ What is measured (this run) and what is assumed (printed with "assumed": true, c
             XML/bz2 size ratio, kept statements and distinct cited URLs per MB of XML, the share of the
             busiest cited host (all real citations of the sample's 106 articles);
             the process pool's efficiency at --pool-workers processes (if > 1);
-            the fetch scheduler's efficiency: URLs/s over its ideal (hosts / interval, bounded by workers /
-            latency) at the most hosts of `bench/fetch.py --quick` (loopback, the real fetch_phase);
+            the fetch scheduler's efficiency (URLs/s over its ideal: hosts / interval, bounded by workers /
+            latency) and CPU seconds per URL, from `bench/fetch.py --quick` (loopback, the real fetch_phase);
             bytes per collected row in data/raw/*.parquet when a sample run left one (STAND-IN documents,
             built to WikiRef's mean length).
   assumed   the dump's bz2 size (--compressed-gb, unless --dumpstatus lists the real files), its number of
@@ -110,22 +110,27 @@ def pool_efficiency(dump: str, workers: int) -> float:
 
 
 def fetch_efficiency() -> dict | None:
-    """The host-aware scheduler's URLs/s over its ideal, at the most hosts of `bench/fetch.py --quick`."""
+    """From `bench/fetch.py --quick` (the real fetch_phase on loopback): the host-aware scheduler's URLs/s over
+    its ideal (hosts / interval, bounded by workers / latency) where the run was not CPU-bound (the ideal needs
+    under half a core), and CPU seconds per URL (HTTP client + extraction, in the one fetching process)."""
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "fetch.py"), "--quick"], capture_output=True, text=True, timeout=900
     )
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    rows = [x for x in lines if "hosts" in x and "ideal_urls_per_s" in x]
+    rows = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    rows = [x for x in rows if x.get("bench") == "fetch" and "host_aware" in x]
     if proc.returncode != 0 or not rows:
         print(f"bench/fetch.py --quick failed (exit {proc.returncode}): {proc.stderr[-2000:]}", file=sys.stderr)
         return None
-    top = max(rows, key=lambda x: x["hosts"])
-    fast = top.get("host_aware", top)
+    cpu_per_url = max(r["host_aware"]["cpu_s"] / r["urls"] for r in rows)
+    free = [r for r in rows if r["ideal_urls_per_s"] * cpu_per_url < 0.5] or rows[:1]
     return {
-        "hosts": top["hosts"],
-        "urls_per_s": fast["urls_per_s"],
-        "ideal_urls_per_s": top["ideal_urls_per_s"],
-        "efficiency": min(1.0, fast["urls_per_s"] / top["ideal_urls_per_s"]),
+        "scheduler_efficiency": min(1.0, min(r["host_aware"]["urls_per_s"] / r["ideal_urls_per_s"] for r in free)),
+        "at_hosts": [r["hosts"] for r in free],
+        "cpu_s_per_url": cpu_per_url,
+        "rows": [
+            {"hosts": r["hosts"], "urls_per_s": r["host_aware"]["urls_per_s"], "ideal": r["ideal_urls_per_s"]}
+            for r in rows
+        ],
     }
 
 
@@ -181,7 +186,8 @@ def main() -> int:
     m = measure_extraction(dump, args.repeat)
     eff_pool = pool_efficiency(dump, args.pool_workers) if args.pool_workers > 1 else 1.0
     fetch = None if args.no_fetch_bench else fetch_efficiency()
-    eff_fetch = fetch["efficiency"] if fetch else 1.0
+    eff_fetch = fetch["scheduler_efficiency"] if fetch else 1.0
+    cpu_per_url = fetch["cpu_s_per_url"] if fetch else 0.0
     print(
         json.dumps(
             {
@@ -206,9 +212,13 @@ def main() -> int:
 
     statements = m["statements_kept"] / m["xml_mb"] * xml_mb
     urls = m["distinct_urls"] / m["xml_mb"] * xml_mb
-    # Fetching: every job's threads at the cited web's latency, or politeness: the busiest host alone takes
-    # (its URLs) x (interval), whatever the parallelism (the per-host interval holds across jobs).
-    by_threads_h = urls / (args.jobs * args.fetch_workers / args.latency_s * eff_fetch) / 3600
+    # Fetching: each job's threads at the cited web's latency, capped by the one fetching process's CPU (the
+    # HTTP client and extraction hold the interpreter); or politeness: the busiest host alone takes (its URLs)
+    # x (interval), whatever the parallelism (the per-host interval holds across jobs sharing the cache).
+    per_job = args.fetch_workers / args.latency_s * eff_fetch
+    if cpu_per_url:
+        per_job = min(per_job, 1 / cpu_per_url)
+    by_threads_h = urls / (args.jobs * per_job) / 3600
     by_host_h = urls * m["busiest_host_share"] * args.interval_s / 3600
     fetch_wall_h = max(by_threads_h, by_host_h)
     # commoncrawl: every URL is looked up in each crawl's index on one host (index.commoncrawl.org), then its
@@ -244,6 +254,7 @@ def main() -> int:
         "fetch_bound": "busiest host x interval" if by_host_h >= by_threads_h else "threads x latency",
         "fetch_wall_hours_by_threads": round(by_threads_h, 1),
         "fetch_wall_hours_by_busiest_host": round(by_host_h, 1),
+        "fetch_urls_per_s_per_job": round(per_job, 1),
         "parse_cpu_hours_by_articles": round(parse_cpu_h_articles, 1),
         "commoncrawl_index_hours": round(cc_index_h, 1),
         "assumed": {
@@ -265,7 +276,7 @@ def main() -> int:
 | extraction, CPU (measured {e["parse_cpu_s_per_xml_mb"]} CPU s per XML MB, {e["parse_vs_bz2"]}x bz2) | {e["parse_cpu_hours"]} CPU hours |
 | extraction, wall ({cores_per_job} cores per job, pool efficiency {eff_pool:.2f}) | {e["parse_wall_hours"]} h |
 | kept statements / distinct cited URLs (sample rates per MB, upper bounds) | {e["statements_kept"]:,} / {e["distinct_urls"]:,} |
-| fetch, wall: threads x latency ({args.jobs} x {args.fetch_workers} threads, {args.latency_s} s assumed, scheduler efficiency {eff_fetch:.2f}) | {e["fetch_wall_hours_by_threads"]} h |
+| fetch, wall: threads x latency ({args.jobs} jobs x {args.fetch_workers} threads, {args.latency_s} s assumed, scheduler efficiency {eff_fetch:.2f}, at most {1 / cpu_per_url if cpu_per_url else float("inf"):.0f} URL/s per job: {cpu_per_url * 1e3:.1f} ms CPU per URL) | {e["fetch_wall_hours_by_threads"]} h |
 | fetch, wall: busiest host ({m["busiest_host_share"]:.1%} of URLs) x {args.interval_s} s interval | {e["fetch_wall_hours_by_busiest_host"]} h |
 | extraction, CPU scaled by {args.articles:,.0f} articles instead of bytes (upper bound: long sample articles) | {e["parse_cpu_hours_by_articles"]} CPU hours |
 | commoncrawl backend: {args.crawls} CDX lookups per URL on one index host at {args.interval_s} s | {e["commoncrawl_index_hours"]} h |
