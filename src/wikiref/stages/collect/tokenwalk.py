@@ -416,12 +416,21 @@ class _TokenWalker(S._Walker):
     def ref_token(self, k: int) -> None:
         """``_Walker.ref`` for the ref opened at ``k``."""
         ref = self._ref(k)
-        if ref.group:
+        self._cite_ref(ref.group, ref.name, ref.empty, ref)
+
+    def ref(self, tag) -> None:
+        """``_Walker.ref`` for a built node (a fallback): the definitions here are token refs."""
+        empty = tag.self_closing or tag.contents is None or not str(tag.contents).strip()
+        self._cite_ref(S._ref_group(tag), S._ref_name(tag), empty, tag)
+
+    def _cite_ref(self, group: str, name: str, empty: bool, own) -> None:
+        """``_Walker.ref``'s rules on what a ref holds; ``own`` is the ref itself (a ``_Ref`` or a built Tag),
+        a reuse (``empty``) reads the first definition of its name."""
+        if group:  # an explanatory footnote, not a source; it still ends the statement
             self.citation(None, drop_if_none="note_ref")
             return
-        name = ref.name
-        body = ref
-        if ref.empty:
+        body = own
+        if empty:
             if not name:
                 self.stats["empty_ref"] += 1
                 return
@@ -433,25 +442,12 @@ class _TokenWalker(S._Walker):
         if self.in_group and not self.keep_paragraphs:
             self.citation(None)  # not the first of its group: only counted (its URL is a paragraph's)
             return
-        cit = self.citation_of(body)
-        cit.ref_name = name
-        self.citation(cit)
-
-    def ref(self, tag) -> None:
-        """``_Walker.ref`` for a built node (a fallback): the definitions here are token refs."""
-        name = S._ref_name(tag)
-        if S._ref_group(tag) or not (tag.self_closing or tag.contents is None or not str(tag.contents).strip()):
-            super().ref(tag)
-            return
-        if not name:
-            self.stats["empty_ref"] += 1
-            return
-        body = self.defs.get(name)
-        if body is None:
-            self.citation(None, drop_if_none="unresolved_named_ref")
-            return
-        self.stats["named_ref_reused"] += 1
-        cit = self.citation_of(body)
+        read = (
+            self.citation_of
+            if isinstance(body, _Ref)
+            else lambda tag: S.citation_from_ref(tag.contents, self.alias_map)
+        )
+        cit = read(body)
         cit.ref_name = name
         self.citation(cit)
 
