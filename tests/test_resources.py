@@ -137,9 +137,24 @@ def test_unpinned_download_records_its_sha1_and_warns(server, tmp_path, caplog):
 
 
 def test_http_error_is_clear(server, tmp_path):
-    with pytest.raises(R.ResourceError, match="qmsum.files.dev.*404"):
+    with pytest.raises(
+        R.ResourceError, match="qmsum.files.dev: v.jsonl: HTTP 404 Not Found at .*/missing.jsonl"
+    ) as err:
         get("qmsum.files.dev", {"url": f"{server.base}/missing.jsonl"}, tmp_path / "v.jsonl")
+    assert "dump" not in str(err.value) and "part" not in str(err.value)  # the dump downloader's wording is not used
     assert not (tmp_path / "v.jsonl").exists()
+
+
+def test_a_complete_archive_left_by_a_killed_job_is_unpacked_without_downloading(server, tmp_path):
+    archive = tar_gz({"a.txt": b"A"})
+    (tmp_path / ".d.a.tgz").write_bytes(archive)  # downloaded, then killed before unpacking
+    get("duc.root", {"url": f"{server.base}/a.tgz", "sha1": sha1(archive), "unpack": "tgz"}, tmp_path / "d")
+    assert (tmp_path / "d" / "a.txt").read_bytes() == b"A"  # the server has no /a.tgz: it was not asked
+    # a leftover with another sha1 is downloaded again
+    (tmp_path / ".e.a.tgz").write_bytes(b"stale")
+    server.files["/a.tgz"] = archive
+    get("duc.root", {"url": f"{server.base}/a.tgz", "sha1": sha1(archive), "unpack": "tgz"}, tmp_path / "e")
+    assert (tmp_path / "e" / "a.txt").read_bytes() == b"A" and not (tmp_path / ".e.a.tgz").exists()
 
 
 # ------------------------------------------------------------------------------------------ unpacking

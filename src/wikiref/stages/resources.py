@@ -299,6 +299,21 @@ def _place(src: Path, dest: Path) -> None:
         os.replace(src, dest)
 
 
+def _complete_download(target: Path, sha1: str | None) -> dict | None:
+    """An archive a killed job downloaded completely (only complete files get its name) before unpacking it:
+    reused when its sha1 is the expected one (or nothing is expected), else None (downloaded again)."""
+    if not target.is_file():
+        return None
+    from wikiref.stages.collect.download import _sha1_file
+
+    actual = _sha1_file(target, CHUNK_BYTES)
+    if sha1 is not None and actual != sha1:
+        target.unlink()
+        return None
+    log.info("%s: downloaded earlier, sha1 %s; unpacking it", target, actual)
+    return {"sha1": actual, "bytes": target.stat().st_size}
+
+
 def fetch(source: Mapping, dest: str | os.PathLike, *, user_agent: str, where: str, session=None) -> dict:
     """One ``url`` source -> ``dest`` (a file, or a folder for a whole archive), atomically; writes
     ``<dest>.source.json``. Returns the manifest."""
@@ -315,7 +330,9 @@ def fetch(source: Mapping, dest: str | os.PathLike, *, user_agent: str, where: s
         sha1 = _expected_sha1(source, s, session, where)
         # unpack none: straight to dest; else the download sits beside it (resumable) until unpacked
         target = dest if unpack == "none" else dest.with_name(f".{dest.name}.{_url_name(url)}")
-        got = download_file(url, target, sha1=sha1, size=None, s=s, session=session)
+        got = (unpack != "none" and _complete_download(target, sha1)) or download_file(
+            url, target, sha1=sha1, size=None, s=s, session=session
+        )
     except DownloadError as exc:
         raise ResourceError(f"{where}: {exc}") from exc
     if sha1 is None:

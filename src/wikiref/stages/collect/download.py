@@ -225,6 +225,11 @@ def _content_range_start_total(value: str) -> tuple[int | None, int | None]:
     return int(start), int(total) if total.isdigit() else None
 
 
+def _what(name: str, s: DownloadSettings) -> str:
+    """How errors name a file: ``part <part>`` for a dump's part, the file name for any other download."""
+    return f"part {part_of_file(name)}" if s.wiki else name
+
+
 class _Progress:
     def __init__(self, name: str, total: int | None):
         self.name, self.total = name, total
@@ -273,7 +278,7 @@ def download_file(
                         partial.unlink()  # nothing worth resuming (a 404, say)
         _fsync_dir(dest.parent)
     except OSError as exc:  # disk full, permissions (the HTTP errors are handled inside)
-        raise DownloadError(f"part {part_of_file(name)}: writing {partial} or {dest}: {exc}") from exc
+        raise DownloadError(f"{_what(name, s)}: writing {partial} or {dest}: {exc}") from exc
     stats.update(file=name, sha1=actual, bytes=dest.stat().st_size, seconds=round(time.monotonic() - t0, 3))
     log.info(
         "%s: %d bytes, sha1 %s, %d request(s), %.2f MiB/s received",
@@ -303,8 +308,9 @@ def _download_locked(
             break
         if fresh_start or stats["pieces"] <= 1:
             partial.unlink()
+            whose = "the dump's" if s.wiki else "the given"
             raise DownloadError(
-                f"part {part_of_file(name)} ({url}): sha1 mismatch, expected {sha1} (the dump's checksum), "
+                f"{_what(name, s)} ({url}): sha1 mismatch, expected {sha1} ({whose} checksum), "
                 f"got {actual}; the file was not kept"
             )
         # the bytes came from several responses (or an earlier run): once more, from byte 0
@@ -362,17 +368,21 @@ def _fetch_into(fh, url: str, name: str, size: int | None, s: DownloadSettings, 
                     return
                 elif code == 404:
                     raise DownloadError(
-                        f"part {part_of_file(name)}: HTTP 404 Not Found at {url} (not on this mirror: it lists the "
-                        f"{s.wiki} {s.date} dump's index but not this file)"
+                        f"{_what(name, s)}: HTTP 404 Not Found at {url}"
+                        + (
+                            f" (not on this mirror: it lists the {s.wiki} {s.date} dump's index but not this file)"
+                            if s.wiki
+                            else ""
+                        )
                     )
                 elif code in _RETRYABLE_STATUS:
                     raise _Retry(f"HTTP {code}")
                 else:
-                    raise DownloadError(f"part {part_of_file(name)}: HTTP {code} at {url}")
+                    raise DownloadError(f"{_what(name, s)}: HTTP {code} at {url}")
                 if announced is not None:
                     if total is not None and announced != total:
                         raise DownloadError(
-                            f"part {part_of_file(name)}: {url} is {announced} bytes, the dump's index says {total}"
+                            f"{_what(name, s)}: {url} is {announced} bytes, the dump's index says {total}"
                         )
                     total = announced
                 progress = _Progress(name, total)
@@ -400,7 +410,7 @@ def _fetch_into(fh, url: str, name: str, size: int | None, s: DownloadSettings, 
             failures += 1
             if failures > s.retries:
                 raise DownloadError(
-                    f"part {part_of_file(name)}: {url} failed {failures} times in a row without progress "
+                    f"{_what(name, s)}: {url} failed {failures} times in a row without progress "
                     f"(last: {reason}); {have} bytes kept in the partial file for the next run"
                 ) from None
             log.warning("%s: %s; retry %d of %d", name, reason, failures, s.retries)
@@ -435,7 +445,7 @@ def run(
             actual = _sha1_file(dest, max(s.chunk_bytes, 1 << 20))
             if actual != want["sha1"]:
                 raise DownloadError(
-                    f"part {part_of_file(name)}: {dest} exists with sha1 {actual}, the dump's is {want['sha1']}; "
+                    f"{_what(name, s)}: {dest} exists with sha1 {actual}, the dump's is {want['sha1']}; "
                     "delete it to download the part again"
                 )
             log.info("%s: already there, sha1 ok", dest)
