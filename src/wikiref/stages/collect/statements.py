@@ -416,13 +416,18 @@ class _Walker:
         self.para_statements.append(st)
 
     def ref(self, tag: Tag) -> None:
-        if _ref_group(tag):
+        empty = tag.self_closing or tag.contents is None or not str(tag.contents).strip()
+        self.cite_ref(_ref_group(tag), _ref_name(tag), empty, tag)
+
+    def cite_ref(self, group: str, name: str, empty: bool, own) -> None:
+        """The rules of one ref, from what it holds: its group, name, whether it is empty (a reuse of a named
+        ref, resolved to the first definition of that name on the page) and the ref itself."""
+        if group:
             # <ref group="note">: an explanatory footnote, not a source; it still ends the statement.
             self.citation(None, drop_if_none="note_ref")
             return
-        name = _ref_name(tag)
-        body = tag
-        if tag.self_closing or tag.contents is None or not str(tag.contents).strip():
+        body = own
+        if empty:
             if not name:
                 self.stats["empty_ref"] += 1
                 return
@@ -431,15 +436,22 @@ class _Walker:
                 self.citation(None, drop_if_none="unresolved_named_ref")
                 return
             self.stats["named_ref_reused"] += 1
+        if self.in_group and not self.keep_paragraphs:
+            self.citation(None)  # not the first of its group: only counted (its URL is a paragraph's)
+            return
+        cit = self.read_citation(body, name)
+        cit.ref_name = name
+        self.citation(cit)
+
+    def read_citation(self, body, name: str) -> Citation:
+        """The citation a ref's contents hold (a definition's is read once per page)."""
         is_def = bool(name) and body is self.defs.get(name)
         if is_def and name in self.cit_cache:
-            cit = dataclasses.replace(self.cit_cache[name])
-        else:
-            cit = citation_from_ref(body.contents, self.alias_map)
-            cit.ref_name = name
-            if is_def:
-                self.cit_cache[name] = dataclasses.replace(cit)
-        self.citation(cit)
+            return dataclasses.replace(self.cit_cache[name])
+        cit = citation_from_ref(body.contents, self.alias_map)
+        if is_def:
+            self.cit_cache[name] = dataclasses.replace(cit)
+        return cit
 
     # -- the walk ---------------------------------------------------------------------------
     def walk(self, nodes: Iterable) -> None:

@@ -416,40 +416,11 @@ class _TokenWalker(S._Walker):
     def ref_token(self, k: int) -> None:
         """``_Walker.ref`` for the ref opened at ``k``."""
         ref = self._ref(k)
-        self._cite_ref(ref.group, ref.name, ref.empty, ref)
+        self.cite_ref(ref.group, ref.name, ref.empty, ref)
 
-    def ref(self, tag) -> None:
-        """``_Walker.ref`` for a built node (a fallback): the definitions here are token refs."""
-        empty = tag.self_closing or tag.contents is None or not str(tag.contents).strip()
-        self._cite_ref(S._ref_group(tag), S._ref_name(tag), empty, tag)
-
-    def _cite_ref(self, group: str, name: str, empty: bool, own) -> None:
-        """``_Walker.ref``'s rules on what a ref holds; ``own`` is the ref itself (a ``_Ref`` or a built Tag),
-        a reuse (``empty``) reads the first definition of its name."""
-        if group:  # an explanatory footnote, not a source; it still ends the statement
-            self.citation(None, drop_if_none="note_ref")
-            return
-        body = own
-        if empty:
-            if not name:
-                self.stats["empty_ref"] += 1
-                return
-            body = self.defs.get(name)
-            if body is None:
-                self.citation(None, drop_if_none="unresolved_named_ref")
-                return
-            self.stats["named_ref_reused"] += 1
-        if self.in_group and not self.keep_paragraphs:
-            self.citation(None)  # not the first of its group: only counted (its URL is a paragraph's)
-            return
-        read = (
-            self.citation_of
-            if isinstance(body, _Ref)
-            else lambda tag: S.citation_from_ref(tag.contents, self.alias_map)
-        )
-        cit = read(body)
-        cit.ref_name = name
-        self.citation(cit)
+    def read_citation(self, body, name: str) -> S.Citation:
+        """A token ref's citation from its tokens; a built node's (a fallback) as the node walker reads it."""
+        return self.citation_of(body) if isinstance(body, _Ref) else super().read_citation(body, name)
 
     def count_refs_in_range(self, a: int, b: int) -> None:
         """``_Walker._count_refs_in`` for the node made of tokens ``[a, b]``: ref tags inside it plus refs
