@@ -70,27 +70,30 @@ normalisation, trigram blocking) is :mod:`wikiref.model.decoding`'s, through a s
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from wikiref.files import atomic_path, write_json
 from wikiref.model import decoding
 from wikiref.model.decoding import DecodeSettings
-from wikiref.model.seq2seq import BOS_ID, EOS_ID, PAD_ID, SPECIALS, Vocab, words_from_ids
+from wikiref.model.seq2seq import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    SPECIALS,
+    Vocab,
+    load_model_dir,
+    save_model_dir,
+    words_from_ids,
+)
 
 FORMAT = "wikiref-hiersumm/1"
-WEIGHTS_FILE = "model.safetensors"
-CONFIG_FILE = "config.json"
-VOCAB_FILE = "vocab.json"
 
 _DEFAULT_SETTINGS = DecodeSettings()  # greedy, max length from the config
 
@@ -739,29 +742,9 @@ def decode(
 
 def save_hiersumm(model: HierSumm, vocab: Vocab, out_dir: str | os.PathLike) -> None:
     """Write ``model.safetensors`` + ``config.json`` + ``vocab.json`` into ``out_dir`` (each atomically)."""
-    from safetensors.torch import save_model
-
-    module = model.module if hasattr(model, "module") else model  # DDP wrapper
-    if len(vocab) != module.config.vocab_size:
-        raise ValueError(f"vocabulary has {len(vocab)} words, the model {module.config.vocab_size}")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out_dir / WEIGHTS_FILE) as tmp:
-        save_model(module, str(tmp), metadata={"format": FORMAT})
-    write_json(out_dir / CONFIG_FILE, module.config.to_dict())
-    vocab.save(out_dir / VOCAB_FILE)
+    save_model_dir(model, vocab, out_dir, FORMAT)
 
 
 def load_hiersumm(model_dir: str | os.PathLike, device: torch.device | str = "cpu") -> tuple[HierSumm, Vocab]:
     """Rebuild a saved model from safetensors + JSON (no pickle) and its vocabulary."""
-    from safetensors.torch import load_model
-
-    model_dir = Path(model_dir)
-    with open(model_dir / CONFIG_FILE, encoding="utf-8") as fh:
-        config = HierSummConfig.from_dict(json.load(fh))
-    vocab = Vocab.load(model_dir / VOCAB_FILE)
-    if len(vocab) != config.vocab_size:
-        raise ValueError(f"{model_dir}: vocabulary has {len(vocab)} words, the config {config.vocab_size}")
-    model = HierSumm(config)
-    load_model(model, str(model_dir / WEIGHTS_FILE), strict=True, device=str(device))
-    return model.to(device), vocab
+    return load_model_dir(model_dir, HierSummConfig, HierSumm, device)

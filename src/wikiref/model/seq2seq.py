@@ -633,8 +633,9 @@ def coverage_loss(attentions: torch.Tensor, mask: torch.Tensor | None = None) ->
 # --------------------------------------------------------------------------- files
 
 
-def save_seq2seq(model: Seq2Seq, vocab: Vocab, out_dir: str | os.PathLike) -> None:
-    """Write ``model.safetensors`` + ``config.json`` + ``vocab.json`` into ``out_dir`` (each atomically)."""
+def save_model_dir(model: nn.Module, vocab: Vocab, out_dir: str | os.PathLike, fmt: str) -> None:
+    """Write ``model.safetensors`` (metadata ``format``) + ``config.json`` (the model's ``config.to_dict()``)
+    + ``vocab.json`` into ``out_dir``, each atomically; shared by the abstractive models."""
     from safetensors.torch import save_model
 
     module = model.module if hasattr(model, "module") else model  # DDP wrapper
@@ -643,21 +644,31 @@ def save_seq2seq(model: Seq2Seq, vocab: Vocab, out_dir: str | os.PathLike) -> No
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(out_dir / WEIGHTS_FILE) as tmp:
-        save_model(module, str(tmp), metadata={"format": FORMAT})
+        save_model(module, str(tmp), metadata={"format": fmt})
     write_json(out_dir / CONFIG_FILE, module.config.to_dict())
     vocab.save(out_dir / VOCAB_FILE)
 
 
-def load_seq2seq(model_dir: str | os.PathLike, device: torch.device | str = "cpu") -> tuple[Seq2Seq, Vocab]:
-    """Rebuild a saved model from safetensors + JSON (no pickle) and its vocabulary."""
+def load_model_dir(model_dir: str | os.PathLike, config_cls, model_cls, device: torch.device | str = "cpu"):
+    """(model, vocabulary) rebuilt from a :func:`save_model_dir` folder: safetensors + JSON, nothing unpickled."""
     from safetensors.torch import load_model
 
     model_dir = Path(model_dir)
     with open(model_dir / CONFIG_FILE, encoding="utf-8") as fh:
-        config = Seq2SeqConfig.from_dict(json.load(fh))
+        config = config_cls.from_dict(json.load(fh))
     vocab = Vocab.load(model_dir / VOCAB_FILE)
     if len(vocab) != config.vocab_size:
         raise ValueError(f"{model_dir}: vocabulary has {len(vocab)} words, the config {config.vocab_size}")
-    model = Seq2Seq(config)
+    model = model_cls(config)
     load_model(model, str(model_dir / WEIGHTS_FILE), strict=True, device=str(device))
     return model.to(device), vocab
+
+
+def save_seq2seq(model: Seq2Seq, vocab: Vocab, out_dir: str | os.PathLike) -> None:
+    """Write ``model.safetensors`` + ``config.json`` + ``vocab.json`` into ``out_dir`` (each atomically)."""
+    save_model_dir(model, vocab, out_dir, FORMAT)
+
+
+def load_seq2seq(model_dir: str | os.PathLike, device: torch.device | str = "cpu") -> tuple[Seq2Seq, Vocab]:
+    """Rebuild a saved model from safetensors + JSON (no pickle) and its vocabulary."""
+    return load_model_dir(model_dir, Seq2SeqConfig, Seq2Seq, device)
