@@ -8,6 +8,7 @@ the "../shared absent" skips are cross-checked against the tests that declare th
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -79,6 +80,24 @@ def cloze_examples(shared_data):
         pytest.skip(f"{path} missing")
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+# -------------------------------------------------------------------------------------------- bench modules
+@pytest.fixture(scope="session")
+def load_bench(repo):
+    """``load_bench(name)`` -> bench/<name>.py as a module named ``bench_<name>`` (not put in sys.modules), loaded
+    once per session: the benches are scripts, not a package the tests can import."""
+    modules = {}
+
+    def load(name: str):
+        if name not in modules:
+            spec = importlib.util.spec_from_file_location(f"bench_{name}", repo / "bench" / f"{name}.py")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            modules[name] = module
+        return modules[name]
+
+    return load
 
 
 # ----------------------------------------------------------------------------------------------- skip audit

@@ -3,9 +3,6 @@ tiny hand-made corpus with a term in more than half of the chunks (nothing is ti
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,15 +11,10 @@ rank_bm25 = pytest.importorskip("rank_bm25")
 
 from wikiref.stages.qmdscnn.retrieval import ChunkIndex  # noqa: E402
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bm25.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_bm25", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench):
+    return load_bench("bm25")
 
 
 # one chunk per article; "common" is in 4 of 6 chunks (Robertson idf < 0)

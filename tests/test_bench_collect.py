@@ -4,21 +4,11 @@ arithmetic) on a 12-article cut of the sample dump; nothing is timed or compared
 from __future__ import annotations
 
 import bz2
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +34,8 @@ def _run(module, argv, capsys, monkeypatch):
     return code, [json.loads(x) for x in out.out.splitlines() if x.startswith("{")], out.err
 
 
-def test_collect_bench_compares_the_two_paths(small_dump, capsys, monkeypatch):
-    bench = _load("collect")
+def test_collect_bench_compares_the_two_paths(load_bench, small_dump, capsys, monkeypatch):
+    bench = load_bench("collect")
     code, lines, _ = _run(bench, ["--dump", str(small_dump), "--repeat", "1"], capsys, monkeypatch)
     assert code == 0
     by = {x["bench"]: x for x in lines}
@@ -58,7 +48,7 @@ def test_collect_bench_compares_the_two_paths(small_dump, capsys, monkeypatch):
     assert s["parse_vs_bz2"] == pytest.approx(by["collect_parse"]["cpu_s"] / by["bz2_decompress"]["cpu_s"], abs=0.3)
 
 
-def test_collect_bench_fails_when_the_fast_path_differs(small_dump, capsys, monkeypatch):
+def test_collect_bench_fails_when_the_fast_path_differs(load_bench, small_dump, capsys, monkeypatch):
     from wikiref.stages.collect import statements
 
     real = statements.parse_article
@@ -70,15 +60,15 @@ def test_collect_bench_fails_when_the_fast_path_differs(small_dump, capsys, monk
         return article
 
     monkeypatch.setattr(statements, "parse_article", lossy)
-    bench = _load("collect")
+    bench = load_bench("collect")
     code, lines, err = _run(bench, ["--dump", str(small_dump), "--repeat", "1"], capsys, monkeypatch)
     assert code == 1
     assert lines[-1]["differing_rows"] > 0
     assert "DIFFERENT: 'Alabama': 1 row(s)" in err
 
 
-def test_estimate_arithmetic_and_real_part_sizes(small_dump, tmp_path, capsys, monkeypatch):
-    bench = _load("collect_estimate")
+def test_estimate_arithmetic_and_real_part_sizes(load_bench, small_dump, tmp_path, capsys, monkeypatch):
+    bench = load_bench("collect_estimate")
     argv = ["--dump", str(small_dump), "--repeat", "1", "--pool-workers", "1", "--no-fetch-bench"]
     code, lines, _ = _run(bench, [*argv, "--cores", "16", "--jobs", "4"], capsys, monkeypatch)
     assert code == 0

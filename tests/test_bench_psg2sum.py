@@ -6,7 +6,6 @@ file the bench writes are read back as intended."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 from collections import Counter
@@ -18,7 +17,6 @@ from wikiref import config
 from wikiref.registry import job_keys
 from wikiref.stages.collect.dump import ExportPage, ExportRevision, export_xml
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "psg2sum.py"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mediawiki-history"
 
 LEAD = "'''Pear''' is a fruit tree of the genus Pyrus in the rose family."
@@ -39,11 +37,8 @@ HARVEST = (
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_psg2sum", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench):
+    return load_bench("psg2sum")
 
 
 def params_for(job: str) -> dict:

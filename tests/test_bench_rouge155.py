@@ -3,23 +3,16 @@ ROUGE-1.5.5.pl when it can run here: every line equal), and exit status 1 when a
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from wikiref.rouge.parity import perl_rouge_available
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "rouge155.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_rouge155", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench):
+    return load_bench("rouge155")
 
 
 def test_compare_lines_counts_every_difference(bench):

@@ -3,15 +3,11 @@ figure and line equal), exit status 1 on any difference, and under CI=true when 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from wikiref.rouge.parity import perl_rouge_available
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "rouge_official.py"
 
 REPORT = """\
 ---------------------------------------------
@@ -26,11 +22,8 @@ REPORT = """\
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_rouge_official", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench):
+    return load_bench("rouge_official")
 
 
 def test_identical_reports_compare_equal(bench):

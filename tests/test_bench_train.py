@@ -4,7 +4,6 @@ synthetic data), the loss comparison, and exit status 1 when padding changes a l
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,11 +16,8 @@ SMALL = ["--encoder", "tiny-random", "--max-length", "256", "--stride", "64", "-
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_train", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench):
+    return load_bench("train")
 
 
 def _args(perturb: bool) -> argparse.Namespace:

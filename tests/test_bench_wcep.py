@@ -7,8 +7,6 @@ and the rouge-score reference greedy selects what ORACLE (MULTI) selects."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -19,15 +17,10 @@ from wikiref.stages.wcep import baselines as bl  # noqa: E402
 from wikiref.stages.wcep.classifier import Classifier, fit_vectorizer  # noqa: E402
 from wikiref.stages.wcep.events import Event, parse_month_html, render_month_html  # noqa: E402
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "wcep.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_wcep", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench):
+    return load_bench("wcep")
 
 
 def ev(day, category, stories, summary, entities=(), links=None, urls=("https://news.example/a",)):
