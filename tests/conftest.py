@@ -13,7 +13,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,68 @@ def load_bench(repo):
         return modules[name]
 
     return load
+
+
+# -------------------------------------------------------------------------------------------- loopback HTTP
+class LoopbackHandler(BaseHTTPRequestHandler):
+    """Base of the loopback servers' handlers: HTTP/1.1, no request log on stderr, and ``send()``."""
+
+    protocol_version = "HTTP/1.1"
+    content_type = "text/html; charset=utf-8"  # send()'s default Content-Type
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def send(self, status, body=b"", ctype=None, headers=()):
+        """A whole response: ``status``, Content-Type ``ctype`` (default: the class's ``content_type``),
+        Content-Length, ``headers`` (name, value pairs), then ``body``."""
+        self.send_response(status)
+        # The client asks for one connection per request; say it is closed, as real servers do (without the
+        # header, a pooled connection could be reused while the server is closing it: a flaky reset)
+        self.send_header("Connection", "close")
+        self.send_header("Content-Type", ctype or self.content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):  # clients hanging up on purpose (timeouts, limits)
+        pass
+
+
+@pytest.fixture(scope="session")
+def loopback_handler() -> type[LoopbackHandler]:
+    """The base class for a loopback server's handler (subclass it, with ``do_GET``): see LoopbackHandler."""
+    return LoopbackHandler
+
+
+@pytest.fixture()
+def loopback_server():
+    """``loopback_server(handler, ssl_context=None, **state)`` -> a server for the handler class on 127.0.0.1 (a
+    free port; ``server_port``), serving in a thread, with ``state`` set as its attributes before it serves (the
+    handlers read and log through ``self.server``) and its socket wrapped in ``ssl_context`` when given. Every
+    server started is shut down at teardown."""
+    servers = []
+
+    def start(handler: type[BaseHTTPRequestHandler], ssl_context=None, **state) -> LoopbackServer:
+        srv = LoopbackServer(("127.0.0.1", 0), handler)
+        servers.append(srv)
+        if ssl_context is not None:
+            srv.socket = ssl_context.wrap_socket(srv.socket, server_side=True)
+        for name, value in state.items():
+            setattr(srv, name, value)
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return srv
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
 
 
 # ----------------------------------------------------------------------------------------------- skip audit

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -31,121 +29,106 @@ from wikiref.stages.collect.hostlimit import SharedHostLimiter
 PAGE = b"<html><head><title>Loopback page</title></head><body><p>Hello from the loopback server.</p></body></html>"
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+@pytest.fixture(scope="module")
+def handler(loopback_handler):
+    class Handler(loopback_handler):
+        def do_GET(self):  # noqa: C901 - one branch per scenario
+            srv = self.server
+            path = urlsplit(self.path).path
+            srv.hits[path] += 1
+            srv.user_agents.add(self.headers.get("User-Agent", ""))
+            if path == "/robots.txt":
+                if srv.robots_status != 200:
+                    return self.send(srv.robots_status, b"")
+                return self.send(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
+            if path in ("/ok", "/private/page", "/counted", "/counted2"):
+                return self.send(200, PAGE)
+            if path == "/r1":
+                return self.send(302, b"", headers=[("Location", "/r2")])
+            if path == "/r2":
+                return self.send(301, b"", headers=[("Location", f"http://127.0.0.1:{srv.server_port}/ok")])
+            if path == "/loop":
+                return self.send(302, b"", headers=[("Location", "/loop")])
+            if path == "/to-private":
+                return self.send(302, b"", headers=[("Location", "/private/page")])
+            if path == "/404":
+                return self.send(404, b"not found")
+            if path == "/500":
+                return self.send(500, b"boom")
+            if path == "/flaky":
+                if srv.hits[path] == 1:
+                    return self.send(503, b"busy", headers=[("Retry-After", "0")])
+                return self.send(200, PAGE)
+            if path == "/slow":
+                time.sleep(1.5)
+                return self.send(200, PAGE)
+            if path == "/drip":  # headers at once, then a trickle of bytes (each under the read timeout)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", "4000")
+                self.end_headers()
+                for _ in range(20):
+                    try:
+                        self.wfile.write(b"x" * 200)
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(0.1)
+                return
+            if path == "/big":
+                return self.send(200, b"<html><body>" + b"a" * 5000 + b"</body></html>")
+            if path == "/big-chunked":  # no Content-Length: the limit must hold while streaming
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for _ in range(10):
+                    chunk = b"b" * 1000
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            if path == "/pdf":
+                return self.send(200, b"%PDF-1.4", "application/pdf")
+            if path == "/wayback/available":
+                q = parse_qs(urlsplit(self.path).query)
+                srv.wayback_queries.append(q)
+                if q["url"][0].endswith("/never-archived"):
+                    return self.send(200, json.dumps({"archived_snapshots": {}}).encode(), "application/json")
+                ts = q.get("timestamp", ["20200101"])[0] + "000000"
+                snap = f"http://127.0.0.1:{srv.server_port}/web/{ts}/{q['url'][0]}"
+                body = {
+                    "archived_snapshots": {
+                        "closest": {"available": True, "status": "200", "url": snap, "timestamp": ts}
+                    }
+                }
+                return self.send(200, json.dumps(body).encode(), "application/json")
+            if path.startswith("/web/"):
+                srv.snapshots.append(path)
+                if "id_/" not in path:
+                    return self.send(200, b"<html><body>WAYBACK TOOLBAR + page</body></html>")
+                return self.send(
+                    200, b"<html><head><title>Archived</title></head><body><p>Archived copy.</p></body></html>"
+                )
+            return self.send(404, b"")
 
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-    def send(self, status, body=b"", ctype="text/html; charset=utf-8", headers=()):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in headers:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):  # noqa: C901 - one branch per scenario
-        srv = self.server
-        path = urlsplit(self.path).path
-        srv.hits[path] += 1
-        srv.user_agents.add(self.headers.get("User-Agent", ""))
-        if path == "/robots.txt":
-            if srv.robots_status != 200:
-                return self.send(srv.robots_status, b"")
-            return self.send(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
-        if path in ("/ok", "/private/page", "/counted", "/counted2"):
-            return self.send(200, PAGE)
-        if path == "/r1":
-            return self.send(302, b"", headers=[("Location", "/r2")])
-        if path == "/r2":
-            return self.send(301, b"", headers=[("Location", f"http://127.0.0.1:{srv.server_port}/ok")])
-        if path == "/loop":
-            return self.send(302, b"", headers=[("Location", "/loop")])
-        if path == "/to-private":
-            return self.send(302, b"", headers=[("Location", "/private/page")])
-        if path == "/404":
-            return self.send(404, b"not found")
-        if path == "/500":
-            return self.send(500, b"boom")
-        if path == "/flaky":
-            if srv.hits[path] == 1:
-                return self.send(503, b"busy", headers=[("Retry-After", "0")])
-            return self.send(200, PAGE)
-        if path == "/slow":
-            time.sleep(1.5)
-            return self.send(200, PAGE)
-        if path == "/drip":  # headers at once, then a trickle of bytes (each under the read timeout)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", "4000")
-            self.end_headers()
-            for _ in range(20):
-                try:
-                    self.wfile.write(b"x" * 200)
-                    self.wfile.flush()
-                except OSError:
-                    return
-                time.sleep(0.1)
-            return
-        if path == "/big":
-            return self.send(200, b"<html><body>" + b"a" * 5000 + b"</body></html>")
-        if path == "/big-chunked":  # no Content-Length: the limit must hold while streaming
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            for _ in range(10):
-                chunk = b"b" * 1000
-                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            self.wfile.write(b"0\r\n\r\n")
-            return
-        if path == "/pdf":
-            return self.send(200, b"%PDF-1.4", "application/pdf")
-        if path == "/wayback/available":
-            q = parse_qs(urlsplit(self.path).query)
-            srv.wayback_queries.append(q)
-            if q["url"][0].endswith("/never-archived"):
-                return self.send(200, json.dumps({"archived_snapshots": {}}).encode(), "application/json")
-            ts = q.get("timestamp", ["20200101"])[0] + "000000"
-            snap = f"http://127.0.0.1:{srv.server_port}/web/{ts}/{q['url'][0]}"
-            body = {
-                "archived_snapshots": {"closest": {"available": True, "status": "200", "url": snap, "timestamp": ts}}
-            }
-            return self.send(200, json.dumps(body).encode(), "application/json")
-        if path.startswith("/web/"):
-            srv.snapshots.append(path)
-            if "id_/" not in path:
-                return self.send(200, b"<html><body>WAYBACK TOOLBAR + page</body></html>")
-            return self.send(
-                200, b"<html><head><title>Archived</title></head><body><p>Archived copy.</p></body></html>"
-            )
-        return self.send(404, b"")
-
-
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):  # clients hanging up on purpose (timeouts, limits)
-        pass
-
-
-def make_server(robots_status=200):
-    srv = QuietServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    srv.hits, srv.user_agents, srv.robots_status = Counter(), set(), robots_status
-    srv.wayback_queries, srv.snapshots = [], []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
+    return Handler
 
 
 @pytest.fixture()
-def server():
-    srv = make_server()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def make_server(loopback_server, handler):
+    """``make_server(robots_status=200)`` -> a started loopback server (shut down at teardown)."""
+
+    def make(robots_status=200):
+        return loopback_server(
+            handler, hits=Counter(), user_agents=set(), robots_status=robots_status, wayback_queries=[], snapshots=[]
+        )
+
+    return make
+
+
+@pytest.fixture()
+def server(make_server):
+    return make_server()
 
 
 def cfg(**kw):
@@ -179,15 +162,11 @@ def test_robots_disallow_is_honoured(server):
     assert LiveBackend(cfg(respect_robots=False)).fetch(url(server, "/private/page")).ok
 
 
-def test_robots_server_error_means_disallow_and_404_means_allow():
+def test_robots_server_error_means_disallow_and_404_means_allow(make_server):
     for status, ok in ((500, False), (404, True)):
         srv = make_server(robots_status=status)
-        try:
-            res = LiveBackend(cfg(retries=0)).fetch(url(srv, "/ok"))
-            assert res.ok is ok, status
-        finally:
-            srv.shutdown()
-            srv.server_close()
+        res = LiveBackend(cfg(retries=0)).fetch(url(srv, "/ok"))
+        assert res.ok is ok, status
 
 
 def test_redirect_chain_and_loop(server):

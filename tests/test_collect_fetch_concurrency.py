@@ -17,7 +17,6 @@ import sys
 import textwrap
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -49,74 +48,61 @@ def page(host: str, path: str) -> bytes:
     ).encode()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def send(self, status, body=b"", ctype="text/html; charset=utf-8"):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        # as a server does when asked to close (else the client may keep the socket for the host's next request
-        # and find it closed under its feet)
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        srv = self.server
-        host = self.headers.get("Host", "").rsplit(":", 1)[0].lower()
-        path = urlsplit(self.path).path
-        with srv.cond:
-            entry = {"host": host, "path": path, "t": time.monotonic(), "others": False}
-            srv.log.append(entry)
-            for other in srv.in_flight:  # requests of two hosts in flight together: both overlapped
-                if other["host"] != host:
-                    other["others"] = entry["others"] = True
-            srv.same_host_in_flight = max(srv.same_host_in_flight, 1 + sum(o["host"] == host for o in srv.in_flight))
-            srv.in_flight.append(entry)
-            srv.cond.notify_all()
-            if srv.pair_cap_s:  # hold until a request of another host is in flight too (at most the cap)
-                srv.cond.wait_for(lambda: entry["others"], timeout=srv.pair_cap_s)
-            if host == srv.slow_host:  # answered once the good hosts are done (at most 5 s)
-                srv.slow_released_by_others.append(
-                    srv.cond.wait_for(
-                        lambda: sum(e["host"].startswith("good") for e in srv.log) >= srv.good_requests, timeout=5.0
-                    )
-                )
-        try:
-            time.sleep(srv.latency_s)
-            if path == "/robots.txt":
-                return self.send(200, b"User-agent: *\nAllow: /\n", "text/plain")
-            if host == srv.failing_host:
-                return self.send(500, b"broken")
-            return self.send(200, page(host, path))
-        finally:
+@pytest.fixture(scope="module")
+def handler(loopback_handler):
+    class Handler(loopback_handler):
+        def do_GET(self):
+            srv = self.server
+            host = self.headers.get("Host", "").rsplit(":", 1)[0].lower()
+            path = urlsplit(self.path).path
             with srv.cond:
-                srv.in_flight.remove(entry)
+                entry = {"host": host, "path": path, "t": time.monotonic(), "others": False}
+                srv.log.append(entry)
+                for other in srv.in_flight:  # requests of two hosts in flight together: both overlapped
+                    if other["host"] != host:
+                        other["others"] = entry["others"] = True
+                srv.same_host_in_flight = max(
+                    srv.same_host_in_flight, 1 + sum(o["host"] == host for o in srv.in_flight)
+                )
+                srv.in_flight.append(entry)
+                srv.cond.notify_all()
+                if srv.pair_cap_s:  # hold until a request of another host is in flight too (at most the cap)
+                    srv.cond.wait_for(lambda: entry["others"], timeout=srv.pair_cap_s)
+                if host == srv.slow_host:  # answered once the good hosts are done (at most 5 s)
+                    srv.slow_released_by_others.append(
+                        srv.cond.wait_for(
+                            lambda: sum(e["host"].startswith("good") for e in srv.log) >= srv.good_requests, timeout=5.0
+                        )
+                    )
+            try:
+                time.sleep(srv.latency_s)
+                if path == "/robots.txt":
+                    return self.send(200, b"User-agent: *\nAllow: /\n", "text/plain")
+                if host == srv.failing_host:
+                    return self.send(500, b"broken")
+                return self.send(200, page(host, path))
+            finally:
+                with srv.cond:
+                    srv.in_flight.remove(entry)
 
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass
+    return Handler
 
 
 @pytest.fixture()
-def server():
-    srv = Server(("127.0.0.1", 0), Handler)
-    srv.cond = threading.Condition()
-    srv.log, srv.in_flight, srv.same_host_in_flight = [], [], 0
-    srv.latency_s, srv.pair_cap_s = 0.01, 0.0
-    srv.slow_host, srv.slow_released_by_others, srv.good_requests = "", [], 0
-    srv.failing_host = ""
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def server(loopback_server, handler):
+    return loopback_server(
+        handler,
+        cond=threading.Condition(),
+        log=[],
+        in_flight=[],
+        same_host_in_flight=0,
+        latency_s=0.01,
+        pair_cap_s=0.0,
+        slow_host="",
+        slow_released_by_others=[],
+        good_requests=0,
+        failing_host="",
+    )
 
 
 def resolver(host: str, port: int) -> list:

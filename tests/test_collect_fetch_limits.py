@@ -11,7 +11,6 @@ import sys
 import textwrap
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
@@ -23,95 +22,74 @@ PAGE = b"<html><head><title>Limits</title></head><body><p>A loopback page.</p></
 TRICKLE_CAP_S = 8.0  # the trickling handlers give up after this long, so a regression cannot hang the run
 
 
-class LogHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+@pytest.fixture(scope="module")
+def handler(loopback_handler):
+    class LogHandler(loopback_handler):
+        content_type = "text/html"
 
-    def log_message(self, *args):
-        pass
+        def trickle(self, pieces):
+            """Write ``pieces`` one every 50 ms; record when the client went away (or None if it stayed)."""
+            srv = self.server
+            start = time.monotonic()
+            for piece in pieces:
+                if time.monotonic() - start > TRICKLE_CAP_S:
+                    break
+                try:
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                except OSError:
+                    srv.trickles.append((start, time.monotonic()))
+                    return
+                time.sleep(0.05)
+            srv.trickles.append((start, None))
 
-    def send(self, status, body=b"", ctype="text/html", headers=()):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in headers:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def trickle(self, pieces):
-        """Write ``pieces`` one every 50 ms; record when the client went away (or None if it stayed)."""
-        srv = self.server
-        start = time.monotonic()
-        for piece in pieces:
-            if time.monotonic() - start > TRICKLE_CAP_S:
-                break
-            try:
-                self.wfile.write(piece)
+        def do_GET(self):
+            srv = self.server
+            path = urlsplit(self.path).path
+            with srv.lock:
+                srv.log.append((time.monotonic(), self.path, self.headers.get("Host", "")))  # as sent
+                srv.hits[path] = srv.hits.get(path, 0) + 1
+                n = srv.hits[path]
+            if path == "/robots.txt":
+                return self.send(200, srv.robots.encode(), "text/plain")
+            if path == "/busy":  # Retry-After far beyond any cap, then fine
+                if n == 1:
+                    return self.send(503, b"busy", headers=[("Retry-After", "3600")])
+                return self.send(200, PAGE)
+            if path == "/busy-date":  # the HTTP-date form, an hour ahead
+                if n == 1:
+                    when = email.utils.formatdate(time.time() + 3600, usegmt=True)
+                    return self.send(429, b"slow down", headers=[("Retry-After", when)])
+                return self.send(200, PAGE)
+            if path == "/busy-short":  # a modest Retry-After, honoured as asked
+                if n == 1:
+                    return self.send(503, b"busy", headers=[("Retry-After", "2")])
+                return self.send(200, PAGE)
+            if path == "/trickle-body":  # headers at once, a huge Content-Length, then one byte per 50 ms
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", "10000000")
+                self.end_headers()
                 self.wfile.flush()
-            except OSError:
-                srv.trickles.append((start, time.monotonic()))
-                return
-            time.sleep(0.05)
-        srv.trickles.append((start, None))
-
-    def do_GET(self):
-        srv = self.server
-        path = urlsplit(self.path).path
-        with srv.lock:
-            srv.log.append((time.monotonic(), self.path, self.headers.get("Host", "")))  # as sent
-            srv.hits[path] = srv.hits.get(path, 0) + 1
-            n = srv.hits[path]
-        if path == "/robots.txt":
-            return self.send(200, srv.robots.encode(), "text/plain")
-        if path == "/busy":  # Retry-After far beyond any cap, then fine
-            if n == 1:
-                return self.send(503, b"busy", headers=[("Retry-After", "3600")])
+                return self.trickle(b"x" for _ in range(10_000_000))
+            if path == "/trickle-headers":  # the header block itself, one line per 50 ms, then a small page
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
+                lines = [f"X-Pad-{i}: {'a' * 20}\r\n".encode() for i in range(90)]
+                lines.append(f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode() + PAGE)
+                return self.trickle(lines)
+            if path == "/trickle-eof":  # no length, no chunks: the body ends when the connection does
+                self.close_connection = True
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+                return self.trickle(b"y" for _ in range(10_000_000))
             return self.send(200, PAGE)
-        if path == "/busy-date":  # the HTTP-date form, an hour ahead
-            if n == 1:
-                when = email.utils.formatdate(time.time() + 3600, usegmt=True)
-                return self.send(429, b"slow down", headers=[("Retry-After", when)])
-            return self.send(200, PAGE)
-        if path == "/busy-short":  # a modest Retry-After, honoured as asked
-            if n == 1:
-                return self.send(503, b"busy", headers=[("Retry-After", "2")])
-            return self.send(200, PAGE)
-        if path == "/trickle-body":  # headers at once, a huge Content-Length, then one byte per 50 ms
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", "10000000")
-            self.end_headers()
-            self.wfile.flush()
-            return self.trickle(b"x" for _ in range(10_000_000))
-        if path == "/trickle-headers":  # the header block itself, one line per 50 ms, then a small page
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
-            lines = [f"X-Pad-{i}: {'a' * 20}\r\n".encode() for i in range(90)]
-            lines.append(f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode() + PAGE)
-            return self.trickle(lines)
-        if path == "/trickle-eof":  # no length, no chunks: the body ends when the connection does
-            self.close_connection = True
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
-            return self.trickle(b"y" for _ in range(10_000_000))
-        return self.send(200, PAGE)
 
-
-class LogServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass
+    return LogHandler
 
 
 @pytest.fixture()
-def server():
-    srv = LogServer(("127.0.0.1", 0), LogHandler)
-    srv.lock = threading.Lock()
-    srv.log, srv.hits, srv.trickles = [], {}, []
-    srv.robots = "User-agent: *\nDisallow: /private/\n"
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def server(loopback_server, handler):
+    robots = "User-agent: *\nDisallow: /private/\n"
+    return loopback_server(handler, lock=threading.Lock(), log=[], hits={}, trickles=[], robots=robots)
 
 
 def cfg(tmp_path, **kw):
@@ -282,7 +260,7 @@ def test_trickle_stops_at_the_total_deadline(server, tmp_path, path):
 
 
 @pytest.fixture()
-def tls_server(tmp_path):
+def tls_server(loopback_server, handler, tmp_path):
     """The logging server behind TLS, with a self-signed certificate for ``pinned.test``."""
     import shutil
     import ssl
@@ -297,18 +275,10 @@ def tls_server(tmp_path):
         capture_output=True,
         timeout=60,
     )
-    srv = LogServer(("127.0.0.1", 0), LogHandler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    srv.lock = threading.Lock()
-    srv.log, srv.hits, srv.trickles = [], {}, []
-    srv.robots = "User-agent: *\n"
-    srv.cert = str(cert)
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    state = dict(lock=threading.Lock(), log=[], hits={}, trickles=[], robots="User-agent: *\n", cert=str(cert))
+    return loopback_server(handler, ssl_context=ctx, **state)
 
 
 def test_tls_pinned_connection_keeps_sni_certificate_check_and_deadline(tls_server, tmp_path):
