@@ -8,6 +8,7 @@ the "../shared absent" skips are cross-checked against the tests that declare th
 
 from __future__ import annotations
 
+import bz2
 import importlib.util
 import os
 import re
@@ -162,6 +163,43 @@ def loopback_server():
     for srv in servers:
         srv.shutdown()
         srv.server_close()
+
+
+# ------------------------------------------------------------------------------------------ collect inputs
+@pytest.fixture()
+def one_page_dump(repo, tmp_path):
+    """``one_page_dump(wikitext, **fetch)`` -> the ``collect`` params of a run over one dump part, ``p1`` in
+    tmp_path/dump (written here): the article "Harbour" (page 7, revision 70) with ``wikitext``. The section is
+    params.yaml's, with the dump pointed at that part (no page limit) and the fetch section fit for a loopback
+    server (no WARC, cache in tmp_path/cache, private addresses allowed, no interval, no retries, 2 workers),
+    then updated with ``fetch``."""
+    import yaml
+
+    def write(wikitext: str, **fetch) -> dict:
+        esc = wikitext.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        xml = (
+            '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
+            '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>'
+            "<page><title>Harbour</title><ns>0</ns><id>7</id><revision><id>70</id><timestamp>2019-01-01T00:00:00Z"
+            f"</timestamp><model>wikitext</model><format>text/x-wiki</format><text>{esc}</text></revision></page>"
+            "</mediawiki>"
+        )
+        (tmp_path / "dump").mkdir()
+        (tmp_path / "dump" / "p1.xml.bz2").write_bytes(bz2.compress(xml.encode()))
+        c = yaml.safe_load((repo / "params.yaml").read_text())["collect"]
+        c["dump"].update(dir=str(tmp_path / "dump"), parts=["p1"], max_pages=0)
+        c["fetch"].update(
+            warc_paths=[],
+            cache_dir=str(tmp_path / "cache"),
+            allow_private_addresses=True,
+            per_host_interval_s=0,
+            retries=0,
+            workers=2,
+            **fetch,
+        )
+        return c
+
+    return write
 
 
 # ----------------------------------------------------------------------------------------------- skip audit

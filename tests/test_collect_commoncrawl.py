@@ -4,13 +4,11 @@ with warcio (so offsets and lengths are real), served with HTTP Range support. T
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import io
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -154,103 +152,87 @@ def make_index(locs):
     }
 
 
-class CCHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+@pytest.fixture(scope="module")
+def handler(loopback_handler):
+    class CCHandler(loopback_handler):
+        content_type = "application/json"
 
-    def log_message(self, *args):
-        pass
+        def do_GET(self):
+            srv = self.server
+            parts = urlsplit(self.path)
+            query = parse_qs(parts.query)
+            with srv.lock:
+                srv.log.append((time.monotonic(), parts.path, self.headers.get("Range"), query))
+                busy = srv.busy.pop(0) if srv.busy and parts.path.startswith(srv.busy[0]) else None
+            if busy:  # Common Crawl's answer when it is overloaded
+                return self.send(503, b"SlowDown", "text/plain", [("Retry-After", "1")])
+            if parts.path.startswith("/index/"):
+                return self.index(parts.path[len("/index/") :].removesuffix("-index"), query)
+            if parts.path.startswith("/data/"):
+                return self.data(parts.path[len("/data/") :])
+            return self.send(404, b"")
 
-    def send(self, status, body=b"", ctype="application/json", headers=()):
-        self.send_response(status)
-        # The client asks for one connection per request; say it is closed, as real servers do (without the
-        # header, a pooled connection could be reused while the server is closing it: a flaky reset)
-        self.send_header("Connection", "close")
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in headers:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
+        def index(self, crawl, query):
+            srv = self.server
+            if crawl not in srv.index:
+                return self.send(404, b'{"message": "collection not found"}')
+            url = query.get("url", [""])[0]
+            lines = srv.index[crawl].get(url)
+            if not lines:  # what index.commoncrawl.org answers
+                return self.send(404, json.dumps({"message": f"No Captures found for: {url}"}).encode())
+            limit = int(query.get("limit", ["0"])[0])
+            lines = lines[:limit] if limit else lines
+            body = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines).encode()
+            return self.send(200, body, "text/x-ndjson")
 
-    def do_GET(self):
-        srv = self.server
-        parts = urlsplit(self.path)
-        query = parse_qs(parts.query)
-        with srv.lock:
-            srv.log.append((time.monotonic(), parts.path, self.headers.get("Range"), query))
-            busy = srv.busy.pop(0) if srv.busy and parts.path.startswith(srv.busy[0]) else None
-        if busy:  # Common Crawl's answer when it is overloaded
-            return self.send(503, b"SlowDown", "text/plain", [("Retry-After", "1")])
-        if parts.path.startswith("/index/"):
-            return self.index(parts.path[len("/index/") :].removesuffix("-index"), query)
-        if parts.path.startswith("/data/"):
-            return self.data(parts.path[len("/data/") :])
-        return self.send(404, b"")
+        def data(self, name):
+            srv = self.server
+            if name != WARC_NAME:
+                return self.send(404, b"", "text/plain")
+            rng = self.headers.get("Range")
+            if rng is None or srv.ignore_range:  # the whole file: streamed until the client hangs up
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(srv.whole_size))
+                self.end_headers()
+                chunk = (srv.warc * (1 + (1 << 20) // len(srv.warc)))[: 1 << 20]
+                sent = 0
+                try:
+                    while sent < srv.whole_size:
+                        self.wfile.write(chunk)
+                        sent += len(chunk)
+                except OSError:
+                    pass
+                srv.whole_sent.append(sent)
+                return None
+            first, last = (int(x) for x in rng.removeprefix("bytes=").split("-"))
+            body = srv.warc[first : last + 1]
+            return self.send(
+                206,
+                body,
+                "application/octet-stream",
+                [("Content-Range", f"bytes {first}-{first + len(body) - 1}/{len(srv.warc)}")],
+            )
 
-    def index(self, crawl, query):
-        srv = self.server
-        if crawl not in srv.index:
-            return self.send(404, b'{"message": "collection not found"}')
-        url = query.get("url", [""])[0]
-        lines = srv.index[crawl].get(url)
-        if not lines:  # what index.commoncrawl.org answers
-            return self.send(404, json.dumps({"message": f"No Captures found for: {url}"}).encode())
-        limit = int(query.get("limit", ["0"])[0])
-        lines = lines[:limit] if limit else lines
-        body = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines).encode()
-        return self.send(200, body, "text/x-ndjson")
-
-    def data(self, name):
-        srv = self.server
-        if name != WARC_NAME:
-            return self.send(404, b"", "text/plain")
-        rng = self.headers.get("Range")
-        if rng is None or srv.ignore_range:  # the whole file: streamed until the client hangs up
-            self.send_response(200)
-            self.send_header("Connection", "close")
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Content-Length", str(srv.whole_size))
-            self.end_headers()
-            chunk = (srv.warc * (1 + (1 << 20) // len(srv.warc)))[: 1 << 20]
-            sent = 0
-            try:
-                while sent < srv.whole_size:
-                    self.wfile.write(chunk)
-                    sent += len(chunk)
-            except OSError:
-                pass
-            srv.whole_sent.append(sent)
-            return None
-        first, last = (int(x) for x in rng.removeprefix("bytes=").split("-"))
-        body = srv.warc[first : last + 1]
-        return self.send(
-            206,
-            body,
-            "application/octet-stream",
-            [("Content-Range", f"bytes {first}-{first + len(body) - 1}/{len(srv.warc)}")],
-        )
-
-
-class CCServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):  # clients hanging up on purpose
-        pass
+    return CCHandler
 
 
 @pytest.fixture()
-def server():
-    srv = CCServer(("127.0.0.1", 0), CCHandler)
-    srv.lock = threading.Lock()
-    srv.log, srv.busy, srv.whole_sent = [], [], []
-    srv.ignore_range = False
-    srv.warc, srv.locs = make_archive()
-    srv.whole_size = 256 << 20  # what a client that ignored the refusal would have to read
-    srv.index = make_index(srv.locs)
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def server(loopback_server, handler):
+    warc, locs = make_archive()
+    return loopback_server(
+        handler,
+        lock=threading.Lock(),
+        log=[],
+        busy=[],
+        whole_sent=[],
+        ignore_range=False,
+        warc=warc,
+        locs=locs,
+        whole_size=256 << 20,  # what a client that ignored the refusal would have to read
+        index=make_index(locs),
+    )
 
 
 def cc_section(srv, **kw):
@@ -434,34 +416,13 @@ def test_private_addresses_refused_without_the_test_switch(server, tmp_path):
 # collect end to end
 
 
-def test_collect_part_end_to_end(server, tmp_path):
+def test_collect_part_end_to_end(server, one_page_dump, tmp_path):
     wikitext = (
         f"The harbour was rebuilt.<ref>{{{{cite web|url={STORY}|title=S|access-date=14 December 2018}}}}</ref>\n\n"
         f"Never crawled.<ref>{{{{cite web|url={MISSING}|title=M}}}}</ref>\n\n"
         f"Damaged in the archive.<ref>{{{{cite web|url={CORRUPT}|title=C}}}}</ref>\n"
     )
-    esc = wikitext.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    xml = (
-        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
-        '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>'
-        "<page><title>Harbour</title><ns>0</ns><id>7</id><revision><id>70</id><timestamp>2019-01-01T00:00:00Z"
-        f"</timestamp><model>wikitext</model><format>text/x-wiki</format><text>{esc}</text></revision></page>"
-        "</mediawiki>"
-    )
-    (tmp_path / "dump").mkdir()
-    (tmp_path / "dump" / "p1.xml.bz2").write_bytes(bz2.compress(xml.encode()))
-    c = yaml.safe_load((REPO / "params.yaml").read_text())["collect"]
-    c["dump"].update(dir=str(tmp_path / "dump"), parts=["p1"], max_pages=0)
-    c["fetch"].update(
-        backend="commoncrawl",
-        warc_paths=[],
-        cache_dir=str(tmp_path / "cache"),
-        allow_private_addresses=True,
-        per_host_interval_s=0,
-        retries=0,
-        workers=2,
-        commoncrawl=cc_section(server),
-    )
+    c = one_page_dump(wikitext, backend="commoncrawl", commoncrawl=cc_section(server))
     out = {"raw": tmp_path / "out" / "p1.parquet", "stats": tmp_path / "out" / "p1.stats.json"}
     stats = run_part({"collect": c}, {}, out, part="p1")
     n = len(server.log)

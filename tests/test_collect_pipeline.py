@@ -9,9 +9,8 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -310,10 +309,8 @@ class _H(BaseHTTPRequestHandler):
         self.wfile.write(body or b"")
 
 
-def test_live_backend_end_to_end(tmp_path):
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _H)
-    srv.hits = {}
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+def test_live_backend_end_to_end(loopback_server, one_page_dump, tmp_path):
+    srv = loopback_server(_H, hits={})
     base = f"http://127.0.0.1:{srv.server_port}"
     wikitext = (
         f"The harbour was rebuilt.<ref>{{{{cite web|url={base}/good|title=G}}}}</ref> "
@@ -322,33 +319,9 @@ def test_live_backend_end_to_end(tmp_path):
         f"Gone source.<ref>{{{{cite web|url={base}/gone}}}}</ref>\n\n"
         f"Secret source.<ref>{{{{cite web|url={base}/secret}}}}</ref>\n"
     )
-    esc = wikitext.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    xml = (
-        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><siteinfo><sitename>W'
-        '</sitename><namespaces><namespace key="0" case="first-letter" /></namespaces></siteinfo>'
-        f"<page><title>Harbour</title><ns>0</ns><id>7</id><revision><id>70</id><timestamp>2019-01-01T00:00:00Z"
-        f"</timestamp><model>wikitext</model><format>text/x-wiki</format><text>{esc}</text></revision></page>"
-        "</mediawiki>"
-    )
-    (tmp_path / "dump").mkdir()
-    (tmp_path / "dump" / "p1.xml.bz2").write_bytes(bz2.compress(xml.encode()))
-    c = yaml.safe_load((REPO / "params.yaml").read_text())["collect"]
-    c["dump"].update(dir=str(tmp_path / "dump"), parts=["p1"], max_pages=0)
-    c["fetch"].update(
-        backend="live",
-        warc_paths=[],
-        cache_dir=str(tmp_path / "cache"),
-        allow_private_addresses=True,
-        per_host_interval_s=0,
-        retries=0,
-        workers=2,
-    )
-    try:
-        for _ in range(2):
-            stats = run_part({"collect": c}, {}, outputs(tmp_path / "out", "p1"), part="p1")
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    c = one_page_dump(wikitext, backend="live")
+    for _ in range(2):
+        stats = run_part({"collect": c}, {}, outputs(tmp_path / "out", "p1"), part="p1")
     rows = pq.read_table(tmp_path / "out" / "p1.parquet").to_pylist()
     assert [(r["statement"], r["citation_type"]) for r in rows] in (
         [("The harbour was rebuilt.", "cite web"), ("Cited again here.", "cite news")],
