@@ -27,7 +27,7 @@ import yaml
 from wikiref.stages.collect.fetch import CachedFetcher, FetchCache, LiveBackend
 from wikiref.stages.collect.hostlimit import SharedHostLimiter
 from wikiref.stages.collect.pipeline import CAND_SCHEMA, CollectSettings, _Killer, fetch_phase
-from wikiref.stages.collect.schedule import host_of, run_by_host
+from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_host
 from wikiref.stages.collect.statements import valid_url
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,6 +172,20 @@ def min_gap(times: list[float]) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
+def test_batches_interleave_hosts():
+    """Hosts round-robin, each host's URLs in order: a batch cut from a big site's run of sorted URLs would
+    be that one host at one URL per interval."""
+    urls = [f"http://big.test/{i:02d}" for i in range(6)] + ["http://a.test/1", "http://a.test/2", "http://z.test/x"]
+    urls += ["http:///no-host"]
+    order = interleave_by_host(list(reversed(urls)))
+    assert sorted(order) == sorted(urls)
+    assert order[:4] == ["http:///no-host", "http://a.test/1", "http://big.test/00", "http://z.test/x"]
+    assert order[4:] == ["http://a.test/2", "http://big.test/01", *[f"http://big.test/{i:02d}" for i in range(2, 6)]]
+    first_batch = order[:4]
+    assert len({host_of(u) for u in first_batch}) == 4
+    assert interleave_by_host(urls) == order  # depends on the URLs alone
+
+
 def test_host_of_keys_like_the_limiter():
     assert host_of(" HTTPS://WWW.Example.ORG:8443/a?b ") == "www.example.org"
     assert host_of("http://[::1]:80/") == "::1"
@@ -193,7 +207,7 @@ def test_rows_do_not_depend_on_the_workers(server, tmp_path, mix):
     one = run(tmp_path / "w1", urls, workers=1, interval=0.02)
     eight = run(tmp_path / "w8", urls, workers=8, interval=0.02)
     assert one == eight
-    assert [r["url"] for r in one] == sorted(urls)  # batch (sorted) order
+    assert [r["url"] for r in one] == interleave_by_host(urls)  # batch order: hosts round-robin
     reasons = {r["url"]: r["reason"] for r in one}
     assert reasons.pop(no_host) == "fetch:unsupported_url"
     assert set(reasons.values()) == {""} and all(r["ok"] for r in one if r["url"] in reasons)
@@ -359,7 +373,7 @@ def test_a_killed_fetch_resumes_from_the_last_finished_batch(server, tmp_path):
     rows = run(tmp_path / "run", urls, workers=4, interval=0.02, batch=4)
     assert rows == reference
     again = [f"{e['host']}{e['path']}" for e in server.log if e["path"] != "/robots.txt"]
-    ordered = [u.replace(f":{server.server_port}", "").removeprefix("http://") for u in sorted(urls)]
+    ordered = [u.replace(f":{server.server_port}", "").removeprefix("http://") for u in interleave_by_host(urls)]
     assert not set(again) & set(ordered[:4])  # batch 0 came from its checkpoint
     assert len(set(ordered[4:8]) - set(again)) >= 2  # the two URLs of batch 1 finished before the kill: cached
     assert sorted(set(first) | set(again)) == sorted(ordered) and len(again) == len(set(again))

@@ -44,7 +44,7 @@ from wikiref.schemas import RAW
 from wikiref.stages.collect.dump import default_part_path, iter_pages, resolve_part
 from wikiref.stages.collect.extract import ExtractConfig, extract_document
 from wikiref.stages.collect.fetch import FetchConfig, LiveBackend, make_fetcher
-from wikiref.stages.collect.schedule import host_of, run_by_host
+from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_host
 from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
 
 log = logging.getLogger(__name__)
@@ -131,9 +131,14 @@ def parse_workers(value) -> int:
         return max(1, os.cpu_count() or 1)
 
 
+# How fetch_phase cuts URLs into batches; a work folder written with another layout is not resumed.
+FETCH_ORDER = "host-round-robin/1"
+
+
 def _fingerprint(collect: Mapping, dump_path: Path) -> dict:
     st = dump_path.stat()
     return {
+        "fetch_order": FETCH_ORDER,
         "params": json.loads(json.dumps(collect, sort_keys=True)),
         "dump": {"path": str(dump_path.resolve()), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns},
     }
@@ -309,7 +314,7 @@ def _fetch_one(fetcher, s: CollectSettings, url: str, access_date: str, archive_
 
 
 def _fetch_batch(fetcher, s: CollectSettings, batch: list[str], urls: Mapping, killer: _Killer) -> list[dict]:
-    """The rows of ``batch`` (sorted URLs), in batch order. Live backend: the host-aware scheduler
+    """The rows of ``batch``, in batch order. Live backend: the host-aware scheduler
     (:mod:`.schedule`) gives ``collect.fetch.workers`` threads the URLs of hosts that are ready, one
     request per host in flight, the per-host limiter still guarding every request. Other backends: the
     same pool without host constraints (wayback and commoncrawl ask their archive, not the cited host;
@@ -334,7 +339,8 @@ def _fetch_batch(fetcher, s: CollectSettings, batch: list[str], urls: Mapping, k
 
 
 def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer, fetcher=None) -> pa.Table:
-    """Fetch + extract the unique URLs of ``cands``, sorted, in batches of ``resume.urls_per_batch``
+    """Fetch + extract the unique URLs of ``cands``, in host round-robin order (``interleave_by_host``), in
+    batches of ``resume.urls_per_batch``
     (:func:`_fetch_batch`); each finished batch is one ``docs-NNNNNN.parquet`` in ``work``, skipped on a
     rerun. ``fetcher``: a ready fetcher (tests and ``bench/fetch.py`` inject one with a stand-in
     resolver); by default :func:`make_fetcher` of ``collect.fetch``, made when a batch needs it."""
@@ -347,7 +353,7 @@ def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer
         cands.column("citation_title").to_pylist(),
     ):
         urls.setdefault(url, (acc, arch, title))
-    ordered = sorted(urls)
+    ordered = interleave_by_host(list(urls))  # batches hold many hosts (FETCH_ORDER in the fingerprint)
     batches = [ordered[i : i + s.urls_per_batch] for i in range(0, len(ordered), s.urls_per_batch)]
     tables = []
     t0 = time.monotonic()

@@ -43,6 +43,23 @@ def host_of(url: str) -> str | None:
         return None
 
 
+def interleave_by_host(urls: Sequence[str]) -> list[str]:
+    """``urls`` in host round-robin order: hosts in the order of their first URL in ``sorted(urls)``, each
+    host's URLs sorted, one URL of each host per round. Batches cut from this order hold as many hosts as
+    possible, so big sites are fetched side by side instead of one after another (a batch of sorted URLs
+    inside one newspaper is that one host at one URL per interval); a host's URLs still go in order, and
+    the order depends on the URLs alone."""
+    queues: dict[str | None, deque[str]] = {}
+    for url in sorted(urls):
+        queues.setdefault(host_of(url), deque()).append(url)
+    out: list[str] = []
+    rounds = list(queues.values())
+    while rounds:
+        out.extend(q.popleft() for q in rounds)
+        rounds = [q for q in rounds if q]
+    return out
+
+
 def run_by_host(
     items: Sequence[T],
     work: Callable[[T], R],
