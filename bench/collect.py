@@ -21,8 +21,11 @@ Prints one JSON object per line:
   {"bench": "fetch_extract", ...}     (with --warc) WARC read + trafilatura extraction + language check
   {"bench": "summary", "parse_vs_bz2": R, ...}   the headline: fast collect_parse / bz2, same run
 Ratios are of CPU seconds of this process (time.process_time: "per core", and steadier than wall time
-on a shared machine); wall seconds are printed too. Each figure is the fastest of --repeat runs. No
-figure is asserted (the target, <= 8x, is printed beside the ratio); only differing rows fail the run.
+on a shared machine); wall seconds are printed too. Each repeat of an extraction path times bz2
+decompression right before it; the headline ratio is the median of these paired ratios (each one of
+the same moment: a virtual machine's speed drifts), every paired ratio and the ratio of the fastest
+runs are printed too. Other figures are the fastest of --repeat runs. No figure is asserted (the target,
+<= 8x, is printed beside the ratio); only differing rows fail the run.
 """
 
 from __future__ import annotations
@@ -98,7 +101,9 @@ def main() -> int:
 
     import mwparserfromhell
 
-    c_mwp, w_mwp, _ = timed(lambda: [mwparserfromhell.parse(p.text) for p in pages], args.repeat)
+    # Parse and drop each tree: keeping 106 trees (millions of nodes) alive would slow every later figure,
+    # the collector walking them on each of its passes.
+    c_mwp, w_mwp, _ = timed(lambda: sum(len(mwparserfromhell.parse(p.text).nodes) for p in pages), args.repeat)
     emit(
         "mwparserfromhell",
         c_read + c_mwp,
@@ -126,8 +131,15 @@ def main() -> int:
         ("collect_parse_reference", {"method": "nodes"}),
         ("collect_parse", {"method": "tokens", "statements_only": True}),
     ):
-        cpu, wall, out = timed(extract(**kw), args.repeat)
-        results[name] = (cpu, wall, out)
+        # Each repeat times bz2 decompression right before the extraction, so a ratio compares two figures
+        # of the same moment (on a shared virtual machine the speed drifts by tens of percent in a minute).
+        ratios, cpu, wall, out = [], float("inf"), float("inf"), None
+        for _ in range(max(1, args.repeat)):
+            c_b, _, _ = timed(decompress, 1)
+            c, w, out = timed(extract(**kw), 1)
+            ratios.append(c / c_b)
+            cpu, wall = min(cpu, c), min(wall, w)
+        results[name] = (cpu, wall, out, sorted(ratios))
         stats = sum((s for _, s in out), Counter())
         emit(
             name,
@@ -139,6 +151,7 @@ def main() -> int:
             rows=sum(len(r) for r, _ in out),
             pages_per_cpu_s=round(len(out) / cpu, 1),
             vs_bz2=round(cpu / c_bz2, 2),
+            vs_bz2_paired=[round(r, 2) for r in results[name][3]],
         )
 
     ref, fast = results["collect_parse_reference"][2], results["collect_parse"][2]
@@ -205,13 +218,19 @@ def main() -> int:
         )
 
     c_ref, c_fast = results["collect_parse_reference"][0], results["collect_parse"][0]
+    paired = results["collect_parse"][3]
+    median = (
+        paired[len(paired) // 2] if len(paired) % 2 else sum(paired[len(paired) // 2 - 1 : len(paired) // 2 + 1]) / 2
+    )
     print(
         json.dumps(
             {
                 "bench": "summary",
-                "parse_vs_bz2": round(c_fast / c_bz2, 1),
+                "parse_vs_bz2": round(median, 1),
+                "parse_vs_bz2_paired": [round(r, 1) for r in paired],
+                "parse_vs_bz2_of_minimums": round(c_fast / c_bz2, 1),
                 "target": TARGET_RATIO,
-                "target_met": c_fast / c_bz2 <= TARGET_RATIO,
+                "target_met": median <= TARGET_RATIO,
                 "reference_vs_bz2": round(c_ref / c_bz2, 1),
                 "speedup": round(c_ref / c_fast, 2),
                 "read_vs_bz2": round(c_read / c_bz2, 1),
@@ -219,7 +238,8 @@ def main() -> int:
                 "pages_per_cpu_s": round(len(fast) / c_fast, 1),
                 "differing_rows": differing_rows,
                 "differing_counters": differing_counters,
-                "note": "CPU seconds of dump read + extraction / CPU seconds of bz2 decompression of the same file",
+                "note": "CPU seconds of dump read + extraction / CPU seconds of bz2 decompression of the same file "
+                "timed just before it; parse_vs_bz2 is the median over the repeats",
             }
         ),
         flush=True,

@@ -23,6 +23,7 @@ stats file of a shard explains every drop. The functions here are pure (wikitext
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -161,8 +162,10 @@ class StatementConfig:
         return out
 
 
+@functools.lru_cache(maxsize=8192)
 def normalise_template_name(name: str) -> str:
-    """``Cite_Web``, ``cite  web``, ``Template:cite web`` -> ``cite web``."""
+    """``Cite_Web``, ``cite  web``, ``Template:cite web`` -> ``cite web`` (cached: a page names the same
+    few templates over and over)."""
     name = WS.sub(" ", str(name).replace("_", " ")).strip().lower()
     if name.startswith("template:"):
         name = name[len("template:") :].strip()

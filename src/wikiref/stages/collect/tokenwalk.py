@@ -32,7 +32,7 @@ from bisect import bisect_left
 from collections import Counter
 from html.entities import name2codepoint
 from itertools import accumulate, compress, count, repeat
-from operator import is_, itemgetter
+from operator import is_
 
 import mwparserfromhell
 from mwparserfromhell.parser import Parser
@@ -65,6 +65,7 @@ _CLOSE = (
 _DELTA: dict[type, int] = {t: 1 for t in _OPEN} | {t: -1 for t in _CLOSE}
 _TEXT = T.Text
 _TAG_NAME_END = (T.TagAttrStart, T.TagCloseOpen, T.TagCloseSelfclose)
+_PLAIN_ATTR_TOKENS = frozenset((T.TagAttrStart, T.TagAttrEquals, T.TagAttrQuote, T.Text))
 
 # A template whose (normalised) name can be a short footnote: the page may yield statements without <ref>.
 # Every "{{" is looked at (overlapping: "{{{{sfn" holds a template at each brace), its name runs to the
@@ -106,6 +107,7 @@ class _Page:
     """One page's tokens with their types and nesting depth; nodes are built from token ranges."""
 
     def __init__(self, text: str):
+        self.text = text
         self.toks = toks = _tokenize(text)
         self.types = types = list(map(type, toks))
         # depth[i]: nesting depth after token i (an opening token is at its own node's depth). The
@@ -204,6 +206,25 @@ class _Ref:
     node: object = None  # the built Tag when its head was unusual
 
 
+class _Definitions:
+    """``statements.collect_ref_definitions`` for a token walker, built on the first lookup (a page without
+    a reused ref never needs it): name -> the first ref of that name with contents, in token order (which
+    is document order)."""
+
+    def __init__(self, walker: _TokenWalker):
+        self.walker = walker
+        self.defs: dict[str, _Ref] | None = None
+
+    def get(self, name: str):
+        if self.defs is None:
+            self.defs = {}
+            for k in self.walker.ref_idx:
+                ref = self.walker._ref(k)
+                if ref.name and not ref.empty:
+                    self.defs.setdefault(ref.name, ref)
+        return self.defs.get(name)
+
+
 class _TokenWalker(S._Walker):
     """:class:`statements._Walker` over tokens; node-level methods are reused for built nodes."""
 
@@ -212,22 +233,27 @@ class _TokenWalker(S._Walker):
         self.refs: dict[int, _Ref] = {}
         self.ref_cits: dict[int, S.Citation] = {}
         types, toks = page.types, page.toks
-        self.tag_names = {k: self._tag_name(k) for k in page.indices(T.TagOpenOpen)}
-        self.ref_idx = [k for k, name in self.tag_names.items() if name == "ref"]
-        # Text tokens holding "<ref" outside comments (_count_refs_in re-parses such text); one joined
-        # search first, since most pages have none.
-        text_idx = page.indices(_TEXT)
+        self.ref_idx = []
+        n_references = 0
+        for k in page.indices(T.TagOpenOpen):
+            if types[k + 1] is _TEXT and types[k + 2] in _TAG_NAME_END:  # a one-token name: the usual case
+                name = toks[k + 1]["text"].strip().lower()
+            else:
+                name = self._tag_name(k)
+            if name == "ref":
+                self.ref_idx.append(k)
+            elif name == "references":
+                n_references += 1
+        # Text tokens holding "<ref" outside comments (_count_refs_in re-parses such text). Every "<ref" of
+        # the source that opens a ref or <references> tag is accounted for; only when some are left over can
+        # a text token hold one.
         self.reftext_idx = []
-        if "<ref" in "\x00".join(map(itemgetter("text"), map(toks.__getitem__, text_idx))).lower():
+        if page.text.lower().count("<ref") > len(self.ref_idx) + n_references:
+            text_idx = page.indices(_TEXT)
             self.reftext_idx = [
                 k for k in text_idx if "<ref" in toks[k]["text"].lower() and not (k and types[k - 1] is T.CommentStart)
             ]
-        defs: dict[str, _Ref] = {}
-        for k in self.ref_idx:  # statements.collect_ref_definitions, in document (= token) order
-            ref = self._ref(k)
-            if ref.name and not ref.empty:
-                defs.setdefault(ref.name, ref)
-        super().__init__(title, cfg, defs, stats, keep_paragraphs=keep_paragraphs)
+        super().__init__(title, cfg, _Definitions(self), stats, keep_paragraphs=keep_paragraphs)
 
     # -- reading tokens -----------------------------------------------------------------------
     def _tag_name(self, k: int) -> str:
@@ -242,12 +268,20 @@ class _TokenWalker(S._Walker):
 
     def _tag_parts(self, k: int, e: int) -> tuple[int, int | None, int | None]:
         """(end of the tag name, TagCloseOpen index, TagOpenClose index) of the tag ``[k, e]``."""
-        types = self.page.types
-        if types[k + 1] is _TEXT:  # the usual shapes: <name>...</name>, <name/>
-            if types[k + 2] is T.TagCloseSelfclose:
+        types, depth = self.page.types, self.page.depth
+        if types[k + 1] is _TEXT:  # the usual shapes: <name attr="v"...>...</name>, <name .../>
+            m = k + 2
+            while types[m] in _PLAIN_ATTR_TOKENS:  # attributes made of text (a nested node ends the shortcut)
+                m += 1
+            if types[m] is T.TagCloseSelfclose:
                 return k + 2, None, None
-            if types[k + 2] is T.TagCloseOpen and types[e - 2] is T.TagOpenClose and types[e - 1] is _TEXT:
-                return k + 2, k + 2, e - 2
+            if (
+                types[m] is T.TagCloseOpen
+                and types[e - 2] is T.TagOpenClose
+                and types[e - 1] is _TEXT
+                and depth[e - 2] == depth[k]
+            ):
+                return k + 2, m, e - 2
         own = self.page.own_tokens(k, e, (T.TagAttrStart, T.TagCloseOpen, T.TagOpenClose))
         name_end = next((m for m in own if types[m] is not T.TagOpenClose), e)
         close_open = next((m for m in own if types[m] is T.TagCloseOpen), None)
@@ -485,7 +519,7 @@ class _TokenWalker(S._Walker):
 
     def _tag(self, k: int, e: int) -> None:
         page = self.page
-        tag = self.tag_names[k]
+        tag = self._tag_name(k)
         if not tag:
             self.walk([page.node(k)])
             return
@@ -583,8 +617,9 @@ def parse_article_tokens(
     """``statements.parse_article`` by walking tokens (see the module docstring); identical results.
 
     The cyclic garbage collector is paused for the page: tokens are acyclic dicts, thousands per page,
-    and the collections their allocation triggers found nothing to free while costing 5-13% of the
-    time (bench/collect.py). Reference counting still frees everything; the collector is resumed after.
+    and the collections their allocation triggers find nothing to free while walking all of them
+    (measured: 5-13% of the time, and more when it resumed with the tokens still alive). Reference
+    counting frees the tokens before the collector is resumed.
     """
     paused = gc.isenabled()
     if paused:
@@ -594,7 +629,12 @@ def parse_article_tokens(
         walker = _TokenWalker(title, cfg, page, stats, keep_paragraphs=keep_paragraphs)
         walker.walk_range(0, len(page.toks))
         walker.end_paragraph()
+        article = S.Article(title=title, sections=walker.sections, statements=walker.statements)
+        # Free the tokens while the collector is paused (break the walker <-> definitions cycle first):
+        # resumed with them alive, its next run would walk every token once more for nothing.
+        walker.defs = None
+        del walker, page
     finally:
         if paused:
             gc.enable()
-    return S.Article(title=title, sections=walker.sections, statements=walker.statements)
+    return article
