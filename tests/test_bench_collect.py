@@ -44,8 +44,17 @@ def test_collect_bench_compares_the_two_paths(load_bench, small_dump, capsys, mo
     assert by["collect_parse"]["rows"] == by["collect_parse_reference"]["rows"] > 0
     s = by["summary"]
     assert s["differing_rows"] == 0 and s["differing_counters"] == 0
-    # the printed CPU seconds are rounded to ms: the ratio agrees up to that
-    assert s["parse_vs_bz2"] == pytest.approx(by["collect_parse"]["cpu_s"] / by["bz2_decompress"]["cpu_s"], abs=0.3)
+    # the headline is the median of the paired ratios (bz2 timed right before each extraction); the ratio of
+    # the fastest runs is printed beside it (printed CPU seconds are rounded to ms: it agrees up to that)
+    assert (
+        s["parse_vs_bz2"]
+        == s["parse_vs_bz2_paired"][0]
+        == pytest.approx(by["collect_parse"]["vs_bz2_paired"][0], abs=0.05)
+    )
+    assert s["parse_vs_bz2_of_minimums"] == pytest.approx(
+        by["collect_parse"]["cpu_s"] / by["bz2_decompress"]["cpu_s"], abs=0.3
+    )
+    assert s["target_met"] == (s["parse_vs_bz2"] <= s["target"])
 
 
 def test_collect_bench_fails_when_the_fast_path_differs(load_bench, small_dump, capsys, monkeypatch):
