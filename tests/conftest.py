@@ -103,6 +103,21 @@ def load_bench(repo):
     return load
 
 
+# -------------------------------------------------------------------------------------------- torch
+@pytest.fixture
+def torch_deterministic():
+    """One thread and deterministic algorithms for the test, the previous settings restored after it."""
+    import torch
+
+    threads = torch.get_num_threads()
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    yield
+    torch.use_deterministic_algorithms(was)
+    torch.set_num_threads(threads)
+
+
 # -------------------------------------------------------------------------------------------- loopback HTTP
 class LoopbackHandler(BaseHTTPRequestHandler):
     """Base of the loopback servers' handlers: HTTP/1.1, no request log on stderr, and ``send()``."""

@@ -31,25 +31,12 @@ from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_
 from wikiref.stages.collect.statements import valid_url
 
 REPO = Path(__file__).resolve().parents[1]
-PROSE = (
-    "The committee met on Tuesday to discuss the new library building, which will open next spring after two "
-    "years of construction. Residents asked whether the reading rooms would stay open in the evening and whether "
-    "the old building on the main square would be sold or kept for the town archive. The mayor said that a "
-    "decision would be taken after the summer, once the costs are known."
-)
-
-
-def page(host: str, path: str) -> bytes:
-    return (
-        f"<html><head><title>Report {path}</title></head><body><article><h1>Report {path} from {host}</h1>"
-        f"<p>This page was served for {path} by the host {host}. {PROSE}</p>"
-        "<p>Other news followed in the evening paper, with letters from readers about the plan.</p>"
-        "</article></body></html>"
-    ).encode()
 
 
 @pytest.fixture(scope="module")
-def handler(loopback_handler):
+def handler(loopback_handler, load_bench):
+    page = load_bench("fetch").page  # the bench's page: passes extraction, names its host and path
+
     class Handler(loopback_handler):
         def do_GET(self):
             srv = self.server

@@ -61,14 +61,8 @@ S2S_DATA = [
 
 
 @pytest.fixture(autouse=True)
-def _deterministic():
-    threads = torch.get_num_threads()
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    yield
-    torch.use_deterministic_algorithms(was)
-    torch.set_num_threads(threads)
+def _deterministic(torch_deterministic):
+    """Every test here runs on one thread with deterministic algorithms (conftest)."""
 
 
 def vocab() -> Vocab:

@@ -236,10 +236,7 @@ class _TokenWalker(S._Walker):
         self.ref_idx = []
         n_references = 0
         for k in page.indices(T.TagOpenOpen):
-            if types[k + 1] is _TEXT and types[k + 2] in _TAG_NAME_END:  # a one-token name: the usual case
-                name = toks[k + 1]["text"].strip().lower()
-            else:
-                name = self._tag_name(k)
+            name = self._tag_name(k)
             if name == "ref":
                 self.ref_idx.append(k)
             elif name == "references":
