@@ -340,9 +340,8 @@ def _fetch_batch(fetcher, s: CollectSettings, batch: list[str], urls: Mapping, k
 
 def fetch_phase(cands: pa.Table, work: Path, s: CollectSettings, killer: _Killer, fetcher=None) -> pa.Table:
     """Fetch + extract the unique URLs of ``cands``, in host round-robin order (``interleave_by_host``), in
-    batches of ``resume.urls_per_batch``
-    (:func:`_fetch_batch`); each finished batch is one ``docs-NNNNNN.parquet`` in ``work``, skipped on a
-    rerun. ``fetcher``: a ready fetcher (tests and ``bench/fetch.py`` inject one with a stand-in
+    batches of ``resume.urls_per_batch`` (:func:`_fetch_batch`); each finished batch is one
+    ``docs-NNNNNN.parquet`` in ``work``, skipped on a rerun. ``fetcher``: a ready fetcher (tests and ``bench/fetch.py`` inject one with a stand-in
     resolver); by default :func:`make_fetcher` of ``collect.fetch``, made when a batch needs it."""
     # First citation of each URL (in id-independent, deterministic order) supplies access-date etc.
     urls: dict[str, tuple[str, str, str]] = {}
