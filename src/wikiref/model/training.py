@@ -1,8 +1,12 @@
-"""Training loop for sentence scorers (journal §III-E, §IV-A), reused by DUC fine-tuning.
+"""Training loop for sentence scorers (journal §III-E, §IV-A), reused by DUC fine-tuning and by the
+abstractive models.
 
 :func:`train` takes generic :class:`ScoringExample` s (query levels, document sentences, one target
 per sentence: 0/1 labels for a classification head, oracle scores for a regression head), so the
-WikiRef pre-training (``wikiref.stages.pretrain``) and the DUC fine-tuning share it.
+WikiRef pre-training (``wikiref.stages.pretrain``) and the DUC fine-tuning share it. It is :func:`fit`
+with the scorer's :class:`ScorerTask`; :func:`fit` trains any model given a :class:`TrainingTask`
+(how items are batched, the loss, dev evaluation, saving), e.g. the abstractive models of
+:mod:`wikiref.model.abstractive`, with everything below.
 
 * AdamW (bias and LayerNorm weights without weight decay, as in BERT), learning rate with linear
   warm-up (``warmup_ratio``, 0 in the paper) and linear decay to 0 through ``torch.optim.lr_scheduler.LambdaLR``
@@ -44,7 +48,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -159,6 +163,7 @@ class TrainResult:
     train_seconds: float  # the whole run (training, dev scoring, checkpoints)
     windows_per_second: float  # training windows / seconds spent in forward + backward + optimizer steps
     windows_per_cpu_second: float = 0.0  # the same per CPU second of this process (steadier on a shared machine)
+    tokens_per_second: float = 0.0  # training tokens (the items' lengths) / the same seconds
     resumed_from_epoch: int = 0
     world_size: int = 1
     extra: dict = field(default_factory=dict)
@@ -395,18 +400,108 @@ def _targets(examples: Sequence[ScoringExample], what: str) -> list[list[float]]
     return out
 
 
-@dataclass
-class _Data:
-    """The packed training and dev windows with their targets."""
+class TrainingTask(Protocol):
+    """What :func:`fit` trains on: the examples and how a batch of them becomes a loss.
 
-    windows: list[PackedWindow]
-    train_targets: list[list[float]]
-    pack_stats: PackStats
-    dev_windows: list[PackedWindow]
-    dev_targets: list[list[float]]
-    dev_sentence_counts: list[int]
-    dev_pack_stats: PackStats
-    pad_id: int
+    The loop (optimizer, schedule, accumulation, AMP, DDP, checkpoints, resuming, dvclive) is the same for
+    every model; a task says how its data is batched and scored. :class:`ScorerTask` is the sentence
+    scorer's (packed windows); :mod:`wikiref.model.abstractive` has the abstractive models'.
+    """
+
+    train_items: Sequence  # what the epoch batches index; ``len(item)`` is its length in tokens (bucketing)
+    train_stats: dict  # how the training / dev data was prepared (TrainResult.pack_stats / dev_pack_stats)
+    dev_stats: dict
+
+    def batch(self, idx: Sequence[int], device: torch.device) -> Any:
+        """The training batch of ``train_items[i] for i in idx``, on ``device``."""
+
+    def forward(self, forward: torch.nn.Module, batch: Any) -> Any:
+        """The forward pass (under autocast); ``forward`` is the model or its DDP wrapper."""
+
+    def loss(self, model: torch.nn.Module, output: Any, batch: Any) -> torch.Tensor:
+        """The batch's loss from the forward pass's ``output`` (outside autocast)."""
+
+    def evaluate(
+        self, model: torch.nn.Module, *, device: torch.device, batch_size: int, amp: bool
+    ) -> tuple[list, float | None]:
+        """(dev predictions, passed to ``select_fn``; mean dev loss or None)."""
+
+    def save(self, model: torch.nn.Module, out_dir: Path) -> None:
+        """Save the best epoch's model to ``out_dir``."""
+
+    def fingerprint(self) -> dict:
+        """JSON-able description of the model and the data (with the settings, what ``last/`` must match)."""
+
+    def live_params(self) -> dict:
+        """The model's settings logged to dvclive."""
+
+
+class ScorerTask:
+    """The sentence scorer's task: examples packed into windows (:func:`pack_examples`), one target per
+    sentence, dev scored by :func:`predict`, the best epoch saved with its tokenizer."""
+
+    def __init__(
+        self,
+        model: SentenceScorer,
+        tokenizer,
+        train_examples: Sequence[ScoringExample],
+        dev_examples: Sequence[ScoringExample],
+        pad_to_max_length: bool = False,
+    ) -> None:
+        self.model_config = model.config
+        self.tokenizer = tokenizer
+        self.train_targets = _targets(train_examples, "train")
+        self.dev_targets = _targets(dev_examples, "dev")
+        self.train_items, pstats = pack_examples(model.config, tokenizer, train_examples)
+        self.dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
+        if not self.train_items:
+            raise ValueError("no training windows: every training example has an empty document")
+        log.info(
+            "train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
+            len(train_examples),
+            len(self.train_items),
+            pstats.partial_sentences,
+            len(dev_examples),
+            len(self.dev_windows),
+        )
+        self.train_stats, self.dev_stats = pstats.as_dict(), dstats.as_dict()
+        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
+        self.pad_id = tokenizer.pad_token_id or 0
+        self.pad_to = model.config.max_length if pad_to_max_length else None
+        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
+
+    def batch(self, idx: Sequence[int], device: torch.device) -> dict:
+        windows = [self.train_items[i] for i in idx]
+        return to_device(collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to), device)
+
+    def forward(self, forward: torch.nn.Module, batch: dict) -> torch.Tensor:
+        return forward(batch)
+
+    def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
+        return model.loss(output, batch["targets"])
+
+    def evaluate(
+        self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool
+    ) -> tuple[list[np.ndarray], float | None]:
+        return predict(
+            model,
+            self.dev_windows,
+            self.dev_sentence_counts,
+            self.dev_targets,
+            batch_size=batch_size,
+            device=device,
+            amp=amp,
+            pad_id=self.pad_id,
+        )
+
+    def save(self, model: SentenceScorer, out_dir: Path) -> None:
+        save_scorer(model, self.tokenizer, out_dir)
+
+    def fingerprint(self) -> dict:
+        return {"model": self.model_config.to_dict(), **self._digests}
+
+    def live_params(self) -> dict:
+        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}
 
 
 @dataclass
@@ -423,6 +518,7 @@ class _LoopState:
     seen_windows: int = 0  # training windows this process went through in this run
     loop_seconds: float = 0.0  # wall-clock / CPU seconds in forward + backward + optimizer steps
     loop_cpu: float = 0.0
+    seen_tokens: int = 0  # their tokens (len of each item)
     running_loss: float = 0.0  # sum and count of the current epoch's micro-batch losses
     running_n: int = 0
 
@@ -432,14 +528,13 @@ class _Run:
     """What stays fixed during one call of :func:`train`."""
 
     settings: TrainSettings
-    model: SentenceScorer
-    tokenizer: Any
+    model: torch.nn.Module
+    task: TrainingTask
     out_dir: Path
     device: torch.device
     rank: int
     world: int
     amp: bool
-    data: _Data
     local_batches: int  # batches per process and epoch
     total_steps: int
     fingerprint: str
@@ -479,35 +574,61 @@ def train(
     live_dir: str | os.PathLike | None = None,
     stop_after_epochs: int | None = None,
 ) -> TrainResult:
-    """Train ``model`` in place; save the best dev epoch to ``out_dir`` (see the module docstring).
+    """Train the sentence scorer ``model`` in place; save the best dev epoch to ``out_dir`` (see the module
+    docstring).
 
     ``select_fn(dev_scores)`` -> float, higher is better (e.g. ROUGE-2 at the best threshold);
     without it the best epoch is the one with the lowest dev loss. ``stop_after_epochs`` ends the
     run early leaving ``last/`` in place (used to test resuming).
     """
+    task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length)
+    return fit(
+        model,
+        task,
+        settings,
+        out_dir,
+        select_fn=select_fn,
+        grad_hook=grad_hook,
+        step_hook=step_hook,
+        live_dir=live_dir,
+        stop_after_epochs=stop_after_epochs,
+    )
+
+
+def fit(
+    model: torch.nn.Module,
+    task: TrainingTask,
+    settings: TrainSettings,
+    out_dir: str | os.PathLike,
+    *,
+    select_fn: Callable[[list], float] | None = None,
+    grad_hook: Callable[[torch.nn.Module], None] | None = None,
+    step_hook: Callable[[torch.nn.Module], None] | None = None,
+    live_dir: str | os.PathLike | None = None,
+    stop_after_epochs: int | None = None,
+) -> TrainResult:
+    """Train ``model`` in place on ``task`` (any :class:`TrainingTask`); the loop of :func:`train`."""
     out_dir = Path(out_dir)
     rank, world, device = _init_process(settings)
-    data = _prepare_data(model, tokenizer, train_examples, dev_examples)
-    local_batches, total_steps, warmup, n_epochs = _count_steps(data.windows, settings, world)
+    local_batches, total_steps, warmup, n_epochs = _count_steps(task.train_items, settings, world)
     model.to(device)
     model.train()
     optimizer = make_optimizer(model, settings)
     amp = settings.amp and device.type == "cuda"
     scaler = torch.amp.GradScaler("cuda") if amp and not torch.cuda.is_bf16_supported() else None
-    fingerprint = _fingerprint(settings, model, train_examples, dev_examples, world)
+    fingerprint = _fingerprint(settings, task, world)
     torch.manual_seed(settings.seed + rank)  # dropout; replaced by the saved RNG state when resuming
     state = _resume_or_start(out_dir / LAST_DIR, fingerprint, model, optimizer, device, scaler, is_main=rank == 0)
     scheduler = make_scheduler(optimizer, settings.lr, total_steps, warmup, done_steps=state.global_step)
     run = _Run(
         settings,
         model,
-        tokenizer,
+        task,
         out_dir,
         device,
         rank,
         world,
         amp,
-        data,
         local_batches,
         total_steps,
         fingerprint,
@@ -515,7 +636,7 @@ def train(
         scheduler,
         scaler,
         ddp_model=_wrap_ddp(model, device, world),
-        live=_open_live(live_dir, rank, state.resumed_from, settings, model),
+        live=_open_live(live_dir, rank, state.resumed_from, settings, task),
         select_fn=select_fn,
         grad_hook=grad_hook,
         step_hook=step_hook,
@@ -546,38 +667,9 @@ def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
     return rank, world, device
 
 
-def _prepare_data(
-    model: SentenceScorer, tokenizer, train_examples: Sequence[ScoringExample], dev_examples: Sequence[ScoringExample]
-) -> _Data:
-    train_targets = _targets(train_examples, "train")
-    dev_targets = _targets(dev_examples, "dev")
-    windows, pstats = pack_examples(model.config, tokenizer, train_examples)
-    dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
-    if not windows:
-        raise ValueError("no training windows: every training example has an empty document")
-    log.info(
-        "train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
-        len(train_examples),
-        len(windows),
-        pstats.partial_sentences,
-        len(dev_examples),
-        len(dev_windows),
-    )
-    return _Data(
-        windows,
-        train_targets,
-        pstats,
-        dev_windows,
-        dev_targets,
-        [len(e.sentences) for e in dev_examples],
-        dstats,
-        pad_id=tokenizer.pad_token_id or 0,
-    )
-
-
-def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world: int) -> tuple[int, int, int, int]:
+def _count_steps(items: Sequence, settings: TrainSettings, world: int) -> tuple[int, int, int, int]:
     """(batches per process and epoch, optimizer steps in the whole run, warm-up steps, epochs)."""
-    n_batches = len(epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0))
+    n_batches = len(epoch_batches(items, settings.batch_size, settings.bucket_batches, settings.seed, 0))
     local_batches = n_batches // world
     if local_batches == 0:
         raise ValueError(f"{n_batches} batches cannot feed {world} processes")
@@ -591,23 +683,11 @@ def _count_steps(windows: Sequence[PackedWindow], settings: TrainSettings, world
     return local_batches, total_steps, int(settings.warmup_ratio * total_steps), epochs
 
 
-def _fingerprint(
-    settings: TrainSettings,
-    model: SentenceScorer,
-    train_examples: Sequence[ScoringExample],
-    dev_examples: Sequence[ScoringExample],
-    world: int,
-) -> str:
+def _fingerprint(settings: TrainSettings, task: TrainingTask, world: int) -> str:
     """What ``last/`` must have been written with to be resumed: settings, model config, data, world size."""
     return hashlib.sha1(
         json.dumps(
-            {
-                "settings": settings.fingerprint_dict(),
-                "model": model.config.to_dict(),
-                "train": examples_digest(train_examples),
-                "dev": examples_digest(dev_examples),
-                "world": world,
-            },
+            {"settings": settings.fingerprint_dict(), **task.fingerprint(), "world": world},
             sort_keys=True,
         ).encode()
     ).hexdigest()
@@ -616,7 +696,7 @@ def _fingerprint(
 def _resume_or_start(
     last: Path,
     fingerprint: str,
-    model: SentenceScorer,
+    model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     device: torch.device,
     scaler,
@@ -657,7 +737,7 @@ def _wrap_ddp(model: torch.nn.Module, device: torch.device, world: int) -> torch
 
 
 def _open_live(
-    live_dir: str | os.PathLike | None, rank: int, resumed_from: int, settings: TrainSettings, model: SentenceScorer
+    live_dir: str | os.PathLike | None, rank: int, resumed_from: int, settings: TrainSettings, task: TrainingTask
 ):
     """dvclive on rank 0 (appending to the curves when resuming), else None."""
     if live_dir is None or rank != 0:
@@ -669,7 +749,7 @@ def _open_live(
         live.log_params(
             {
                 "train": settings.fingerprint_dict(),
-                "model": {k: v for k, v in model.config.to_dict().items() if k != "encoder_config"},
+                "model": task.live_params(),
             }
         )
     return live
@@ -679,8 +759,8 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
     """One pass over this process's batches; returns the mean micro-batch loss (averaged over processes)."""
     from tqdm.auto import tqdm
 
-    s, windows = run.settings, run.data.windows
-    batches = epoch_batches(windows, s.batch_size, s.bucket_batches, s.seed, epoch)
+    s, items = run.settings, run.task.train_items
+    batches = epoch_batches(items, s.batch_size, s.bucket_batches, s.seed, epoch)
     mine = batches[: run.local_batches * run.world][run.rank :: run.world]
     state.running_loss, state.running_n = 0.0, 0
     # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
@@ -697,9 +777,10 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
         last_micro = micro == s.grad_accum_steps - 1 or i == len(mine) - 1
         n_micro = min(s.grad_accum_steps, len(mine) - (i - micro))  # the last group may be short
         t_batch, c_batch = time.perf_counter(), time.process_time()
-        state.running_loss += _forward_backward(run, [windows[j] for j in idx], n_micro, sync=last_micro)
+        state.running_loss += _forward_backward(run, idx, n_micro, sync=last_micro)
         state.running_n += 1
         state.seen_windows += len(idx)
+        state.seen_tokens += sum(len(items[j]) for j in idx)
         if last_micro:
             _optimizer_step(run, state, epoch)
         state.loop_seconds += time.perf_counter() - t_batch
@@ -717,16 +798,15 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
     return epoch_loss
 
 
-def _forward_backward(run: _Run, windows: list[PackedWindow], n_micro: int, sync: bool) -> float:
-    """Loss of one micro-batch; its gradient / ``n_micro`` is added to the parameters' (DDP all-reduces the
-    gradients only when ``sync``, on the last micro-batch of an optimizer step)."""
-    pad_to = run.model.config.max_length if run.settings.pad_to_max_length else None
-    batch = to_device(collate(windows, run.data.pad_id, run.data.train_targets, pad_to=pad_to), run.device)
+def _forward_backward(run: _Run, idx: list[int], n_micro: int, sync: bool) -> float:
+    """Loss of one micro-batch (``train_items[i] for i in idx``); its gradient / ``n_micro`` is added to the
+    parameters' (DDP all-reduces the gradients only when ``sync``, on the last micro-batch of an optimizer step)."""
+    batch = run.task.batch(idx, run.device)
     no_sync = run.distributed and not sync
     with run.ddp_model.no_sync() if no_sync else contextlib.nullcontext():
         with autocast_context(run.device, run.amp):
-            raw = run.ddp_model(batch)
-        loss = run.model.loss(raw, batch["targets"])
+            output = run.task.forward(run.ddp_model, batch)
+        loss = run.task.loss(run.model, output, batch)
         scaled = loss / n_micro
         (run.scaler.scale(scaled) if run.scaler else scaled).backward()
     return loss.detach().item()
@@ -781,7 +861,7 @@ def _end_epoch(run: _Run, state: _LoopState, epoch: int, epoch_loss: float) -> N
         improved = metric > state.best_metric
         if improved:
             state.best_metric, state.best_epoch, state.best_dev_scores = metric, epoch, dev_scores
-            save_scorer(run.model, run.tokenizer, run.out_dir)
+            run.task.save(run.model, run.out_dir)
         record = {
             "epoch": epoch + 1,
             "train_loss": epoch_loss,
@@ -812,15 +892,8 @@ def _end_epoch(run: _Run, state: _LoopState, epoch: int, epoch_loss: float) -> N
 
 def _score_dev(run: _Run) -> tuple[list[np.ndarray], float | None, float]:
     """(dev scores, dev loss, selection metric: ``select_fn`` of the scores, else minus the loss)."""
-    dev_scores, dev_loss = predict(
-        run.model,
-        run.data.dev_windows,
-        run.data.dev_sentence_counts,
-        run.data.dev_targets,
-        batch_size=run.settings.eval_batch_size,
-        device=run.device,
-        amp=run.amp,
-        pad_id=run.data.pad_id,
+    dev_scores, dev_loss = run.task.evaluate(
+        run.model, device=run.device, batch_size=run.settings.eval_batch_size, amp=run.amp
     )
     if run.select_fn is not None:
         return dev_scores, dev_loss, run.select_fn(dev_scores)
@@ -853,11 +926,12 @@ def _finish(run: _Run, state: _LoopState, seconds: float) -> TrainResult:
         best_epoch=state.best_epoch + 1,
         best_metric=state.best_metric,
         history=state.history,
-        pack_stats=run.data.pack_stats.as_dict(),
-        dev_pack_stats=run.data.dev_pack_stats.as_dict(),
+        pack_stats=run.task.train_stats,
+        dev_pack_stats=run.task.dev_stats,
         train_seconds=seconds,
         windows_per_second=state.seen_windows * run.world / state.loop_seconds if state.loop_seconds > 0 else 0.0,
         windows_per_cpu_second=state.seen_windows / state.loop_cpu if state.loop_cpu > 0 else 0.0,
+        tokens_per_second=state.seen_tokens * run.world / state.loop_seconds if state.loop_seconds > 0 else 0.0,
         resumed_from_epoch=state.resumed_from,
         world_size=run.world,
         best_dev_scores=state.best_dev_scores,
