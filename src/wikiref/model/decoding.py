@@ -1,7 +1,8 @@
 """Greedy and beam-search decoding of a :class:`~wikiref.model.seq2seq.Seq2Seq`, batched.
 
 * Several examples are decoded together; in beam search the beams are flattened into the batch
-  dimension (row ``b * beam + k``). Every choice an example makes depends only on its own rows, so a
+  dimension (row ``b * beam + k``) and the decoder states follow their hypotheses through
+  ``DecoderState.index_select`` (LSTM ``(h, c)`` or GRU ``h``, whichever ``config.cell`` the model has). Every choice an example makes depends only on its own rows, so a
   batch decodes exactly as its examples decoded one at a time (same ids).
 * Scores are sums of log-probabilities over the extended vocabulary (eq. 9 of See et al. 2017 for the
   copying variants). Finished hypotheses are compared by ``score / length**alpha`` (``length_penalty``

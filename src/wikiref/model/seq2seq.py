@@ -32,6 +32,11 @@ equation numbers are cited throughout:
   with ``lambda = coverage_weight`` (1.0 in the paper); source padding and decoder steps past the
   target's end contribute nothing.
 
+**Cells** (``cell``): LSTMs as in See et al. (default), or GRUs as in Psg2Sum's appendix (a 256 + 256
+bidirectional GRU encoder, a 512 GRU decoder). A GRU has no cell state: its decoder state is ``h`` alone,
+the first one ``relu(W_h [h_fwd; h_bwd] + b)`` of the encoder's final states as for the LSTM's ``h`` (the
+LSTM also reduces its cell states, ``reduce_c``, which a GRU model does not have).
+
 The decoder is fed its previous context vector with the previous word (input feeding, as in See et al.'s
 code); ``x_t`` of eq. (8) is the embedding of the decoder input word. A copied OOV word is fed back as
 ``<unk>``. The loss of an example is the mean of its per-step losses (eq. 7/13 averaged over its target
@@ -66,6 +71,8 @@ VOCAB_FORMAT = "wikiref-vocab/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.json"
+
+CELLS = ("lstm", "gru")
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -209,6 +216,8 @@ class Seq2SeqConfig:
     states ``h_i`` have ``hidden_size``), as in Psg2Sum's appendix B (256 + 256 encoder, 512 decoder).
     Sources longer than ``max_source_length`` and targets longer than ``max_target_length`` tokens are
     truncated by :func:`make_example` (See et al. truncate to 400 / 100); ``</s>`` follows the kept target.
+    ``cell`` is ``"lstm"`` (See et al.; the default, and what a config saved without the key means) or
+    ``"gru"`` (Psg2Sum's appendix).
     """
 
     vocab_size: int
@@ -224,6 +233,7 @@ class Seq2SeqConfig:
     attention_size: int | None = None  # None: hidden_size
     max_source_length: int = 400
     max_target_length: int = 100
+    cell: str = "lstm"  # the encoder's and the decoder's recurrent cell: "lstm" or "gru"
     format: str = FORMAT
 
     def __post_init__(self) -> None:
@@ -248,6 +258,8 @@ class Seq2SeqConfig:
             raise ValueError("coverage_weight is set but coverage is off")
         if self.max_source_length < 1 or self.max_target_length < 1:
             raise ValueError("max_source_length and max_target_length must be >= 1")
+        if self.cell not in CELLS:
+            raise ValueError(f"cell must be one of {list(CELLS)}, got {self.cell!r}")
         if self.format != FORMAT:
             raise ValueError(f"seq2seq format {self.format!r} is not {FORMAT!r}")
 
@@ -374,18 +386,24 @@ class EncoderOutput:
 
 @dataclass
 class DecoderState:
-    """What a decoder step carries: LSTM ``(h, c)`` [L, B, H], the previous context ``h*`` [B, H]
-    (input feeding) and the coverage ``c^t`` [B, S] (eq. 10; None without coverage)."""
+    """What a decoder step carries: the recurrent state ``h`` [L, B, H] and, for an LSTM, its cell
+    state ``c`` [L, B, H] (None for a GRU, which has none), the previous context ``h*`` [B, H] (input
+    feeding) and the coverage ``c^t`` [B, S] (eq. 10; None without coverage)."""
 
     h: torch.Tensor
-    c: torch.Tensor
+    c: torch.Tensor | None
     context: torch.Tensor
     coverage: torch.Tensor | None
+
+    @property
+    def rnn_state(self) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """What the decoder RNN takes: ``(h, c)`` for an LSTM, ``h`` for a GRU."""
+        return self.h if self.c is None else (self.h, self.c)
 
     def index_select(self, index: torch.Tensor) -> DecoderState:
         return DecoderState(
             self.h.index_select(1, index),
-            self.c.index_select(1, index),
+            None if self.c is None else self.c.index_select(1, index),
             self.context.index_select(0, index),
             None if self.coverage is None else self.coverage.index_select(0, index),
         )
@@ -417,7 +435,8 @@ class Seq2SeqLoss:
 
 
 class Seq2Seq(nn.Module):
-    """s2s / s2s+copy / pointer-generator (+ coverage) of See et al. 2017, set by :class:`Seq2SeqConfig`."""
+    """s2s / s2s+copy / pointer-generator (+ coverage) of See et al. 2017, set by :class:`Seq2SeqConfig`;
+    LSTM or GRU cells (``config.cell``)."""
 
     def __init__(self, config: Seq2SeqConfig) -> None:
         super().__init__()
@@ -426,7 +445,8 @@ class Seq2Seq(nn.Module):
         a = config.attention_size or h
         self.embedding = nn.Embedding(config.vocab_size, e, padding_idx=PAD_ID)
         self.dropout = nn.Dropout(config.dropout)
-        self.encoder = nn.LSTM(
+        rnn = nn.GRU if config.cell == "gru" else nn.LSTM
+        self.encoder = rnn(
             e,
             h // 2,
             num_layers=config.encoder_layers,
@@ -435,10 +455,12 @@ class Seq2Seq(nn.Module):
             dropout=config.dropout if config.encoder_layers > 1 else 0.0,
         )
         # The last encoder layer's final forward/backward states, reduced to the decoder's first state.
+        # A GRU has no cell state, so no reduce_c (its checkpoints have no such weights).
         self.reduce_h = nn.Linear(h, h)
-        self.reduce_c = nn.Linear(h, h)
+        if config.cell == "lstm":
+            self.reduce_c = nn.Linear(h, h)
         dec_in = e + (h if config.attention else 0)
-        self.decoder = nn.LSTM(
+        self.decoder = rnn(
             dec_in,
             h,
             num_layers=config.decoder_layers,
@@ -475,15 +497,20 @@ class Seq2Seq(nn.Module):
         b = src.shape[0]
         emb = self.dropout(self.embedding(src))
         packed = pack_padded_sequence(emb, src_len.cpu(), batch_first=True, enforce_sorted=False)
-        out, (h_n, c_n) = self.encoder(packed)
+        out, final = self.encoder(packed)
         states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
         mask = torch.arange(src.shape[1], device=src.device)[None, :] < src_len[:, None]
-        # h_n: [layers * 2, B, H/2]; the last layer's forward and backward final states.
-        h_last = torch.cat([h_n[-2], h_n[-1]], dim=-1)
-        c_last = torch.cat([c_n[-2], c_n[-1]], dim=-1)
+        lstm = self.config.cell == "lstm"
+        h_n, c_n = final if lstm else (final, None)
         layers = self.config.decoder_layers
-        h0 = torch.relu(self.reduce_h(h_last)).unsqueeze(0).expand(layers, -1, -1).contiguous()
-        c0 = torch.relu(self.reduce_c(c_last)).unsqueeze(0).expand(layers, -1, -1).contiguous()
+
+        def reduce(linear: nn.Linear, n: torch.Tensor) -> torch.Tensor:
+            # n: [layers * 2, B, H/2]; the last layer's forward and backward final states, reduced.
+            last = torch.cat([n[-2], n[-1]], dim=-1)
+            return torch.relu(linear(last)).unsqueeze(0).expand(layers, -1, -1).contiguous()
+
+        h0 = reduce(self.reduce_h, h_n)
+        c0 = reduce(self.reduce_c, c_n) if lstm else None
         features = self.w_h(states) if self.config.attention else states.new_zeros(b, src.shape[1], 0)
         context = states.new_zeros(b, self.config.hidden_size if self.config.attention else 0)
         coverage = states.new_zeros(b, src.shape[1]) if self.config.coverage else None
@@ -508,7 +535,8 @@ class Seq2Seq(nn.Module):
         """One decoder step from input word ids [B] (vocabulary ids: copied OOVs as ``<unk>``)."""
         x = self.dropout(self.embedding(inputs))
         dec_in = torch.cat([x, state.context], dim=-1) if self.config.attention else x
-        out, (h, c) = self.decoder(dec_in.unsqueeze(1), (state.h, state.c))
+        out, new_state = self.decoder(dec_in.unsqueeze(1), state.rnn_state)
+        h, c = new_state if self.config.cell == "lstm" else (new_state, None)
         s_t = out.squeeze(1)
         attention = context = None
         if self.config.attention:
