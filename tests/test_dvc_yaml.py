@@ -46,6 +46,7 @@ def test_registry_shape(repo):
         "psg2sum",
         "duc",
         "qmsum",
+        "abstractive",
         "pretrain",
         "finetune",
         "ablations",

@@ -156,6 +156,30 @@ PSG2SUM_TABLE4 = f"{TABLES}/psg2sum_table4_baselines"
 PSG2SUM_METRICS = f"{METRICS}/psg2sum.json"
 PSG2SUM_BASELINES_METRICS = f"{METRICS}/psg2sum_baselines.json"
 
+# ------------------------------------------------------------------------------------- abstractive
+# The abstractive models (Psg2Sum Table 4 s2s / s2s+copy / PGN; QmdsCnnIr Tables 3-5 HEROSumm), one run each.
+ABSTRACTIVE_MODELS_DIR = f"{MODELS}/abstractive"
+ABSTRACTIVE_MODEL_DIR = f"{ABSTRACTIVE_MODELS_DIR}/{{run}}"  # the best epoch's weights, config, vocab
+ABSTRACTIVE_RESULTS = f"{RESULTS}/abstractive"
+ABSTRACTIVE_SUMMARIES = f"{ABSTRACTIVE_RESULTS}/{{run}}/summaries.json"  # test + DUC summaries of one run
+# dvclive of the runs: beside pretrain's DVCLIVE_DIR (results/dvclive), not inside it (that folder is the
+# pretrain stage's plot output; DVC would see it change whenever an abstractive run trains)
+ABSTRACTIVE_LIVE_ROOT = f"{RESULTS}/dvclive_abstractive"
+ABSTRACTIVE_LIVE_DIR = f"{ABSTRACTIVE_LIVE_ROOT}/{{run}}"
+ABSTRACTIVE_RUN_METRICS_DIR = f"{METRICS}/abstractive"
+ABSTRACTIVE_RUN_METRICS = f"{ABSTRACTIVE_RUN_METRICS_DIR}/{{run}}.json"
+ABSTRACTIVE_PSG2SUM_TABLE4 = f"{TABLES}/abstractive_psg2sum_table4"
+ABSTRACTIVE_QMDSCNN_TABLE3 = f"{TABLES}/abstractive_qmdscnn_table3"
+ABSTRACTIVE_QMDSIR_TABLE4 = f"{TABLES}/abstractive_qmdsir_table4"
+ABSTRACTIVE_DUC_TABLE5 = f"{TABLES}/abstractive_duc_table5"
+ABSTRACTIVE_TABLES = (
+    ABSTRACTIVE_PSG2SUM_TABLE4,
+    ABSTRACTIVE_QMDSCNN_TABLE3,
+    ABSTRACTIVE_QMDSIR_TABLE4,
+    ABSTRACTIVE_DUC_TABLE5,
+)
+ABSTRACTIVE_METRICS = f"{METRICS}/abstractive.json"
+
 
 # ---------------------------------------------------------------------------------------- pretrain
 PRETRAIN_DIR = f"{MODELS}/pretrain"

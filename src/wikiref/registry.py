@@ -239,6 +239,44 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
         "compare.qmsum",
     ),
     ("compare", "table"): ("profile", "seed", "model", "duc", "qmsum", "compare"),
+    # The abstractive models: one training job per abstractive.runs entry, which gets that entry alone (replace=,
+    # wikiref.stages.abstractive.runs.run_only) and only its family's section, so editing one run or the other
+    # family's settings reruns nothing else; the table reads every run's metrics.
+    ("abstractive", "train_seq2seq"): (
+        "seed",
+        "model.device",
+        "model.amp",
+        "model.eval_batch_size",
+        "abstractive.vocab",
+        "abstractive.max_train_examples",
+        "abstractive.max_eval_examples",
+        "abstractive.seq2seq",
+        "abstractive.decode",
+        "abstractive.rouge_flags",
+        "abstractive.duc",
+        "abstractive.runs",
+        "psg2sum.rouge_flags",
+        "duc.rouge_flags",
+        "duc.summary_words",
+    ),
+    ("abstractive", "train_hiersumm"): (
+        "seed",
+        "model.device",
+        "model.amp",
+        "model.eval_batch_size",
+        "abstractive.vocab",
+        "abstractive.max_train_examples",
+        "abstractive.max_eval_examples",
+        "abstractive.hiersumm",
+        "abstractive.decode",
+        "abstractive.rouge_flags",
+        "abstractive.duc",
+        "abstractive.runs",
+        "psg2sum.rouge_flags",
+        "duc.rouge_flags",
+        "duc.summary_words",
+    ),
+    ("abstractive", "table"): ("profile", "abstractive.runs", "abstractive.duc.years"),
     ("report", "run"): ("profile", "report"),
 }
 
@@ -481,6 +519,28 @@ def _duc(c: Mapping) -> Stage:
     )
 
 
+def _abstractive(c: Mapping) -> Stage:
+    # The common example files of the runs' sources (+ DUC years for duc runs) -> one training job per run
+    # (models/abstractive/<run>, test + DUC summaries and scores) -> Psg2Sum Table 4 (with the psg2sum
+    # baselines' extractive rows), QmdsCnn Table 3, QmdsIr Table 4, DUC Table 5.
+    runs = c["abstractive"]["runs"]
+    sources = sorted({s for r in runs for s in (*r["train"], *r["test"])})
+    duc = any(r["duc"] for r in runs)
+    per_run = tuple(L.ABSTRACTIVE_RUN_METRICS.format(run=r["name"]) for r in runs)
+    return Stage(
+        "abstractive",
+        jobs=_jobs("abstractive", *sorted({f"train_{r['family']}" for r in runs}), "table"),
+        deps=tuple(L.SOURCE_DIR.format(source=s) for s in sources)
+        + ((L.DUC_DIR,) if duc else ())
+        + (L.PSG2SUM_BASELINES_METRICS,),
+        outs=(L.ABSTRACTIVE_MODELS_DIR, L.ABSTRACTIVE_RESULTS)
+        + tuple(f for t in L.ABSTRACTIVE_TABLES for f in L.table_files(t)),
+        metrics=(L.ABSTRACTIVE_METRICS,) + per_run,
+        plots=(L.ABSTRACTIVE_LIVE_ROOT,),
+        targets=tuple(f for t in L.ABSTRACTIVE_TABLES for f in L.table_files(t)) + (L.ABSTRACTIVE_METRICS,) + per_run,
+    )
+
+
 def _pretrain(c: Mapping) -> Stage:
     per_variant = tuple(L.PRETRAIN_VARIANT_METRICS.format(variant=v["name"]) for v in c["pretrain"]["variants"])
     return Stage(
@@ -601,6 +661,7 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _psg2sum,
     _duc,
     _qmsum,
+    _abstractive,
     _pretrain,
     _finetune,
     _ablations,

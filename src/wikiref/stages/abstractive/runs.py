@@ -1,0 +1,163 @@
+"""The runs of the abstractive stage: one ``abstractive.runs`` entry -> what its training job reads.
+
+Light (no torch): the rules file and the registry use it to wire one Snakemake job per run.
+
+* :func:`run_only`: what a run's job receives in place of ``abstractive.runs`` (``replace=`` of
+  :func:`wikiref.config.job_params`), its own entry, so editing another run reruns nothing else;
+* :func:`train_job`: the registry job it runs as (``train_seq2seq`` / ``train_hiersumm``: each reads only its
+  family's section);
+* :func:`train_inputs`: its input files (train + dev of every training source, test of every test source, the
+  DUC years and their stats when ``duc``);
+* :func:`model_config`, :func:`decode_settings`: the family's settings with the run's overrides;
+* :func:`duc_flags`: ``duc.rouge_flags`` with ROUGE-L switched on (Table 5 prints R-L; the DUC flags carry ``-x``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from wikiref import layout
+
+FAMILIES = ("seq2seq", "hiersumm")
+SEQ2SEQ_KEYS = (
+    "embedding_size",
+    "hidden_size",
+    "encoder_layers",
+    "decoder_layers",
+    "dropout",
+    "attention",
+    "copy",
+    "coverage",
+    "coverage_weight",
+    "attention_size",
+    "max_source_length",
+    "max_target_length",
+    "cell",
+)
+HIERSUMM_KEYS = (
+    "d_model",
+    "heads",
+    "ff_size",
+    "local_layers",
+    "global_layers",
+    "decoder_layers",
+    "dropout",
+    "max_documents",
+    "max_doc_length",
+    "max_query_length",
+    "max_target_length",
+    "decoder_local_global",
+    "ordering",
+    "query_encoder",
+    "tie_embeddings",
+    "label_smoothing",
+)
+CONFIG_KEYS = {"seq2seq": SEQ2SEQ_KEYS, "hiersumm": HIERSUMM_KEYS}
+# Keys of a family section that are not model config: whether the query is read (seq2seq) and training.
+EXTRA_KEYS = {"seq2seq": ("use_query",), "hiersumm": ()}
+DECODE_KEYS = ("beam", "min_length", "max_length", "length_penalty", "block_trigrams")
+
+
+class AbstractiveError(ValueError):
+    """A run that cannot be trained as configured (unknown run, a config key of the other family...)."""
+
+
+def runs_by_name(params: Mapping) -> dict[str, dict[str, Any]]:
+    """The ``abstractive.runs`` entries by name (copies); a repeated name is an error. A list, not a mapping, so a
+    ``--configfile`` overlay replaces the grid instead of merging it into the default one."""
+    from wikiref.config import by_name
+
+    return by_name(copy.deepcopy(list(params["abstractive"]["runs"])), "abstractive run", AbstractiveError)
+
+
+def run_names(params: Mapping) -> list[str]:
+    """The runs' names, in params order (the Snakemake ``run`` wildcard values)."""
+    return list(runs_by_name(params))
+
+
+def run_entry(params: Mapping, name: str) -> dict[str, Any]:
+    """The ``abstractive.runs`` entry ``name`` (a copy)."""
+    runs = runs_by_name(params)
+    if name not in runs:
+        raise AbstractiveError(f"no run {name!r} in abstractive.runs (runs: {', '.join(runs) or 'none'})")
+    return runs[name]
+
+
+def family(params: Mapping, name: str) -> str:
+    return str(run_entry(params, name)["family"])
+
+
+def train_job(params: Mapping, name: str) -> str:
+    """The registry job run ``name`` trains as: ``train_<family>``."""
+    return f"train_{family(params, name)}"
+
+
+def run_only(params: Mapping, name: str) -> dict[str, Any]:
+    """``replace=`` for a run's job: ``abstractive.runs`` holding that run alone."""
+    return {"abstractive.runs": [run_entry(params, name)]}
+
+
+def duc_years(params: Mapping, name: str) -> list[int]:
+    """The DUC years run ``name`` is tested on (``abstractive.duc.years`` when its ``duc`` is true, else none);
+    each must be one of ``duc.years`` when that is given."""
+    if not run_entry(params, name)["duc"]:
+        return []
+    years = sorted(int(y) for y in params["abstractive"]["duc"]["years"])
+    known = params.get("duc", {}).get("years")
+    if known is not None:
+        missing = [y for y in years if y not in {int(k) for k in known}]
+        if missing:
+            raise AbstractiveError(f"abstractive.duc.years {missing} are not DUC years (duc.years: {sorted(known)})")
+    return years
+
+
+def train_inputs(params: Mapping, name: str) -> dict[str, list[str]]:
+    """Run ``name``'s input files by role: ``train``, ``dev`` (of each training source), ``test`` (of each test
+    source), ``duc`` and ``duc_stats`` (each DUC year's table and its prepare stats; empty without DUC)."""
+    run = run_entry(params, name)
+
+    def split(sources, which: str) -> list[str]:
+        return [layout.SOURCE_SPLIT.format(source=s, split=which) for s in sources]
+
+    years = duc_years(params, name)
+    return {
+        "train": split(run["train"], "train"),
+        "dev": split(run["train"], "dev"),
+        "test": split(run["test"], "test"),
+        "duc": [layout.DUC_YEAR.format(year=y) for y in years],
+        "duc_stats": [layout.DUC_YEAR_STATS.format(year=y) for y in years],
+    }
+
+
+def model_config(params: Mapping, run: Mapping) -> tuple[dict[str, Any], bool]:
+    """(the family's config keys with the run's overrides, use_query) for ``run`` (an entry). A key of the
+    other family is an error. ``use_query``: the seq2seq section's (or the run's override); always true for
+    hiersumm, whose baseline reads the query with the top document and whose query encoder reads it apart."""
+    fam = run["family"]
+    if fam not in FAMILIES:
+        raise AbstractiveError(f"unknown family {fam!r}; known: {FAMILIES}")
+    section = params["abstractive"][fam]
+    overrides = dict(run.get("config") or {})
+    unknown = sorted(set(overrides) - set(CONFIG_KEYS[fam]) - set(EXTRA_KEYS[fam]))
+    if unknown:
+        raise AbstractiveError(f"run config keys {unknown} are not {fam} settings ({', '.join(CONFIG_KEYS[fam])})")
+    config = {k: overrides.get(k, section[k]) for k in CONFIG_KEYS[fam]}
+    use_query = bool(overrides.get("use_query", section["use_query"])) if fam == "seq2seq" else True
+    return config, use_query
+
+
+def decode_settings(params: Mapping, run: Mapping, *, duc: bool = False) -> tuple[dict[str, Any], int]:
+    """(DecodeSettings keys, batch size): ``abstractive.decode`` with the run's ``decode`` overrides, then (for
+    DUC) ``abstractive.duc.decode``'s."""
+    merged = dict(params["abstractive"]["decode"])
+    merged.update(run.get("decode") or {})
+    if duc:
+        merged.update(params["abstractive"]["duc"]["decode"] or {})
+    return {k: merged[k] for k in DECODE_KEYS}, int(merged["batch_size"])
+
+
+def duc_flags(flags: str) -> str:
+    """``flags`` without ``-x`` (which switches ROUGE-L off): Table 5 prints R-1, R-2, R-L and R-SU4."""
+    return " ".join(tok for tok in str(flags).split() if tok != "-x")
