@@ -198,6 +198,8 @@ CURATE_DEPENDANTS = {
     "duc_standin",
     "duc_prepare",
     "duc_baselines",
+    "abstractive_train",  # the runs with duc: true read data/duc
+    "abstractive_table",
     "pretrain_variant",
     "pretrain_table",
     "finetune_job",
