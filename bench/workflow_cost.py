@@ -77,6 +77,16 @@ def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> 
             rates.append(float(r["windows_per_second"]))
         line["wall_s"], line["cpu_s"] = round(line["wall_s"], 1), round(line["cpu_s"], 1)
         out.append(line)
+    for res in sorted((run_dir / layout.COMPARE_RESULTS / "abstractive").glob("*.json")):
+        # An abstractive cell (the model axis): one job, training + DUC + QMSum decoding.
+        r = json.loads(res.read_text())
+        line = {"cell": res.stem, "wall_s": 0.0, "cpu_s": 0.0}
+        row = _bench_row(run_dir / layout.benchmark_file(f"compare/abstractive_{res.stem}"))
+        if row is not None:
+            line.update(wall_s=round(float(row["s"]), 1), cpu_s=round(float(row.get("cpu_time") or 0.0), 1))
+        line.update(examples=r["examples"], optimizer_steps=r["optimizer_steps"])
+        line["train_tokens_per_second"] = r["train_tokens_per_second"]
+        out.append(line)
     run_params = run_dir / "params.yaml"
     measured_tokens = None
     if run_params.exists():
@@ -97,6 +107,7 @@ def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> 
             "pretrain_jobs": sum(1 for c in cells if c.trains),
             "duc_jobs": len(cells),
             "qmsum_jobs": len(cells),
+            "abstractive_jobs": len(compare.abstractive_cells(params)),
             "equal_cells": len(equal),
             "natural_cells": sum(1 for c in cells if c.budget == "natural"),
             "equal_training_windows": windows,

@@ -180,6 +180,64 @@ def loopback_server():
         srv.server_close()
 
 
+# ------------------------------------------------------------------------------------------ synthetic DUC years
+def _duc_rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
+    """Rows of a ``data/duc/<year>.parquet`` table for one topic: ``n_docs`` documents of random words with one
+    sentence restating the reference, one reference summary of two sentences."""
+    import numpy as np
+
+    from wikiref.rouge.oracle import sentence_scores
+
+    rng = np.random.default_rng([seed, year, sum(map(ord, topic))])
+    words = "river bridge market council tower harbour school museum railway forest".split()
+    ref = f"the {topic} river bridge opened . council approved the {topic} budget ."
+    rows = []
+    for pos in range(n_docs):
+        sents = [" ".join(rng.choice(words, size=8)) + " ." for _ in range(int(rng.integers(3, 6)))]
+        sents[int(rng.integers(len(sents)))] = f"the {topic} river bridge opened in {1990 + pos} ."
+        rows.append(
+            {
+                "id": f"{year}/{topic}/d{pos}",
+                "year": year,
+                "topic": topic,
+                "query": [topic, f"Describe {topic}."],
+                "doc_position": pos,
+                "doc_id": f"d{pos}",
+                "doc_date": f"2000010{pos}",
+                "doc_sentences": sents,
+                "sentence_targets": sentence_scores(sents, [ref], metric="rouge2_recall"),
+                "references": [ref],
+                "reference_ids": [f"{topic}.M.250.A.A"],
+            }
+        )
+    return rows
+
+
+@pytest.fixture(scope="session")
+def duc_rows():
+    """The row maker of the synthetic DUC tables (``duc_rows(topic, year, n_docs=3, seed=0)``)."""
+    return _duc_rows
+
+
+@pytest.fixture(scope="session")
+def duc_years(tmp_path_factory) -> dict[int, Path]:
+    """Synthetic ``<year>.parquet`` DUC tables (2005-2007, three topics of three documents each), as
+    ``wikiref duc prepare`` writes them: year -> path."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from wikiref.files import write_parquet
+
+    d = tmp_path_factory.mktemp("duc")
+    out = {}
+    for year in (2005, 2006, 2007):
+        rows = [r for t in ("alpha", "beta", "gamma") for r in _duc_rows(f"{t}{year}", year)]
+        path = d / f"{year}.parquet"
+        write_parquet(path, pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False))
+        out[year] = path
+    return out
+
+
 # ------------------------------------------------------------------------------------------ collect inputs
 @pytest.fixture()
 def one_page_dump(repo, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -352,3 +353,94 @@ def test_findings_use_the_duc_interval_when_one_year_was_tested():
     assert duc["measure"] == "mean R-2 recall over 2005" and duc["next_inside_ci95"]
     both = compare.findings([_row("wcep", "finetuned", 7.0), _row("qmdsir", "finetuned", 6.5)], [2005, 2006], None)
     assert "next_inside_ci95" not in both[0]  # a mean over years has no interval here
+
+
+# --------------------------------------------------------------------------- the abstractive model axis
+
+
+def test_abstractive_cells_names_and_job_params(repo):
+    from wikiref.registry import params_json
+
+    params = config.load_params(repo / "params.yaml")
+    cells = compare.abstractive_cells(params)
+    models = [m["name"] for m in params["compare"]["abstractive"]["models"]]
+    assert len(cells) == len(models) * len(compare.training_cells(params))
+    for c in cells:
+        assert compare.parse_abstractive_cell(c.id) == c and c.cell in compare.training_cells(params)
+        assert re.fullmatch(compare.ABSTRACTIVE_CELL_REGEX, c.id) and not re.fullmatch(compare.CELL_REGEX, c.id)
+    for bad in ("model~a_b_source~wcep_budget~equal", "model~x_source~none_budget~none", "source~wcep_budget~equal"):
+        with pytest.raises(compare.CompareError):
+            compare.parse_abstractive_cell(bad)
+    # A cell's job gets its own model only: adding another model or editing the runs reruns none of its jobs.
+    other = copy.deepcopy(params)
+    other["compare"]["abstractive"]["models"].append({"name": "pgn", "family": "seq2seq", "config": {"copy": True}})
+    other["abstractive"]["runs"] = other["abstractive"]["runs"][:1]
+    cell = cells[0].id
+    assert params_json(params, "compare", "abstractive", **compare.abstractive_only(params, cell)) == params_json(
+        other, "compare", "abstractive", **compare.abstractive_only(other, cell)
+    )
+    none = copy.deepcopy(params)
+    none["compare"]["abstractive"]["models"] = []
+    assert compare.abstractive_cells(none) == [] and list(compare.abstractive_grid(none).columns) == [
+        "model",
+        "source",
+        "budget",
+    ]
+
+
+def test_abstractive_cell_trains_on_the_extractive_cells_examples(two_sources, duc_years, tmp_path):
+    root, params = two_sources
+    p = copy.deepcopy(params)
+    p["compare"]["qmsum"]["settings"] = []  # QMSum is covered by the end-to-end workflow test
+    cell = "model~hs-joint_source~union_budget~equal"
+    inputs = compare.abstractive_inputs(p, cell, root / "oracle")
+    inputs["years"] = [duc_years[y] for y in sorted(duc_years)]
+    outs = {"model_dir": tmp_path / "m", "result": tmp_path / "r.json"}
+    r = compare.abstractive(p, inputs, outs, cell=cell)
+    # The same N and shares as the extractive cell source~union_budget~equal; its own step budget.
+    assert r["examples"] == 9 and r["examples_by_source"] == {"wikiref": 5, "qmdsir": 4}
+    assert r["optimizer_steps"] == p["compare"]["abstractive"]["steps"] and r["family"] == "hiersumm"
+    assert sorted(r["duc"]["years"]) == ["2005", "2006", "2007"] and r["standin"]
+    for year, rec in r["duc"]["years"].items():
+        assert rec["topics"] == 3 and 0 <= rec["recall"]["ROUGE-2"] <= 100
+        assert all(len(" ".join(s).split()) <= p["duc"]["summary_words"] for s in r["summaries"][f"duc{year}"].values())
+    again = compare.abstractive(p, inputs, {"model_dir": tmp_path / "m2", "result": tmp_path / "r2.json"}, cell=cell)
+    assert again["summaries"] == r["summaries"]  # deterministic
+    assert json.loads((tmp_path / "r.json").read_text())["cell"] == cell
+
+
+def test_abstractive_rows_join_the_table_as_a_model_axis(repo):
+    params = config.load_params(repo / "config" / "tiny.yaml")
+    years = sorted(int(y) for y in params["duc"]["years"])
+    setting = params["compare"]["qmsum"]["settings"][0]
+    duc_rec = {"recall": {"ROUGE-1": 20.0, "ROUGE-2": 3.0, "ROUGE-SU4": 6.0}, "recall_ci": {"ROUGE-2": [2.0, 4.0]}}
+    qrec = {"modes": {}, "standin": False}
+    results: dict = {"pretrain": {}, "duc": {}, "qmsum": {}, "abstractive": {}}
+    for c in compare.cells(params):
+        results["duc"][c.id] = {"modes": {}, "standin": False}
+        results["qmsum"][c.id] = qrec
+    rouge = {m: {"f1": 1.0, "f1_ci": [0.5, 1.5]} for m in ("rouge1", "rouge2", "rougeL")}
+    for k, c in enumerate(compare.abstractive_cells(params)):
+        results["abstractive"][c.id] = {
+            "label": f"{c.model} (hiersumm, abstractive)",
+            "examples": 9,
+            "optimizer_steps": 4,
+            "duc": {"years": {str(y): {**duc_rec, "recall": {**duc_rec["recall"], "ROUGE-2": 3.0 + k}} for y in years}},
+            "qmsum": {"rouge": rouge},
+            "standin": True,
+        }
+    out = compare.assemble(params, results, {})
+    abstractive = [r for r in out["rows"] if r["mode"] == compare.ABSTRACTIVE_MODE]
+    assert len(abstractive) == len(compare.abstractive_cells(params))
+    assert all(r["Model"].endswith("(hiersumm, abstractive)") and r[f"DUC {years[0]} R-2"] >= 3.0 for r in abstractive)
+    assert all(r["QMSum R-2"] == 1.0 for r in abstractive) and setting
+    found = [f for f in out["findings"] if f["mode"] == compare.ABSTRACTIVE_MODE and f["benchmark"] == "DUC"]
+    assert (
+        len(found) == 1
+        and found[0]["model"] == "hs-joint"
+        and "abstractive, no fine-tuning hs-joint" in found[0]["text"]
+    )
+    best = compare.abstractive_cells(params)[-1]
+    assert found[0]["best"]["source"] == best.source
+    with pytest.raises(compare.CompareError, match="no result of abstractive cell"):
+        compare.assemble(params, {**results, "abstractive": {}}, {})

@@ -115,45 +115,9 @@ def _params(**finetune_over) -> dict:
     return {"seed": 5, "model": model, "finetune": finetune, "pretrain": pretrain, "duc": duc_p}
 
 
-def _rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
-    rng = np.random.default_rng([seed, year, sum(map(ord, topic))])
-    words = "river bridge market council tower harbour school museum railway forest".split()
-    ref = f"the {topic} river bridge opened . council approved the {topic} budget ."
-    rows = []
-    for pos in range(n_docs):
-        sents = [" ".join(rng.choice(words, size=8)) + " ." for _ in range(int(rng.integers(3, 6)))]
-        sents[int(rng.integers(len(sents)))] = f"the {topic} river bridge opened in {1990 + pos} ."
-        from wikiref.rouge.oracle import sentence_scores
-
-        rows.append(
-            {
-                "id": f"{year}/{topic}/d{pos}",
-                "year": year,
-                "topic": topic,
-                "query": [topic, f"Describe {topic}."],
-                "doc_position": pos,
-                "doc_id": f"d{pos}",
-                "doc_date": f"2000010{pos}",
-                "doc_sentences": sents,
-                "sentence_targets": sentence_scores(sents, [ref], metric="rouge2_recall"),
-                "references": [ref],
-                "reference_ids": [f"{topic}.M.250.A.A"],
-            }
-        )
-    return rows
-
-
 @pytest.fixture(scope="module")
-def years(tmp_path_factory) -> dict[int, Path]:
-    d = tmp_path_factory.mktemp("duc")
-    out = {}
-    for year in (2005, 2006, 2007):
-        rows = [r for t in ("alpha", "beta", "gamma") for r in _rows(f"{t}{year}", year)]
-        df = pd.DataFrame(rows)
-        path = d / f"{year}.parquet"
-        write_parquet(path, pa.Table.from_pandas(df, preserve_index=False))
-        out[year] = path
-    return out
+def years(duc_years) -> dict[int, Path]:
+    return duc_years
 
 
 def _tiny_checkpoint(path: Path, pooling="query", head="classification", seed=0) -> None:

@@ -234,6 +234,7 @@ COMPARE_ORACLE_METRICS = f"{COMPARE_RESULTS}/oracle/{{source}}.json"
 COMPARE_PRETRAIN_RESULT = f"{COMPARE_RESULTS}/pretrain/{{cell}}.json"
 COMPARE_DUC_RESULT = f"{COMPARE_RESULTS}/duc/{{cell}}.json"
 COMPARE_QMSUM_RESULT = f"{COMPARE_RESULTS}/qmsum/{{cell}}.json"
+COMPARE_ABSTRACTIVE_RESULT = f"{COMPARE_RESULTS}/abstractive/{{cell}}.json"  # an abstractive cell (+ its summaries)
 COMPARE_TABLE = f"{TABLES}/compare_sources"
 COMPARE_METRICS = f"{METRICS}/compare.json"
 

@@ -238,6 +238,26 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
         "compare.budget",
         "compare.qmsum",
     ),
+    # An abstractive cell: the pre-training cell's data keys, its abstractive model alone (replace=,
+    # wikiref.stages.compare.abstractive_only), the abstractive sizes / training / decoding, DUC and QMSum.
+    ("compare", "abstractive"): (
+        "seed",
+        "model",
+        "compare.sources",
+        "compare.union",
+        "compare.equal",
+        "compare.natural",
+        "compare.budget",
+        "compare.qmsum",
+        "compare.abstractive",
+        "abstractive.vocab",
+        "abstractive.seq2seq",
+        "abstractive.hiersumm",
+        "abstractive.decode",
+        "abstractive.duc",
+        "duc",
+        "qmsum",
+    ),
     ("compare", "table"): ("profile", "seed", "model", "duc", "qmsum", "compare"),
     # The abstractive models: one training job per abstractive.runs entry, which gets that entry alone (replace=,
     # wikiref.stages.abstractive.runs.run_only) and only its family's section, so editing one run or the other
@@ -619,7 +639,7 @@ def _compare(c: Mapping) -> Stage:
     sources = compare.compared_sources(c)
     return Stage(
         "compare",
-        jobs=_jobs("compare", "oracle", "pretrain", "duc", "qmsum", "table"),
+        jobs=_jobs("compare", "oracle", "pretrain", "duc", "qmsum", "abstractive", "table"),
         deps=tuple(L.SOURCE_DIR.format(source=s) for s in sources)
         + (L.DUC_DIR, L.DUC_BASELINES_METRICS, L.QMSUM_DIR, L.QMSUM_BASELINES_METRICS),
         outs=(L.COMPARE_ORACLE_DIR, L.COMPARE_MODELS_DIR, L.COMPARE_RESULTS) + L.table_files(L.COMPARE_TABLE),

@@ -5,6 +5,9 @@
 #                     optimizer steps for every source; natural: every example)
 #   compare_duc       per cell (+ the encoder-only row): DUC transfer and held-out-year fine-tuning
 #   compare_qmsum     per cell (+ the encoder-only row): QMSum transfer and fine-tuning
+#   compare_abstractive  per abstractive cell model~M_source~S_budget~B: abstractive model M of
+#                     compare.abstractive.models trained on cell source~S_budget~B's examples, DUC + QMSum
+#                     without fine-tuning
 #   compare_table     every cell -> the comparison table, results/metrics/compare.json (findings)
 # Cells are small: one thread each, and the gpu resource only when a GPU will be used.
 
@@ -21,6 +24,7 @@ COMPARE_FILES = {
     "pretrain": expand(layout.COMPARE_PRETRAIN_RESULT, cell=COMPARE_SPACE.instance_patterns),
     "duc": expand(layout.COMPARE_DUC_RESULT, cell=COMPARE_RESULT_CELLS),
     "qmsum": expand(layout.COMPARE_QMSUM_RESULT, cell=COMPARE_RESULT_CELLS),
+    "abstractive": compare.abstractive_result_files(config),
 }
 
 
@@ -130,11 +134,41 @@ rule compare_qmsum:
         " --threads {threads} --no-progress > {log} 2>&1"
 
 
+rule compare_abstractive:
+    input:
+        unpack(lambda wc: compare.abstractive_inputs(config, wc.cell)),
+    output:
+        model=layout.COMPARE_MODEL,
+        result=layout.COMPARE_ABSTRACTIVE_RESULT,
+    log:
+        layout.log_file("compare/abstractive/{cell}"),
+    benchmark:
+        layout.benchmark_file("compare/abstractive_{cell}")
+    wildcard_constraints:
+        cell=compare.ABSTRACTIVE_CELL_REGEX,
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    resources:
+        gpu=gpu_resource(config),
+    params:
+        p=lambda wc: stage_params("compare", "abstractive", **compare.abstractive_only(config, wc.cell)),
+        model_dir=lambda wc, output: os.path.dirname(output.model),
+        root=lambda wc, input: os.path.dirname(os.path.dirname(input.train[0])),
+        duc_dir=lambda wc, input: os.path.dirname(input.years[0]),
+        qmsum_dir=lambda wc, input: os.path.dirname(input.qmsum_test[0]),
+    shell:
+        "wikiref compare abstractive --cell {wildcards.cell} --params-json {params.p:q} --oracle-root {params.root:q}"
+        " --duc-dir {params.duc_dir:q} --qmsum-dir {params.qmsum_dir:q} --model-dir {params.model_dir:q}"
+        " --out {output.result:q} --threads {threads} --no-progress > {log} 2>&1"
+
+
 rule compare_table:
     input:
         pretrain=COMPARE_FILES["pretrain"],
         duc=COMPARE_FILES["duc"],
         qmsum=COMPARE_FILES["qmsum"],
+        abstractive=COMPARE_FILES["abstractive"],
         duc_baselines=layout.DUC_BASELINES_METRICS,
         qmsum_baselines=layout.QMSUM_BASELINES_METRICS,
     output:

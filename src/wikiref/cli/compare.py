@@ -20,9 +20,12 @@ source~<wikiref|qmdscnn|qmdsir|wcep|psg2sum|union|none>_budget~<equal|natural|no
   duc       --cell C: DA PRE-TRAINED transfer on every DUC year and held-out-year fine-tuning ->
             {layout.COMPARE_DUC_RESULT} (official ROUGE recall)
   qmsum     --cell C: transfer and fine-tuning on QMSum -> {layout.COMPARE_QMSUM_RESULT} (official ROUGE F1)
+  abstractive --cell model~M_source~S_budget~B: train abstractive model M (compare.abstractive.models) on
+            the examples of cell source~S_budget~B, summarise DUC and QMSum without fine-tuning ->
+            {layout.COMPARE_MODEL_DIR}/, {layout.COMPARE_ABSTRACTIVE_RESULT}
   table     every cell -> {layout.COMPARE_TABLE}.*, {layout.COMPARE_METRICS} (rows, rankings, findings)
   plan      print the cells of the current parameters
-Params: seed, model, pretrain, finetune, duc, qmsum, oracle, compare (compare.budget shrinks windows,
+Params: seed, model, pretrain, finetune, duc, qmsum, oracle, abstractive, compare (compare.budget shrinks windows,
 documents and fine-tuning for these runs only). `wikiref compare <job> --help` lists each job's arguments."""
 
 JOBS = {
@@ -30,6 +33,7 @@ JOBS = {
     "pretrain": "pre-train one (source, budget) cell",
     "duc": "DUC transfer and held-out-year fine-tuning of one cell",
     "qmsum": "QMSum transfer and fine-tuning of one cell",
+    "abstractive": "train an abstractive model on one cell's examples, test it on DUC and QMSum",
     "table": "every cell -> the comparison table and metrics",
     "plan": "print the cells of the current parameters",
 }
@@ -43,19 +47,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_default(p, "--oracle-root", layout.COMPARE_ORACLE_DIR, "output root (<root>/<source>/<split>.parquet)")
             p.add_argument("--metrics", help=f"metrics JSON (default: {layout.COMPARE_ORACLE_METRICS})")
             add_default(p, "--threads", 1, "worker processes", type=int)
-        if job in ("pretrain", "duc", "qmsum"):
-            p.add_argument("--cell", required=True, help="the cell, e.g. source~wcep_budget~equal")
+        if job in ("pretrain", "duc", "qmsum", "abstractive"):
+            example = "model~hs-joint_source~wcep_budget~equal" if job == "abstractive" else "source~wcep_budget~equal"
+            p.add_argument("--cell", required=True, help=f"the cell, e.g. {example}")
             p.add_argument("--out", help="the cell's result JSON (default: results/compare/<job>/<cell>.json)")
             add_torch_arguments(p)
-        if job == "pretrain":
+        if job in ("pretrain", "abstractive"):
             add_default(p, "--oracle-root", layout.COMPARE_ORACLE_DIR, "root of the per-source oracle splits")
             p.add_argument("--model-dir", help=f"the checkpoint (default: {layout.COMPARE_MODEL_DIR})")
         if job in ("duc", "qmsum"):
             add_default(p, "--models-root", layout.COMPARE_MODELS_DIR, "folder of the cells' checkpoints")
             p.add_argument("--work-dir", help=f"scratch folder (default: {layout.COMPARE_WORK_DIR}/<job>)")
-        if job == "duc":
+        if job in ("duc", "abstractive"):
             add_default(p, "--duc-dir", layout.DUC_DIR, "folder with <year>.parquet")
-        if job == "qmsum":
+        if job in ("qmsum", "abstractive"):
             add_default(p, "--qmsum-dir", layout.QMSUM_DIR, "folder with <split>.parquet")
         if job == "table":
             add_default(p, "--results-root", ".", "folder the cell result paths are relative to")
@@ -91,7 +96,7 @@ def _main(args: argparse.Namespace, compare) -> int:
     job = "table" if args.job == "plan" else args.job
     params = params_from_args(args, *job_keys("compare", job))
     if args.job == "plan":
-        print("\n".join(f"cell {c.id}" for c in compare.cells(params)))
+        print("\n".join(f"cell {c.id}" for c in (*compare.cells(params), *compare.abstractive_cells(params))))
         return 0
     if args.job == "oracle":
         in_dir = Path(args.in_dir or layout.SOURCE_DIR.format(source=args.source))
@@ -115,6 +120,8 @@ def _main(args: argparse.Namespace, compare) -> int:
 
     set_torch_threads(args)
     progress = not args.no_progress
+    if args.job == "abstractive":
+        return _abstractive(args, params, compare, progress)
     cell = compare.parse_cell(args.cell)
     templates = {
         "pretrain": layout.COMPARE_PRETRAIN_RESULT,
@@ -146,4 +153,22 @@ def _main(args: argparse.Namespace, compare) -> int:
     for mode, per_setting in r["modes"].items():
         r2 = " ".join(f"{s}:{v['rouge']['rouge2']['f1']:.2f}" for s, v in per_setting.items())
         print(f"{cell.id} QMSum {mode}: R-2 F1 {r2}{_label(r)}")
+    return 0
+
+
+def _abstractive(args: argparse.Namespace, params, compare, progress: bool) -> int:
+    cell = compare.parse_abstractive_cell(args.cell)
+    inputs = compare.abstractive_inputs(params, cell.id, args.oracle_root)
+    inputs["years"] = [
+        layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in sorted(int(y) for y in params["duc"]["years"])
+    ]
+    inputs["qmsum_test"] = [layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split="test")]
+    outputs = {
+        "model_dir": Path(args.model_dir or compare.model_dir_of(cell.id)),
+        "result": args.out or layout.COMPARE_ABSTRACTIVE_RESULT.format(cell=cell.id),
+    }
+    r = compare.abstractive(params, inputs, outputs, cell=cell.id, progress=progress)
+    r2 = " ".join(f"{y}:{v['recall']['ROUGE-2']:.2f}" for y, v in r["duc"]["years"].items())
+    qm = f", QMSum R-2 F1 {r['qmsum']['rouge']['rouge2']['f1']:.2f}" if "qmsum" in r else ""
+    print(f"{cell.id}: {r['examples']} examples, {r['optimizer_steps']} steps; DUC R-2 recall {r2}{qm}{_label(r)}")
     return 0

@@ -40,6 +40,7 @@ from __future__ import annotations
 import copy
 import logging
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +73,8 @@ CELL_REGEX = r"source~[a-z0-9]+_budget~[a-z]+"
 MODES = ("finetuned", "transfer")
 QMSUM_R2_CI = "qmsum_r2_f1_ci"  # a row field, not a printed column
 MODE_LABELS = {"finetuned": "fine-tuned", "transfer": "DA PRE-TRAINED (no fine-tuning)"}
+ABSTRACTIVE_MODE = "abstractive"  # the rows of the abstractive cells: transfer, no fine-tuning
+MODE_LABELS[ABSTRACTIVE_MODE] = "abstractive, no fine-tuning"
 DUC_MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
 QMSUM_METRICS = ("rouge1", "rouge2", "rougeL")
 SOURCE_LABELS = {
@@ -208,6 +211,11 @@ def model_dir(cell: str | Cell) -> str:
     return layout.COMPARE_MODEL_DIR.format(cell=_cell(cell).id)
 
 
+def model_dir_of(cell_id: str) -> str:
+    """The checkpoint folder of any cell id (extractive or abstractive)."""
+    return layout.COMPARE_MODEL_DIR.format(cell=cell_id)
+
+
 def start_inputs(cell: str) -> list[str]:
     """The checkpoint a DUC / QMSum job starts from (none for the encoder-only row)."""
     c = parse_cell(cell)
@@ -223,6 +231,7 @@ def result_files(params: Mapping) -> dict[str, list[str]]:
         "pretrain": [layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id) for c in train],
         "duc": [layout.COMPARE_DUC_RESULT.format(cell=c.id) for c in cells(params)],
         "qmsum": [layout.COMPARE_QMSUM_RESULT.format(cell=c.id) for c in cells(params)],
+        "abstractive": abstractive_result_files(params),
     }
 
 
@@ -660,6 +669,263 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     return out
 
 
+# --------------------------------------------------------------------------- the abstractive model axis
+# An abstractive cell trains one of ``compare.abstractive.models`` (an ``abstractive.runs``-shaped entry:
+# family, config overrides, decode overrides; sizes and training settings from the ``abstractive`` section) on
+# exactly the training examples of the extractive cell with the same source and budget (the same oracle rows,
+# seeded subset and document caps of :func:`training_data`; the summary = the oracle's reference statement),
+# and is tested without fine-tuning (transfer) on DUC and on QMSum.
+
+ABSTRACTIVE_COLUMNS = ("model", "source", "budget")
+ABSTRACTIVE_CELL_REGEX = r"model~[A-Za-z0-9]+(-[A-Za-z0-9]+)*_source~[a-z0-9]+_budget~[a-z]+"
+_MODEL_NAME = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+EXTRACTIVE = "extractive"  # the model of the extractive rows (the table's Model column)
+EXTRACTIVE_LABEL = "BERT scorer (extractive)"
+
+
+@dataclass(frozen=True, order=True)
+class AbstractiveCell:
+    model: str
+    source: str
+    budget: str
+
+    def __post_init__(self) -> None:
+        if not _MODEL_NAME.fullmatch(self.model):
+            raise CompareError(f"abstractive model name {self.model!r}: letters, digits and single '-' only")
+        if not self.cell.trains:
+            raise CompareError("an abstractive cell trains on a source (source none has nothing to train on)")
+
+    @property
+    def cell(self) -> Cell:
+        """The extractive cell whose training examples it uses."""
+        return Cell(self.source, self.budget)
+
+    @property
+    def id(self) -> str:
+        return f"model~{self.model}_source~{self.source}_budget~{self.budget}"
+
+
+def parse_abstractive_cell(text: str) -> AbstractiveCell:
+    fields = grid_cell_fields(text, ABSTRACTIVE_COLUMNS, CompareError)
+    cell = AbstractiveCell(fields["model"], fields["source"], fields["budget"])
+    if cell.id != text:
+        raise CompareError(f"cell {text!r} is not in canonical form ({cell.id})")
+    return cell
+
+
+def abstractive_models(params: Mapping) -> dict[str, dict]:
+    """``compare.abstractive.models`` (a list, like ``abstractive.runs``) by name: entry (``name``, ``family``,
+    ``config``, optional ``decode``)."""
+    models: dict[str, dict] = {}
+    for spec in params["compare"]["abstractive"]["models"] or []:
+        name = str(spec["name"])
+        if not _MODEL_NAME.fullmatch(name):
+            raise CompareError(f"compare.abstractive.models: name {name!r}: letters, digits and single '-' only")
+        if name in models:
+            raise CompareError(f"compare.abstractive.models: {name!r} twice")
+        if spec.get("family") not in ("seq2seq", "hiersumm"):
+            raise CompareError(f"compare.abstractive.models {name}: family must be seq2seq or hiersumm")
+        models[name] = dict(spec)
+    return models
+
+
+def abstractive_cells(params: Mapping) -> list[AbstractiveCell]:
+    """Every abstractive model x every training cell of the grid."""
+    return [AbstractiveCell(m, c.source, c.budget) for m in abstractive_models(params) for c in training_cells(params)]
+
+
+def abstractive_grid(params: Mapping) -> pd.DataFrame:
+    """The abstractive cells as a DataFrame for Snakemake's ``Paramspace`` (no rows: no abstractive model)."""
+    return pd.DataFrame(
+        [(c.model, c.source, c.budget) for c in abstractive_cells(params)], columns=list(ABSTRACTIVE_COLUMNS)
+    )
+
+
+def abstractive_result_files(params: Mapping) -> list[str]:
+    return [layout.COMPARE_ABSTRACTIVE_RESULT.format(cell=c.id) for c in abstractive_cells(params)]
+
+
+def abstractive_only(params: Mapping, cell: str) -> dict[str, Any]:
+    """``replace=`` for an abstractive cell's job: ``compare.abstractive.models`` holding its model alone, so
+    adding or editing another model reruns none of its jobs."""
+    c = parse_abstractive_cell(cell)
+    models = abstractive_models(params)
+    if c.model not in models:
+        raise CompareError(f"no model {c.model!r} in compare.abstractive.models ({', '.join(models) or 'none'})")
+    return {"compare.abstractive.models": [copy.deepcopy(models[c.model])]}
+
+
+def abstractive_inputs(
+    params: Mapping, cell: str, root: str | Path = layout.COMPARE_ORACLE_DIR
+) -> dict[str, list[str]]:
+    """The extractive cell's training inputs (:func:`pretrain_inputs`), the DUC years and the QMSum test split."""
+    c = parse_abstractive_cell(cell)
+    return {
+        **pretrain_inputs(params, c.cell.id, root),
+        "years": [layout.DUC_YEAR.format(year=y) for y in sorted(int(y) for y in params["duc"]["years"])],
+        "qmsum_test": [layout.QMSUM_SPLIT.format(split="test")],
+    }
+
+
+def oracle_item(row: Mapping):
+    """An oracle row (:data:`wikiref.schemas.ORACLE_SOURCE`) as an abstractive item: its documents from
+    ``doc_lengths``, the summary = the reference statement."""
+    from wikiref.model import abstractive as A
+
+    sents = [str(s) for s in row["doc_sentences"]]
+    docs, pos = [], 0
+    for n in (int(x) for x in row["doc_lengths"]):
+        docs.append(A.tokens(" ".join(sents[pos : pos + n])))
+        pos += n
+    docs = [d for d in docs if d]
+    if not docs:
+        raise CompareError(f"example {row['id']!r}: no document with a token")
+    query = [t for level in row["query"] for t in A.tokens(str(level))]
+    return A.Item(str(row["id"]), query, docs, A.tokens(str(row["statement"])))
+
+
+def duc_items(df: pd.DataFrame) -> list:
+    """One abstractive item per DUC topic of a year's table (:func:`wikiref.stages.finetune.load_year` order):
+    the query levels (title, narrative sentences), the documents oldest first; no summary."""
+    from wikiref.model import abstractive as A
+
+    items = []
+    for topic, g in df.groupby("topic", sort=True):
+        g = g.sort_values("doc_position", kind="stable")
+        query = [t for level in g["query"].iloc[0] for t in A.tokens(str(level))]
+        docs = [d for d in (A.tokens(" ".join(str(s) for s in ss)) for ss in g["doc_sentences"]) if d]
+        items.append(A.Item(str(topic), query, docs or [["."]], None))
+    return items
+
+
+def qmsum_items(rows: pd.DataFrame, setting: str, doc_tokens: int) -> list:
+    """One abstractive item per QMSum query: the query, the setting's turns (``transcript`` / ``gold_span``) cut
+    in order into documents of about ``doc_tokens`` tokens (whole turns; a longer turn is one document)."""
+    from wikiref.model import abstractive as A
+    from wikiref.stages.qmsum import baselines as qb
+
+    items = []
+    for r in rows.to_dict("records"):
+        _, turns = qb.document_turns(r, setting)
+        docs: list[list[str]] = [[]]
+        for turn in turns:
+            toks = A.tokens(str(turn))
+            if docs[-1] and len(docs[-1]) + len(toks) > doc_tokens:
+                docs.append([])
+            docs[-1].extend(toks)
+        docs = [d for d in docs if d] or [["."]]
+        items.append(A.Item(str(r["id"]), A.tokens(str(r["query"])), docs, None))
+    return items
+
+
+def truncate_words(sentences: Sequence[str], max_words: int) -> list[str]:
+    """The first ``max_words`` whitespace words of the sentences (the last one cut), as sentences."""
+    out, left = [], max_words
+    for s in sentences:
+        words = s.split()
+        if left <= 0 or not words:
+            break
+        out.append(" ".join(words[:left]))
+        left -= min(left, len(words))
+    return out
+
+
+def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str, progress: bool = False) -> dict:
+    """One abstractive cell: train the model on the extractive cell's examples (``compare.abstractive.steps``
+    optimizer steps under the equal budget, the family's epochs under the natural one), then summarise every DUC
+    year (official ROUGE recall, ``duc.rouge_flags``, summaries cut to ``duc.summary_words`` words) and the QMSum
+    test queries (official ROUGE F1, ``qmsum.rouge_flags``, cut to ``qmsum.summary_words``; the first of
+    ``compare.qmsum.settings``). inputs: :func:`abstractive_inputs`; outputs: ``model_dir``, ``result`` (JSON).
+    Returns the result."""
+    from wikiref.files import write_json
+    from wikiref.model import abstractive as A
+    from wikiref.model.decoding import DecodeSettings
+    from wikiref.model.training import TrainSettings, resolve_device
+    from wikiref.stages import finetune
+    from wikiref.stages.abstractive import runs
+    from wikiref.stages.duc import reader as duc_reader
+    from wikiref.stages.duc.baselines import evaluate as duc_evaluate
+    from wikiref.stages.qmsum import stage as q
+
+    c = parse_abstractive_cell(cell)
+    spec = abstractive_models(params)[c.model]
+    family = spec["family"]
+    run_params = effective_params(params)
+    train_df, dev_df, info = training_data(run_params, c.cell, inputs)
+    train_items = [oracle_item(r) for r in train_df.to_dict("records")]
+    dev_items = [oracle_item(r) for r in dev_df.to_dict("records")]
+    config, use_query = runs.model_config(run_params, spec)
+    section = run_params["abstractive"][family]
+    settings = TrainSettings.from_params(run_params["seed"], run_params["model"], section["train"], progress=progress)
+    if c.budget == "equal":
+        settings.max_steps = int(run_params["compare"]["abstractive"]["steps"])
+    vocab = A.build_vocab(train_items, int(run_params["abstractive"]["vocab"]["max_words"]))
+    model = A.build_model(family, vocab, config, seed=int(run_params["seed"]))
+    t0 = time.perf_counter()
+    res = A.fit(family, model, vocab, train_items, dev_items, settings, outputs["model_dir"], use_query=use_query)
+    summariser = A.load(outputs["model_dir"], resolve_device(run_params["model"]["device"]))
+    out: dict[str, Any] = {
+        "cell": c.id,
+        "model": c.model,
+        "family": family,
+        "variant": model.config.variant,
+        "source": c.source,
+        "budget": c.budget,
+        "label": f"{c.model} ({family}, abstractive)",
+        "examples": info["examples"],
+        "examples_by_source": info["examples_by_source"],
+        "optimizer_steps": int(res.history[-1]["global_step"]) if res.history else 0,
+        "best_epoch": res.best_epoch,
+        "train_tokens_per_second": round(res.tokens_per_second, 1),
+        "vocab_size": len(vocab),
+        "summaries": {},
+    }
+    keys, batch = runs.decode_settings(run_params, spec, duc=True)
+    keys.update({k: v for k, v in (spec.get("decode") or {}).items() if k in keys})  # the model's own decoding wins
+    duc_settings = DecodeSettings(**keys)
+    duc = run_params["duc"]
+    per_year = {}
+    for path in inputs["years"]:
+        df = finetune.load_year(path)
+        items = duc_items(df)
+        toks = A.summarise(summariser, items, duc_settings, batch)
+        summaries = {
+            it.id: truncate_words(A.split_sentences(t), int(duc["summary_words"])) for it, t in zip(items, toks)
+        }
+        scores = duc_evaluate(summaries, duc_reader.rows_to_topics(df.to_dict("records")), duc["rouge_flags"])
+        year = str(int(df["year"].iloc[0]))
+        per_year[year] = {
+            "recall": finetune.recall_x100(scores),
+            "recall_ci": {m: [round(100.0 * float(x), 4) for x in scores[m]["R_ci"]] for m in DUC_MEASURES},
+            "topics": len(items),
+        }
+        out["summaries"][f"duc{year}"] = summaries
+    out["duc"] = {"flags": duc["rouge_flags"], "standin": bool(duc["standin"]), "years": per_year}
+    settings_q = run_params["compare"]["qmsum"]["settings"]
+    if settings_q:
+        setting, qp = settings_q[0], run_params["qmsum"]
+        rows = q.eval_rows(q.load_split(inputs["qmsum_test"][0]), qp, run_params["seed"])
+        doc_tokens = int(config.get("max_doc_length", config.get("max_source_length", 400)))
+        keys, batch = runs.decode_settings(run_params, spec)
+        items = qmsum_items(rows, setting, doc_tokens)
+        toks = A.summarise(summariser, items, DecodeSettings(**keys), batch)
+        summaries = {
+            it.id: truncate_words(A.split_sentences(t), int(qp["summary_words"])) for it, t in zip(items, toks)
+        }
+        out["qmsum"] = {
+            "setting": setting,
+            "flags": qp["rouge_flags"],
+            "test_queries": len(rows),
+            "rouge": q.score(summaries, rows, qp["rouge_flags"]),
+            "standin": bool(rows["standin"].any()) if len(rows) else False,
+        }
+        out["summaries"]["qmsum"] = summaries
+    out["standin"] = bool(info["standin"]) or out["duc"]["standin"] or bool(out.get("qmsum", {}).get("standin"))
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    write_json(outputs["result"], out)
+    return out
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -706,6 +972,8 @@ def assemble(params: Mapping, results: Mapping[str, Mapping[str, Mapping]], base
                 continue
             rows.append(
                 {
+                    "Model": EXTRACTIVE_LABEL,
+                    "model": EXTRACTIVE,
                     "Source": c.label,
                     "source": c.source,
                     "Budget": c.budget,
@@ -718,8 +986,38 @@ def assemble(params: Mapping, results: Mapping[str, Mapping[str, Mapping]], base
                     "standin": bool(pre.get("standin")) or bool(d.get("standin")) or bool(qm.get("standin")),
                 }
             )
+    for c in abstractive_cells(params):
+        res = results.get("abstractive", {}).get(c.id)
+        if res is None:
+            raise CompareError(f"no result of abstractive cell {c.id}")
+        qm = res.get("qmsum")
+        rows.append(
+            {
+                "Model": res["label"],
+                "model": c.model,
+                "Source": SOURCE_LABELS[c.source],
+                "source": c.source,
+                "Budget": c.budget,
+                "Mode": MODE_LABELS[ABSTRACTIVE_MODE],
+                "mode": ABSTRACTIVE_MODE,
+                "Examples": res["examples"],
+                "Steps": res["optimizer_steps"],
+                **_duc_cells({"modes": {ABSTRACTIVE_MODE: res["duc"]["years"]}}, ABSTRACTIVE_MODE, years),
+                **(
+                    _qmsum_cells(
+                        {"modes": {ABSTRACTIVE_MODE: {setting: {"rouge": qm["rouge"]}} if qm else {}}},
+                        ABSTRACTIVE_MODE,
+                        setting,
+                    )
+                    if setting
+                    else {}
+                ),
+                "standin": bool(res["standin"]),
+            }
+        )
     for key, label in (("lead", "LEAD"), ("query_sim", "QUERY-SIM"), ("oracle", "ORACLE")):
-        row: dict[str, Any] = {"Source": label, "source": key, "Budget": "-", "Mode": "baseline", "mode": "baseline"}
+        row: dict[str, Any] = {"Model": "-", "model": "baseline", "Source": label, "source": key}
+        row.update(Budget="-", Mode="baseline", mode="baseline")
         row.update(Examples=0, Steps=0)
         for y in years:
             rec = baselines.get("duc", {}).get("systems", {}).get(key, {}).get(str(y))
@@ -747,8 +1045,10 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
     over the encoder-only row. A row missing one of those years is not ranked (no mean over fewer years);
     a statement is made only from numbers that exist."""
     out = []
-    for mode in MODES:
-        mine = [r for r in rows if r["mode"] == mode]
+    groups = [(mode, None, [r for r in rows if r["mode"] == mode]) for mode in MODES]
+    models = dict.fromkeys(r["model"] for r in rows if r["mode"] == ABSTRACTIVE_MODE)
+    groups += [(ABSTRACTIVE_MODE, m, [r for r in rows if r["model"] == m]) for m in models]
+    for mode, model, mine in groups:
         tested = [y for y in years if any(r.get(f"DUC {y} R-2") is not None for r in mine)]
         benchmarks = []
         intervals: dict = {}
@@ -774,6 +1074,7 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
             item: dict[str, Any] = {
                 "benchmark": bench,
                 "mode": mode,
+                **({"model": model} if model else {}),
                 "measure": measure,
                 "ranking": [{"source": r["source"], "budget": r["Budget"], "score": round(v, 4)} for v, r in cand],
                 "best": {"source": best["source"], "budget": best["Budget"], "score": round(best_v, 4)},
@@ -790,14 +1091,16 @@ def findings(rows: Sequence[Mapping], years: Sequence[int], setting: str | None)
             item["text"] = finding_text(item)
             out.append(item)
     order = {"DUC": 0, "QMSum": 1}
-    return sorted(out, key=lambda f: (order[f["benchmark"]], MODES.index(f["mode"])))
+    modes = (*MODES, ABSTRACTIVE_MODE)
+    return sorted(out, key=lambda f: (order[f["benchmark"]], modes.index(f["mode"]), f.get("model", "")))
 
 
 def finding_text(item: Mapping) -> str:
     """One sentence that says what the numbers show (ties and negative margins said as such)."""
     best = item["best"]
     label = f"{SOURCE_LABELS.get(best['source'], best['source'])} ({best['budget']} budget)"
-    head = f"{item['benchmark']}, {MODE_LABELS[item['mode']]}, {item['measure']}: "
+    model = f" {item['model']}" if item.get("model") else ""
+    head = f"{item['benchmark']}, {MODE_LABELS[item['mode']]}{model}, {item['measure']}: "
     if len(item["ranking"]) == 1:
         text = head + f"only {label} was run ({best['score']:.2f})"
     elif item["margin_over_next"] <= 0:
@@ -836,11 +1139,17 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
                 raise CompareError(f"missing cell result {path}: run its compare job first")
             rec = read_json(path)
             results[kind][rec["cell"]] = rec
+    results["abstractive"] = {}
+    for path in inputs.get("abstractive", []):
+        if not Path(path).exists():
+            raise CompareError(f"missing abstractive cell result {path}: run its compare job first")
+        rec = read_json(path)
+        results["abstractive"][rec["cell"]] = rec
     baselines = {k: read_json(inputs[f"{k}_baselines"]) for k in ("duc", "qmsum") if inputs.get(f"{k}_baselines")}
     assembled = assemble(params, results, baselines)
     standin = any(r["standin"] for r in assembled["rows"])
     df = pd.DataFrame(assembled["rows"])
-    hidden = {"source", "mode", "standin", QMSUM_R2_CI, *(duc_r2_ci(y) for y in assembled["years"])}
+    hidden = {"model", "source", "mode", "standin", QMSUM_R2_CI, *(duc_r2_ci(y) for y in assembled["years"])}
     shown = df[[c for c in df.columns if c not in hidden]].astype(object)
     shown = shown.where(shown.notna(), "-")  # a cell that was not run (e.g. no transfer of the encoder)
     write_table(
@@ -857,6 +1166,7 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "standin": standin,
         "encoder": params["model"]["encoder"],
         "cells": [c.id for c in cells(params)],
+        "abstractive_cells": [c.id for c in abstractive_cells(params)],
         "rows": assembled["rows"],
         "findings": assembled["findings"],
         "qmsum_setting": assembled["qmsum_setting"],
@@ -876,7 +1186,8 @@ def table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
                 2,
             )
             for cid in results["duc"]
-        },
+        }
+        | {cid: float(r["seconds"]) for cid, r in results["abstractive"].items()},
     }
     write_json(outputs["metrics"], metrics)
     return metrics
