@@ -784,20 +784,6 @@ def oracle_item(row: Mapping):
     return A.Item(str(row["id"]), query, docs, A.tokens(str(row["statement"])))
 
 
-def duc_items(df: pd.DataFrame) -> list:
-    """One abstractive item per DUC topic of a year's table (:func:`wikiref.stages.finetune.load_year` order):
-    the query levels (title, narrative sentences), the documents oldest first; no summary."""
-    from wikiref.model import abstractive as A
-
-    items = []
-    for topic, g in df.groupby("topic", sort=True):
-        g = g.sort_values("doc_position", kind="stable")
-        query = [t for level in g["query"].iloc[0] for t in A.tokens(str(level))]
-        docs = [d for d in (A.tokens(" ".join(str(s) for s in ss)) for ss in g["doc_sentences"]) if d]
-        items.append(A.Item(str(topic), query, docs or [["."]], None))
-    return items
-
-
 def qmsum_items(rows: pd.DataFrame, setting: str, doc_tokens: int) -> list:
     """One abstractive item per QMSum query: the query, the setting's turns (``transcript`` / ``gold_span``) cut
     in order into documents of about ``doc_tokens`` tokens (whole turns; a longer turn is one document)."""
@@ -818,22 +804,11 @@ def qmsum_items(rows: pd.DataFrame, setting: str, doc_tokens: int) -> list:
     return items
 
 
-def truncate_words(sentences: Sequence[str], max_words: int) -> list[str]:
-    """The first ``max_words`` whitespace words of the sentences (the last one cut), as sentences."""
-    out, left = [], max_words
-    for s in sentences:
-        words = s.split()
-        if left <= 0 or not words:
-            break
-        out.append(" ".join(words[:left]))
-        left -= min(left, len(words))
-    return out
-
-
 def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str, progress: bool = False) -> dict:
     """One abstractive cell: train the model on the extractive cell's examples (``compare.abstractive.steps``
     optimizer steps under the equal budget, the family's epochs under the natural one), then summarise every DUC
-    year (official ROUGE recall, ``duc.rouge_flags``, summaries cut to ``duc.summary_words`` words) and the QMSum
+    year (official ROUGE recall, ``duc.rouge_flags``, summaries cut to ``duc.summary_words`` words, as the
+    abstractive stage does: :func:`wikiref.stages.abstractive.stage.duc_items` / ``truncate_words``) and the QMSum
     test queries (official ROUGE F1, ``qmsum.rouge_flags``, cut to ``qmsum.summary_words``; the first of
     ``compare.qmsum.settings``). inputs: :func:`abstractive_inputs`; outputs: ``model_dir``, ``result`` (JSON).
     Returns the result."""
@@ -842,8 +817,7 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
     from wikiref.model.decoding import DecodeSettings
     from wikiref.model.training import TrainSettings, resolve_device
     from wikiref.stages import finetune
-    from wikiref.stages.abstractive import runs
-    from wikiref.stages.duc import reader as duc_reader
+    from wikiref.stages.abstractive import runs, stage
     from wikiref.stages.duc.baselines import evaluate as duc_evaluate
     from wikiref.stages.qmsum import stage as q
 
@@ -887,12 +861,11 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
     per_year = {}
     for path in inputs["years"]:
         df = finetune.load_year(path)
-        items = duc_items(df)
+        items, topics = stage.duc_items(df.to_dict("records"))
         toks = A.summarise(summariser, items, duc_settings, batch)
-        summaries = {
-            it.id: truncate_words(A.split_sentences(t), int(duc["summary_words"])) for it, t in zip(items, toks)
-        }
-        scores = duc_evaluate(summaries, duc_reader.rows_to_topics(df.to_dict("records")), duc["rouge_flags"])
+        words = int(duc["summary_words"])
+        summaries = {it.id: A.split_sentences(stage.truncate_words(t, words)) for it, t in zip(items, toks)}
+        scores = duc_evaluate(summaries, topics, duc["rouge_flags"])
         year = str(int(df["year"].iloc[0]))
         per_year[year] = {
             "recall": finetune.recall_x100(scores),
@@ -909,9 +882,8 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
         keys, batch = runs.decode_settings(run_params, spec)
         items = qmsum_items(rows, setting, doc_tokens)
         toks = A.summarise(summariser, items, DecodeSettings(**keys), batch)
-        summaries = {
-            it.id: truncate_words(A.split_sentences(t), int(qp["summary_words"])) for it, t in zip(items, toks)
-        }
+        words = int(qp["summary_words"])
+        summaries = {it.id: A.split_sentences(stage.truncate_words(t, words)) for it, t in zip(items, toks)}
         out["qmsum"] = {
             "setting": setting,
             "flags": qp["rouge_flags"],
