@@ -174,8 +174,9 @@ def _lengths(rng, mean: float, sigma: float, low: int, high: int, n: int):
 
 
 def synthetic_items(family: str, n: int, vocab_words: int, seed: int):
-    """``n`` seeded (query, documents, summary) token lists: Zipf words ``w<k>``, about 5% beyond the
-    vocabulary's words (out of vocabulary); summaries copy half their words from the documents."""
+    """``n`` seeded (query, documents, summary) token lists: Zipf words ``w<k>``, ranks up to 5% beyond the
+    vocabulary's words (1-2% of the tokens out of vocabulary); summaries copy half their words from the
+    documents."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -222,16 +223,21 @@ def parquet_items(source: str, n: int):
 # --------------------------------------------------------------------------- models
 
 
-def build(model_name: str, size: str, items):
-    """(model config, vocabulary, examples with targets) for one model and size."""
+def build(model_name: str, size: str, items, synthetic: bool = True):
+    """(model config, vocabulary, examples with targets) for one model and size. The vocabulary of synthetic
+    data is its most frequent words ``w1 ...`` (the rarest of :func:`synthetic_items`' words are out of
+    it, 1-2% of the tokens); that of real data its most frequent tokens, padded with unused words to the
+    configured size."""
     from wikiref.model import hiersumm, seq2seq
     from wikiref.model.seq2seq import SPECIALS, Vocab
 
     family = FAMILY[model_name]
     shape = dict(SEQ2SEQ[size] if family == "seq2seq" else HIERSUMM[size])
     n_vocab = shape.pop("vocab")
-    texts = [t for q, docs, s in items for t in (q, *docs, s)]
-    vocab = Vocab.build(texts, n_vocab - len(SPECIALS))
+    if synthetic:
+        vocab = Vocab([*SPECIALS, *(f"w{r}" for r in range(1, n_vocab - len(SPECIALS) + 1))])
+    else:
+        vocab = Vocab.build([t for q, docs, s in items for t in (q, *docs, s)], n_vocab - len(SPECIALS))
     if len(vocab) < n_vocab:  # a small sample: pad the vocabulary to the configured size with unused words
         vocab = Vocab([*vocab.words, *(f"<unused{i}>" for i in range(n_vocab - len(vocab)))])
     if family == "seq2seq":
@@ -386,7 +392,7 @@ def run_case(args, model_name: str, size: str) -> dict:
         vocab_words = (SEQ2SEQ if family == "seq2seq" else HIERSUMM)[size]["vocab"]
         items = synthetic_items(family, n_train, vocab_words, seed=0)
         data = "synthetic (seeded)"
-    cfg, vocab, examples = build(model_name, size, items)
+    cfg, vocab, examples = build(model_name, size, items, synthetic=not args.data)
     model0 = new_model(cfg)
     params = sum(p.numel() for p in model0.parameters())
     train: dict = {}
