@@ -180,6 +180,33 @@ def loopback_server():
         srv.server_close()
 
 
+# ------------------------------------------------------------------------------------------ model tests
+def _full_batch_fit(model, batch, steps: int, lr: float, max_grad_norm: float) -> list[float]:
+    """Full-batch AdamW (the project's parameter groups, no weight decay), gradients clipped; the loss of every
+    step. For model tests that overfit a toy batch (the stages train through wikiref.model.training.fit)."""
+    import torch
+
+    from wikiref.model.training import param_groups
+
+    opt = torch.optim.AdamW(param_groups(model, weight_decay=0.0), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        out = model(batch)
+        out.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        opt.step()
+        losses.append(out.loss.item())
+    return losses
+
+
+@pytest.fixture(scope="session")
+def full_batch_fit():
+    """``full_batch_fit(model, batch, steps, lr, max_grad_norm)``: see :func:`_full_batch_fit`."""
+    return _full_batch_fit
+
+
 # ------------------------------------------------------------------------------------------ synthetic DUC years
 def _duc_rows(topic: str, year: int, n_docs: int = 3, seed: int = 0) -> list[dict]:
     """Rows of a ``data/duc/<year>.parquet`` table for one topic: ``n_docs`` documents of random words with one

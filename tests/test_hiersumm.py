@@ -28,7 +28,6 @@ from wikiref.model.hiersumm import (
     sinusoid,
 )
 from wikiref.model.seq2seq import PAD_ID, SPECIALS, Vocab
-from wikiref.model.training import param_groups
 
 SWITCHES = ("decoder_local_global", "ordering", "query_encoder")
 VARIANTS = {
@@ -121,19 +120,10 @@ def batch_of(triplets, cfg: HierSummConfig, with_target: bool = True):
     return examples, collate(examples, cfg)
 
 
-def fit(model: HierSumm, batch, steps: int, lr: float = 0.005) -> list[float]:
-    """Full-batch AdamW (the project's parameter groups), returns the loss of every step."""
-    opt = torch.optim.AdamW(param_groups(model, weight_decay=0.0), lr=lr)
-    model.train()
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        out = model(batch)
-        out.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(out.loss.item())
-    return losses
+@pytest.fixture
+def fit(full_batch_fit):
+    """Full-batch AdamW on a toy batch (conftest), lr 0.005, gradients clipped at 1."""
+    return lambda model, batch, steps: full_batch_fit(model, batch, steps, 0.005, 1.0)
 
 
 def sources(data=DATA):
@@ -325,7 +315,7 @@ OVERFIT = {"baseline": (100, 0.02), "full": (100, 0.02)}
 
 
 @pytest.mark.parametrize("variant", list(OVERFIT))
-def test_tiny_model_overfits_toy_examples(variant):
+def test_tiny_model_overfits_toy_examples(variant, fit):
     steps, threshold = OVERFIT[variant]
     torch.manual_seed(0)
     model = HierSumm(config(variant))
@@ -338,7 +328,7 @@ def test_tiny_model_overfits_toy_examples(variant):
         assert decode(model, vocab(), sources(), DecodeSettings(beam=beam)) == summaries
 
 
-def partly_trained(variant: str, seed: int = 2, steps: int = 25) -> HierSumm:
+def partly_trained(fit, variant: str, seed: int = 2, steps: int = 25) -> HierSumm:
     """A tiny model trained a little on the toy data: its outputs depend on the input but are not yet the
     summaries (a random tiny transformer says the same word whatever the input)."""
     torch.manual_seed(seed)
@@ -357,8 +347,8 @@ INPUTS = [
 
 
 @pytest.mark.parametrize("variant", ["baseline", "full"])
-def test_beam_one_equals_greedy(variant):
-    for model in (partly_trained(variant), random_model(variant, seed=1)):
+def test_beam_one_equals_greedy(variant, fit):
+    for model in (partly_trained(fit, variant), random_model(variant, seed=1)):
         _, batch = batch_of([(q, d, None) for q, d in INPUTS], model.config, with_target=False)
         for settings in (
             DecodeSettings(max_length=8),
@@ -375,8 +365,8 @@ def no_repeated_trigram(out: list[str]) -> bool:
 
 
 @pytest.mark.parametrize("variant", ["baseline", "full"])
-def test_batched_decoding_equals_one_at_a_time(variant):
-    for trained, model in ((True, partly_trained(variant)), (False, random_model(variant, seed=2))):
+def test_batched_decoding_equals_one_at_a_time(variant, fit):
+    for trained, model in ((True, partly_trained(fit, variant)), (False, random_model(variant, seed=2))):
         for settings in (
             DecodeSettings(beam=1, max_length=8),
             DecodeSettings(beam=1, max_length=8, block_trigrams=True),
@@ -402,7 +392,7 @@ def test_batched_decoding_equals_one_at_a_time(variant):
             assert not all(no_repeated_trigram(o) for o in free)
 
 
-def test_deterministic_with_seed():
+def test_deterministic_with_seed(fit):
     def run():
         torch.manual_seed(123)
         model = HierSumm(config("full", dropout=0.2))

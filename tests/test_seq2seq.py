@@ -33,7 +33,6 @@ from wikiref.model.seq2seq import (
     target_ids_extended,
     words_from_ids,
 )
-from wikiref.model.training import param_groups
 
 VARIANTS = {
     "s2s": {"copy": False, "coverage": False},
@@ -94,19 +93,10 @@ def batch_of(pairs, cfg: Seq2SeqConfig, with_target: bool = True):
     return examples, collate(examples, cfg.vocab_size)
 
 
-def fit(model: Seq2Seq, batch, steps: int, lr: float = 0.01) -> list[float]:
-    """Full-batch AdamW (the project's parameter groups), returns the loss of every step."""
-    opt = torch.optim.AdamW(param_groups(model, weight_decay=0.0), lr=lr)
-    model.train()
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        out = model(batch)
-        out.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
-        opt.step()
-        losses.append(out.loss.item())
-    return losses
+@pytest.fixture
+def fit(full_batch_fit):
+    """Full-batch AdamW on a toy batch (conftest), lr 0.01 unless given, gradients clipped at 2."""
+    return lambda model, batch, steps, lr=0.01: full_batch_fit(model, batch, steps, lr, 2.0)
 
 
 # --------------------------------------------------------------------------- vocabulary and ids
@@ -340,7 +330,7 @@ OVERFIT = {
 
 @pytest.mark.parametrize("cell", CELLS)
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_tiny_model_overfits_toy_examples(variant, cell):
+def test_tiny_model_overfits_toy_examples(variant, cell, fit):
     steps, threshold, lr = OVERFIT[variant, cell]
     data = S2S_DATA if variant == "s2s" else COPY_DATA
     torch.manual_seed(0)
@@ -355,7 +345,7 @@ def test_tiny_model_overfits_toy_examples(variant, cell):
         assert decode(model, vocab(), [s for s, _ in data], DecodeSettings(beam=beam)) == [t for _, t in data]
 
 
-def test_deterministic_with_seed():
+def test_deterministic_with_seed(fit):
     def run():
         torch.manual_seed(123)
         model = Seq2Seq(config("pgn", dropout=0.2))
