@@ -124,6 +124,27 @@ def code_deps(name: str) -> tuple[str, ...]:
 
 # Every job's parameters: (stage, job) -> top-level sections or key paths it reads. A rule passes exactly
 # these (wikiref.config.job_params), the job's CLI asks for the same (wikiref.config.params_from_args).
+def _abstractive_train_keys(family: str) -> tuple[str, ...]:
+    """The keys an abstractive run of ``family`` reads: its family's section only (not the other's)."""
+    return (
+        "seed",
+        "model.device",
+        "model.amp",
+        "model.eval_batch_size",
+        "abstractive.vocab",
+        "abstractive.max_train_examples",
+        "abstractive.max_eval_examples",
+        f"abstractive.{family}",
+        "abstractive.decode",
+        "abstractive.rouge_flags",
+        "abstractive.duc",
+        "abstractive.runs",
+        "psg2sum.rouge_flags",
+        "duc.rouge_flags",
+        "duc.summary_words",
+    )
+
+
 JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     # One job per external input; its rule passes only its own entry (wikiref.stages.resources.job_params_json).
     ("resources", "get"): ("resources", "collect.fetch.user_agent"),
@@ -262,40 +283,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     # The abstractive models: one training job per abstractive.runs entry, which gets that entry alone (replace=,
     # wikiref.stages.abstractive.runs.run_only) and only its family's section, so editing one run or the other
     # family's settings reruns nothing else; the table reads every run's metrics.
-    ("abstractive", "train_seq2seq"): (
-        "seed",
-        "model.device",
-        "model.amp",
-        "model.eval_batch_size",
-        "abstractive.vocab",
-        "abstractive.max_train_examples",
-        "abstractive.max_eval_examples",
-        "abstractive.seq2seq",
-        "abstractive.decode",
-        "abstractive.rouge_flags",
-        "abstractive.duc",
-        "abstractive.runs",
-        "psg2sum.rouge_flags",
-        "duc.rouge_flags",
-        "duc.summary_words",
-    ),
-    ("abstractive", "train_hiersumm"): (
-        "seed",
-        "model.device",
-        "model.amp",
-        "model.eval_batch_size",
-        "abstractive.vocab",
-        "abstractive.max_train_examples",
-        "abstractive.max_eval_examples",
-        "abstractive.hiersumm",
-        "abstractive.decode",
-        "abstractive.rouge_flags",
-        "abstractive.duc",
-        "abstractive.runs",
-        "psg2sum.rouge_flags",
-        "duc.rouge_flags",
-        "duc.summary_words",
-    ),
+    **{("abstractive", f"train_{family}"): _abstractive_train_keys(family) for family in ("seq2seq", "hiersumm")},
     ("abstractive", "table"): ("profile", "abstractive.runs", "abstractive.duc.years"),
     ("report", "run"): ("profile", "report"),
 }
