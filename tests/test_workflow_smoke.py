@@ -212,6 +212,7 @@ CURATE_DEPENDANTS = {
     "compare_pretrain",
     "compare_duc",
     "compare_qmsum",
+    "compare_abstractive",  # trains on the compare oracle's rows (the split's WikiRef examples) and reads data/duc
     "compare_table",
     "report",
     "all",
