@@ -135,9 +135,9 @@ def mb(n: int | float | None) -> float | None:
 def wiki_articles(params_path: Path) -> list[tuple[str, list[str]]]:
     """(title, paragraphs) of the articles of the gensim sample dump, as the collect step parses them."""
     from wikiref.config import load_params
-    from wikiref.stages.collect.dump import iter_pages
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
     from wikiref.stages.sample import locate_gensim_dump
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     cfg = StatementConfig.from_params(load_params(params_path)["collect"])
     out = []

@@ -56,7 +56,7 @@ def timed(fn, repeat: int):
 
 def _pool_parse(args):
     title, text = args
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     stats: Counter = Counter()
     article = parse_article(title, text, StatementConfig(), stats, statements_only=True)
@@ -64,10 +64,10 @@ def _pool_parse(args):
 
 
 def main() -> int:
-    from wikiref.stages.collect.dump import iter_pages
     from wikiref.stages.collect.pipeline import _candidate_rows
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
     from wikiref.stages.sample import locate_gensim_dump
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dump", default=None, help="a .xml.bz2 dump part (default: the gensim fragment)")
@@ -192,8 +192,8 @@ def main() -> int:
         )
 
     if args.warc:
-        from wikiref.stages.collect.extract import ExtractConfig, extract_document
-        from wikiref.stages.collect.fetch import FetchConfig, WarcBackend
+        from wikiref.web.extract import ExtractConfig, extract_document
+        from wikiref.web.fetch import FetchConfig, WarcBackend
 
         wb = WarcBackend(FetchConfig(backend="warc"), [args.warc])
         urls = sorted(wb.exact)[: args.max_docs]

@@ -44,8 +44,8 @@ REPO = Path(__file__).resolve().parents[1]
 def measure_extraction(dump: str, repeat: int) -> dict:
     import bz2
 
-    from wikiref.stages.collect.dump import iter_pages
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     def cpu(fn):
         best, out = float("inf"), None
@@ -94,7 +94,7 @@ def pool_efficiency(dump: str, workers: int) -> float:
     sys.path.insert(0, str(REPO / "bench"))
     from collect import _pool_parse  # the same work function bench/collect.py times
 
-    from wikiref.stages.collect.dump import iter_pages
+    from wikiref.wiki.dump import iter_pages
 
     work = [(p.title, p.text) for p in iter_pages(dump)]
     t0 = time.perf_counter()
@@ -138,7 +138,7 @@ def dump_size_gb(dumpstatus: str | None, assumed_gb: float, parts: int, wiki: st
     """(bz2 GB of the articles parts, number of parts, assumed?) from a downloaded dumpstatus.json if given."""
     if not dumpstatus:
         return assumed_gb, parts, True
-    from wikiref.stages.collect import index
+    from wikiref.wiki import index
 
     status = json.loads(Path(dumpstatus).read_text(encoding="utf-8"))
     files = index.articles_files(status, wiki=wiki, date=date, multistream=False, where=dumpstatus)

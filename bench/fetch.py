@@ -226,7 +226,7 @@ def run_one(schedule: str, urls: list[str], port: int, args) -> tuple[dict, list
     import pyarrow as pa
 
     from wikiref.stages.collect import pipeline
-    from wikiref.stages.collect.fetch import CachedFetcher, FetchCache, LiveBackend
+    from wikiref.web.fetch import CachedFetcher, FetchCache, LiveBackend
 
     with tempfile.TemporaryDirectory(prefix="bench-fetch-") as tmp:
         s = settings(Path(tmp) / "cache", args)
@@ -272,7 +272,7 @@ def main() -> int:
     args.urls = args.urls or (64 if args.quick else 128)
     args.hosts = args.hosts or ([1, 8, 32] if args.quick else [1, 8, 64])
 
-    from wikiref.stages.collect.extract import ExtractConfig, extract_document
+    from wikiref.web.extract import ExtractConfig, extract_document
 
     extract_document(page("h00.bench.test", "/doc/0"), cfg=ExtractConfig())  # warm-up: the language model
 

@@ -1101,7 +1101,7 @@ def run_statements(text: str) -> None:
     import dataclasses
     from collections import Counter
 
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     cfg = StatementConfig()
     ref_stats, tok_stats, only_stats = Counter(), Counter(), Counter()
@@ -1117,14 +1117,14 @@ def run_statements(text: str) -> None:
 
 
 def run_dump(data: bytes) -> None:
-    from wikiref.stages.collect.dump import iter_pages
+    from wikiref.wiki.dump import iter_pages
 
     for _ in iter_pages(_write("dump.xml", data), namespaces=(0, 100)):
         pass
 
 
 def run_extract(value: tuple) -> None:
-    from wikiref.stages.collect.extract import ExtractConfig, extract_document
+    from wikiref.web.extract import ExtractConfig, extract_document
 
     body, as_bytes = value
     extract_document(body.encode("utf-8", "surrogatepass") if as_bytes else body, "", ExtractConfig(min_doc_chars=20))
@@ -1207,7 +1207,7 @@ def run_wcep_ccnews(value: tuple) -> None:
 
 
 def run_commoncrawl_cdx(value: tuple) -> None:
-    from wikiref.stages.collect.commoncrawl import choose_capture, parse_cdx_lines, target_day
+    from wikiref.web.commoncrawl import choose_capture, parse_cdx_lines, target_day
 
     data, max_lines, access_date, fallback = value
     captures, bad = parse_cdx_lines(data, "CC-MAIN-2019-04", max_lines)
@@ -1216,7 +1216,7 @@ def run_commoncrawl_cdx(value: tuple) -> None:
 
 
 def run_commoncrawl_record(value: tuple) -> None:
-    from wikiref.stages.collect.commoncrawl import read_record
+    from wikiref.web.commoncrawl import read_record
 
     data, max_body = value
     rec = read_record(data, max_body)
@@ -1231,8 +1231,8 @@ def _miner():
     if not _MINER:
         import spacy
 
-        from wikiref.stages.collect.statements import DEFAULT_SKIP_SECTIONS
         from wikiref.stages.psg2sum.mining import Miner
+        from wikiref.wiki.statements import DEFAULT_SKIP_SECTIONS
 
         _MINER.append(Miner(spacy.blank("en"), skip_sections=DEFAULT_SKIP_SECTIONS, min_passage_tokens=3))
     return _MINER[0]
@@ -1273,7 +1273,7 @@ def _rejects(*names: str) -> tuple[type[BaseException], ...]:
 
 
 def build_targets() -> dict[str, Target]:
-    dump_error = "wikiref.stages.collect.dump:DumpError"
+    dump_error = "wikiref.wiki.dump:DumpError"
     rouge_error = "wikiref.rouge.official.options:RougeError"
     targets = [
         Target(

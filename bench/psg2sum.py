@@ -477,8 +477,8 @@ def build_synthetic(standin: Path, out_dir: Path, pages: int, revs: tuple[int, i
     """``pages`` pages of the stand-in (evenly spread over its size range), each replayed over a seeded
     number of revisions in ``revs`` -> ``out_dir/synthetic.xml.bz2`` (+ NOTICE.txt: STAND-IN)."""
     from wikiref.examples import Tally
-    from wikiref.stages.collect.dump import ExportPage, ExportRevision, export_xml
     from wikiref.stages.psg2sum.history import iter_pages
+    from wikiref.wiki.dump import ExportPage, ExportRevision, export_xml
 
     finals = []
     for page_id, title, revisions in iter_pages(standin, Tally()):

@@ -453,8 +453,8 @@ def per_pair(model, events: list[dict], candidates: list[dict], window_days: int
     event within ``window_days``, one ``features`` call per pair, one ``predict_proba`` over all rows.
     Same admission rules as ``assign``: parsable date, some text, URL not an event's source, first copy of
     an id."""
-    from wikiref.stages.collect.fetch import normalise_url
     from wikiref.stages.wcep.classifier import parse_day
+    from wikiref.web.fetch import normalise_url
 
     cited = {normalise_url(str(s.get("url") or "")) for e in events for s in e["sources"]} - {""}
     evs = sorted(events, key=lambda e: e["event_id"])
@@ -666,10 +666,10 @@ def sample_articles(min_sentences: int) -> list[tuple[str, list[str]]]:
     """(title, sentences) of the sample dump's articles: the collect parser's paragraphs (skipped
     sections left out), spaCy sentences (params.yaml's text section)."""
     from wikiref.config import load_params
-    from wikiref.stages.collect.dump import iter_pages
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
     from wikiref.stages.sample import locate_gensim_dump
     from wikiref.text import from_params, split_sentences
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     p = load_params(REPO / "params.yaml")
     cfg = StatementConfig.from_params(p["collect"])

@@ -58,7 +58,7 @@ def test_collect_bench_compares_the_two_paths(load_bench, small_dump, capsys, mo
 
 
 def test_collect_bench_fails_when_the_fast_path_differs(load_bench, small_dump, capsys, monkeypatch):
-    from wikiref.stages.collect import statements
+    from wikiref.wiki import statements
 
     real = statements.parse_article
 

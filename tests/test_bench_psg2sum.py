@@ -15,7 +15,7 @@ import pytest
 
 from wikiref import config
 from wikiref.registry import job_keys
-from wikiref.stages.collect.dump import ExportPage, ExportRevision, export_xml
+from wikiref.wiki.dump import ExportPage, ExportRevision, export_xml
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mediawiki-history"
 

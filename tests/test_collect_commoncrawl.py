@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from wikiref.stages.collect.commoncrawl import (
+from wikiref.stages.collect.pipeline import run_part
+from wikiref.web.commoncrawl import (
     Capture,
     CommonCrawlBackend,
     CommonCrawlConfig,
@@ -25,8 +26,7 @@ from wikiref.stages.collect.commoncrawl import (
     read_record,
     target_day,
 )
-from wikiref.stages.collect.fetch import AddressRefused, CachedFetcher, FetchConfig, make_fetcher
-from wikiref.stages.collect.pipeline import run_part
+from wikiref.web.fetch import AddressRefused, CachedFetcher, FetchConfig, make_fetcher
 
 REPO = Path(__file__).resolve().parents[1]
 OLD, NEW = "CC-MAIN-2018-51", "CC-MAIN-2019-04"

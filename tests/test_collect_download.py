@@ -22,9 +22,9 @@ import yaml
 
 from wikiref import config, layout
 from wikiref.registry import job_keys, stage
-from wikiref.stages.collect import download
-from wikiref.stages.collect.download import DownloadError
-from wikiref.stages.collect.index import (
+from wikiref.web import download
+from wikiref.web.download import DownloadError
+from wikiref.wiki.index import (
     DumpIndexError,
     articles_files,
     checksums,
@@ -309,7 +309,7 @@ def test_parts_all_needs_the_mirror_and_the_index(base_params, tmp_path):
 
 
 def test_index_and_full_download(server, base_params, tmp_path, caplog, monkeypatch):
-    caplog.set_level(logging.INFO, logger="wikiref.stages.collect.download")
+    caplog.set_level(logging.INFO, logger="wikiref.web.download")
     monkeypatch.setattr(download, "PROGRESS_EVERY_S", 0.0)  # a progress line per chunk
     dump = tmp_path / "dump"
     params = make_params(base_params, server.url, dump, parts="all")
@@ -530,8 +530,8 @@ def test_registry_with_download(repo, tmp_path):
 
 
 def test_part_job_inputs_are_the_downloads(base_params, tmp_path):
-    from wikiref.stages.collect.index import dump_option
     from wikiref.stages.collect.pipeline import part_inputs
+    from wikiref.wiki.index import dump_option
 
     params = make_params(base_params, "http://127.0.0.1:9", tmp_path / "dump", parts=PARTS[:1])
     params["collect"]["fetch"]["backend"] = "live"

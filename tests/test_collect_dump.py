@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from wikiref.stages.collect.dump import DumpError, default_part_path, iter_pages, resolve_part
-from wikiref.stages.collect.statements import StatementConfig, parse_article
 from wikiref.stages.sample import locate_gensim_dump
+from wikiref.wiki.dump import DumpError, default_part_path, iter_pages, resolve_part
+from wikiref.wiki.statements import StatementConfig, parse_article
 
 HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">
   <siteinfo><sitename>Wikipedia</sitename><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base>

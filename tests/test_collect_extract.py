@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wikiref.stages.collect.extract import ExtractConfig, detect_language, extract_document, visible_text
+from wikiref.web.extract import ExtractConfig, detect_language, extract_document, visible_text
 
 EN = (
     "The council approved the new budget on Tuesday after a long debate about road repairs, school funding "

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from wikiref.stages.collect.fetch import (
+from wikiref.web.fetch import (
     AddressRefused,
     CachedFetcher,
     FetchCache,
@@ -24,7 +24,7 @@ from wikiref.stages.collect.fetch import (
     to_raw_snapshot,
     wayback_timestamp,
 )
-from wikiref.stages.collect.hostlimit import SharedHostLimiter
+from wikiref.web.hostlimit import SharedHostLimiter
 
 PAGE = b"<html><head><title>Loopback page</title></head><body><p>Hello from the loopback server.</p></body></html>"
 

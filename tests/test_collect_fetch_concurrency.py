@@ -24,11 +24,11 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from wikiref.stages.collect.fetch import CachedFetcher, FetchCache, LiveBackend
-from wikiref.stages.collect.hostlimit import SharedHostLimiter
 from wikiref.stages.collect.pipeline import CAND_SCHEMA, CollectSettings, _Killer, fetch_phase
 from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_host
-from wikiref.stages.collect.statements import valid_url
+from wikiref.web.fetch import CachedFetcher, FetchCache, LiveBackend
+from wikiref.web.hostlimit import SharedHostLimiter
+from wikiref.wiki.statements import valid_url
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from wikiref.stages.collect.fetch import AddressRefused, FetchConfig, LiveBackend, address_refusal, check_host
-from wikiref.stages.collect.hostlimit import SharedHostLimiter
+from wikiref.web.fetch import AddressRefused, FetchConfig, LiveBackend, address_refusal, check_host
+from wikiref.web.hostlimit import SharedHostLimiter
 
 PAGE = b"<html><head><title>Limits</title></head><body><p>A loopback page.</p></body></html>"
 TRICKLE_CAP_S = 8.0  # the trickling handlers give up after this long, so a regression cannot hang the run
@@ -340,7 +340,7 @@ def test_per_host_interval_holds_across_threads(server, tmp_path):
 CHILD = textwrap.dedent(
     """
     import os, sys, time
-    from wikiref.stages.collect.fetch import FetchConfig, LiveBackend
+    from wikiref.web.fetch import FetchConfig, LiveBackend
     base, tag, cache, go = sys.argv[1:5]
     cfg = FetchConfig(backend="live", allow_private_addresses=True, per_host_interval_s=0.5, cache_dir=cache,
                       retries=0, connect_timeout_s=2, read_timeout_s=5, total_timeout_s=5)

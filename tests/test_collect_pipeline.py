@@ -18,10 +18,11 @@ import pytest
 import yaml
 
 from wikiref.schemas import RAW
-from wikiref.stages.collect.dump import iter_pages
 from wikiref.stages.collect.pipeline import CollectError, merge, merge_stats, run_part
-from wikiref.stages.collect.statements import StatementConfig, parse_article
-from wikiref.stages.sample import build_standins, locate_gensim_dump, write_standin_warc
+from wikiref.stages.sample import build_standins, locate_gensim_dump
+from wikiref.standin import write_standin_warc
+from wikiref.wiki.dump import iter_pages
+from wikiref.wiki.statements import StatementConfig, parse_article
 
 REPO = Path(__file__).resolve().parents[1]
 PART = "enwiki-small"

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from wikiref.stages.collect.statements import (
+from wikiref.wiki.statements import (
     StatementConfig,
     citation_from_ref,
     kept_statements,

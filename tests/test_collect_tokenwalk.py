@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from wikiref.stages.collect import statements as S
-from wikiref.stages.collect import tokenwalk
-from wikiref.stages.collect.statements import StatementConfig, clean_text, parse_article
+from wikiref.wiki import statements as S
+from wikiref.wiki import tokenwalk
+from wikiref.wiki.statements import StatementConfig, clean_text, parse_article
 
 
 def _both(text: str, title: str = "T", cfg: StatementConfig | None = None):
@@ -41,8 +41,8 @@ def assert_same(text: str, title: str = "T", cfg: StatementConfig | None = None)
 def test_every_page_of_the_sample_dump_is_identical():
     """The acceptance check of issue #18: byte-identical collect output on the sample dump. Here the whole
     article (sections, paragraphs, paragraph URLs, statements, citations) and the counters, page by page."""
-    from wikiref.stages.collect.dump import iter_pages
     from wikiref.stages.sample import locate_gensim_dump
+    from wikiref.wiki.dump import iter_pages
 
     pages = list(iter_pages(str(locate_gensim_dump())))
     assert len(pages) == 106

@@ -15,13 +15,13 @@ import torch
 
 from wikiref import config, layout
 from wikiref.examples import document, example
+from wikiref.glue.labels import example_oracle_table
 from wikiref.model import ScorerConfig, build_scorer
 from wikiref.model.packing import Packer, document_ends
 from wikiref.model.training import ScoringExample, TrainSettings, train
 from wikiref.rouge.oracle import greedy_oracle_reference
 from wikiref.schemas import EXAMPLE, ORACLE_SOURCE
 from wikiref.stages import compare
-from wikiref.stages.oracle import example_oracle_table
 
 torch.set_num_threads(1)
 
@@ -181,7 +181,7 @@ def test_oracle_over_pooled_sentences_equals_the_reference_greedy():
 
 def test_wikiref_export_gives_the_same_oracle_as_the_wikiref_spine():
     """A single-document example: the pooled oracle is the spine's oracle of the same statement."""
-    from wikiref.stages.oracle import oracle_record
+    from wikiref.glue.labels import oracle_record
 
     rows = _examples("wikiref", 6, docs=1, seed=9)
     table, _ = example_oracle_table(_table(rows))

@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from wikiref import config
+from wikiref.extractive import baselines as db
 from wikiref.rouge import official, parity
-from wikiref.stages.duc import baselines as db
-from wikiref.stages.duc import reader as duc
 
 REFS = [
     ["Casinos brought jobs and money to Indian tribes.", "Gambling also caused social problems."],
@@ -215,7 +214,7 @@ def test_baselines_entry_point_and_a_year_without_topics(repo, tmp_path, year_fi
 
 
 def test_rows_round_trip(tmp_path, year_files):
-    topics = duc.rows_to_topics(pd.read_parquet(year_files[0]).to_dict("records"))
+    topics = db.rows_to_topics(pd.read_parquet(year_files[0]).to_dict("records"))
     assert [t["topic"] for t in topics] == ["D0501A", "D0502A"]
     assert topics[0]["references"] == REFS
     assert [d["doc_id"] for d in topics[0]["documents"]] == ["APW19990101.0001", "NYT19990707.0002"]

@@ -1,10 +1,10 @@
-"""The DUC summary assembly rule (wikiref.stages.duc.selection)."""
+"""The DUC summary assembly rule (wikiref.extractive.selection)."""
 
 from __future__ import annotations
 
 import pytest
 
-from wikiref.stages.duc.selection import bigrams, flatten, select, select_cluster
+from wikiref.extractive.selection import bigrams, flatten, select, select_cluster
 
 
 def test_ranks_by_score_and_respects_the_word_budget():

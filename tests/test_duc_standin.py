@@ -65,7 +65,7 @@ def raw_parquet(tmp_path) -> Path:
 def wikiref_split(raw: pd.DataFrame, articles=(), urls=()) -> pd.DataFrame:
     """Split-shaped rows (article, doc_key, doc_hash as curation computes them) for ``articles`` plus one
     row per url in ``urls`` cited from an article outside the raw data."""
-    from wikiref.stages.curate import body_hash, url_key
+    from wikiref.dedup import body_hash, url_key
 
     rows = raw[raw["article"].isin(articles)].to_dict("records")
     for url in urls:
@@ -149,7 +149,7 @@ def test_standin_in_nist_layout_read_back(repo, tmp_path, raw_parquet, split_par
 def test_wikiref_articles_and_documents_are_held_out(repo, tmp_path, raw_parquet):
     """No topic is a WikiRef article and no stand-in document is one a WikiRef example cites (by URL key
     or body text), so +DA pre-training never sees a test topic; the skips are counted in the MANIFEST."""
-    from wikiref.stages.curate import body_hash, url_key
+    from wikiref.dedup import body_hash, url_key
 
     raw = raw_examples()
     # the two most-cited articles (6 and 5 documents) would be topics; hold them out, and one page of a

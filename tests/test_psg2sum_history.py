@@ -19,7 +19,6 @@ from xml.sax.saxutils import escape
 import pytest
 
 from wikiref.examples import Tally
-from wikiref.stages.collect.dump import DumpError
 from wikiref.stages.psg2sum import history
 from wikiref.stages.psg2sum.history import (
     Edit,
@@ -32,6 +31,7 @@ from wikiref.stages.psg2sum.history import (
     open_history,
     page_edits,
 )
+from wikiref.wiki.dump import DumpError
 
 HEAD_010 = (
     '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">\n'

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from wikiref.stages.qmsum import baselines as b
+from wikiref.extractive import meetings as b
 from wikiref.stages.qmsum import reader, standin
 
 MAX_WORDS = 100

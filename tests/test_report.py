@@ -254,7 +254,7 @@ def test_reference_lines_carry_their_value_in_the_legend():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from wikiref.stages.report import figures
+    from wikiref import figures
 
     panel = figures.Panel(
         series=[figures.Series("s", [1, 2], [5.0, 6.0], figures.RED)],
@@ -270,7 +270,7 @@ def test_reference_lines_carry_their_value_in_the_legend():
 
 
 def test_figures_are_deterministic(tmp_path, ablation_results):
-    from wikiref.stages.report import figures
+    from wikiref import figures
 
     panels, _ = analyses.fig5(ablation_results)
     a = figures.render(panels, tmp_path / "a", title="t", provenance="p", standin=True)

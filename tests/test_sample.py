@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from wikiref.files import sha256_file
-from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
-from wikiref.stages.sample import STANDIN_NOTE, Standin, build_standins, locate_gensim_dump, standin_html
+from wikiref.stages.sample import build_standins, locate_gensim_dump
+from wikiref.standin import STANDIN_NOTE, Standin, standin_html
+from wikiref.wiki.statements import StatementConfig, kept_statements, parse_article
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,7 +115,8 @@ def test_same_inputs_identical_bytes(built, articles, params, tmp_path):
     """The archive is a pure function of the parsed dump and the params (fixed dates, content ids)."""
     import importlib.metadata
 
-    from wikiref.stages.sample import GENSIM_DUMP, write_standin_warc
+    from wikiref.stages.sample import GENSIM_DUMP
+    from wikiref.standin import write_standin_warc
 
     pages = build_standins(articles, int(params["sample"]["standin_target_tokens"]))
     note = f"gensim {importlib.metadata.version('gensim')} {'/'.join(GENSIM_DUMP)}"

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from wikiref.examples import Tally
 from wikiref.files import stable_id
-from wikiref.stages.collect.dump import DumpError
 from wikiref.stages.wcep.events import (
     Event,
     check_renderable,
@@ -27,6 +26,7 @@ from wikiref.stages.wcep.events import (
     render_day_wikitext,
     render_month_html,
 )
+from wikiref.wiki.dump import DumpError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wcep"
 DAY_2019 = "2019_January_1.wiki:Portal:Current events/2019 January 1"

@@ -4,8 +4,8 @@
 # With collect.dump.download.mirror set, the parts are first downloaded into collect.dump.dir: the dump's
 # index files (checkpoint collect_download_index: with parts: all, the part list comes from there), then
 # one sha1-verified, resumable download job per part file (collect_download).
-from wikiref.stages.collect.index import dump_option, dump_parts
-from wikiref.stages.collect.index import dumpfile_constraint, part_constraint
+from wikiref.wiki.index import dump_option, dump_parts
+from wikiref.wiki.index import dumpfile_constraint, part_constraint
 from wikiref.stages.collect.pipeline import part_inputs
 
 if layout.dump_download(config) is not None:

@@ -2,8 +2,8 @@
 # parallel over `threads` processes), then one merge applying filters (a), (b), (c) over all parts.
 # The part job gets only the curate keys it reads (wikiref.registry.JOB_KEYS), so changing a filter
 # threshold reruns the merge, not spaCy. The parts are collect.dump.parts (with parts: all, those of the
-# downloaded dump index: wikiref.stages.collect.index.dump_parts).
-from wikiref.stages.collect.index import dump_parts
+# downloaded dump index: wikiref.wiki.index.dump_parts).
+from wikiref.wiki.index import dump_parts
 
 
 rule curate_part:

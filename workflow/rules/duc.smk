@@ -5,7 +5,7 @@
 #   duc_baselines LEAD / QUERY-SIM / ORACLE, official ROUGE-1.5.5 scoring -> Table VI baseline rows
 # Held-out-year fine-tuning and the rest of Table VI: workflow/rules/finetune.smk.
 
-from wikiref.stages.collect.index import dump_parts
+from wikiref.wiki.index import dump_parts
 
 DUC_ROOT = layout.duc_root(config)
 DUC_YEARS = config["duc"]["years"]

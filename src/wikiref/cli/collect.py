@@ -79,7 +79,7 @@ def _part(args: argparse.Namespace, params: dict) -> None:
 def _download(args: argparse.Namespace, params: dict) -> None:
     from pathlib import Path
 
-    from wikiref.stages.collect import download
+    from wikiref.web import download
 
     index = {
         "status": args.status or layout.dump_status(params),
@@ -98,8 +98,8 @@ def _download(args: argparse.Namespace, params: dict) -> None:
 
 
 def _merge(args: argparse.Namespace, params: dict) -> None:
-    from wikiref.stages.collect.index import dump_parts
     from wikiref.stages.collect.pipeline import merge
+    from wikiref.wiki.index import dump_parts
 
     # parts: all -> the parts the downloaded index lists (a clear error when it is not there)
     parts = dump_parts(params)
@@ -121,10 +121,10 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.stages.collect.download import DownloadError
-    from wikiref.stages.collect.dump import DumpError
-    from wikiref.stages.collect.index import DumpIndexError
     from wikiref.stages.collect.pipeline import CollectError
+    from wikiref.web.download import DownloadError
+    from wikiref.wiki.dump import DumpError
+    from wikiref.wiki.index import DumpIndexError
 
     failures = (CollectError, DumpError, DumpIndexError, DownloadError, FileNotFoundError)
     return run_job(args, "collect", JOBS, (failures, 1))

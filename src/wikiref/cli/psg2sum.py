@@ -117,7 +117,7 @@ JOBS = {  # name: (run, help, what it does)
 def main(args: argparse.Namespace) -> int:
     from wikiref.examples import ExampleError
     from wikiref.schemas import SchemaError
-    from wikiref.stages.collect.dump import DumpError
     from wikiref.stages.psg2sum.stage import Psg2SumError
+    from wikiref.wiki.dump import DumpError
 
     return run_job(args, "psg2sum", JOBS, ((Psg2SumError, DumpError, ExampleError, SchemaError, FileNotFoundError), 1))

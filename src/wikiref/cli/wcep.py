@@ -233,7 +233,7 @@ JOBS = {  # name: (run, help, what it does)
 def main(args: argparse.Namespace) -> int:
     from wikiref.examples import ExampleError
     from wikiref.schemas import SchemaError
-    from wikiref.stages.collect.dump import DumpError
     from wikiref.stages.wcep.stage import WcepError
+    from wikiref.wiki.dump import DumpError
 
     return run_job(args, "wcep", JOBS, ((WcepError, DumpError, ExampleError, SchemaError, FileNotFoundError), 1))

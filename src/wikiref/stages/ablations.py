@@ -13,7 +13,7 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
     augmentation: the encoder alone, nothing to train; used by the fine-tuning cells without DA);
   - ``pooling``: ``cls`` (BERT) | ``max`` | ``mean`` | ``attention`` | ``query`` (Q-BERT);
   - ``prune``: ``none``, or ``iterative`` = gradual magnitude pruning while training on WikiRef
-    (:func:`wikiref.stages.finetune.prune`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
+    (:func:`wikiref.glue.duc.prune`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
     full-data augmentation model, Table IX).
 
   It writes the checkpoint (``models/ablations/pretrain/{aug}/``) and WikiRef dev/test ROUGE F1.
@@ -21,7 +21,7 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
   the encoder) on DUC and test on ``ablations.test_year``; ``duc`` = ``train~T_percent~P_method~M``:
   ``train`` = ``all`` (the other years) or one year; ``percent`` of each training year's clusters;
   ``method`` = ``full`` | ``subnet`` (one-step ST) | ``iterative`` (the pruned subnetwork) | ``none``
-  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.stages.finetune.train_and_test` does the work.
+  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.glue.duc.train_and_test` does the work.
 
 :func:`plan` lists the cells each analysis needs (shared cells run once: the full-data Q-BERT
 augmentation model is the Fig. 5 100% point, the Fig. 6 full-data line, a Table VIII row, the Table IX
@@ -52,8 +52,8 @@ import pandas as pd
 
 from wikiref import layout
 from wikiref.config import grid_cell_fields, job_params
+from wikiref.glue.duc import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 from wikiref.registry import job_keys
-from wikiref.stages.finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 
 log = logging.getLogger(__name__)
 
@@ -482,7 +482,7 @@ def pretrain_cell(
     params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell, progress: bool = False
 ) -> dict:
     """One augmentation cell: train on its WikiRef subset and score it on WikiRef dev/test; or, for
-    ``prune: iterative``, run :func:`wikiref.stages.finetune.prune` from the encoder / DA model.
+    ``prune: iterative``, run :func:`wikiref.glue.duc.prune` from the encoder / DA model.
 
     inputs: ``train``, ``dev``, ``test`` (oracle splits), ``pretrain_root`` (the folder of the
     augmentation checkpoints: a cell that starts from the DA model finds it there); outputs:
@@ -490,9 +490,9 @@ def pretrain_cell(
     import torch
 
     from wikiref.files import write_json
+    from wikiref.glue import oracle as pretrain
     from wikiref.model import build_scorer
     from wikiref.model.training import TrainSettings, train
-    from wikiref.stages import pretrain
 
     cell = _cell(parse_aug, aug)
     model_dir = outputs["model_dir"]
@@ -513,7 +513,7 @@ def pretrain_cell(
     if not cell.trains:
         raise AblationError(f"{cell.id}: no augmentation, nothing to train")
     if cell.prune == "iterative":
-        from wikiref.stages import finetune
+        from wikiref.glue import duc as finetune
 
         setting = {"name": "ablation", "label": "iterative", "method": "iterative"}
         if cell.start == "encoder":
@@ -608,14 +608,14 @@ def finetune_cell(
     progress: bool = False,
 ) -> dict:
     """One DUC cell: fine-tune (or just apply) the augmentation model with
-    :func:`wikiref.stages.finetune.train_and_test` and test on the held-out year.
+    :func:`wikiref.glue.duc.train_and_test` and test on the held-out year.
 
     inputs: ``years`` (DUC year -> its ``data/duc/<year>.parquet``; the cell reads the ones it needs),
     ``pretrain_root`` (the folder of the augmentation checkpoints); outputs: ``work_dir`` (the
     fine-tuning folder; the weights are not kept), ``result`` (the cell's JSON: ROUGE recall x 100).
     Returns the result."""
     from wikiref.files import write_json
-    from wikiref.stages import finetune
+    from wikiref.glue import duc as finetune
 
     aug, duc = _cell(parse_aug, aug), _cell(parse_duc, duc)
     pretrain_root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)

@@ -19,12 +19,12 @@ Jobs (``wikiref compare <job>``, rules in ``workflow/rules/compare.smk``), each
 ``job(params, inputs, outputs, **options) -> dict`` writing its outputs itself:
 
 * :func:`oracle` - per source: the oracle labels over the pooled sentences of every document
-  (:func:`wikiref.stages.oracle.example_oracle_table`), ``data/compare/oracle/<source>/<split>.parquet``;
+  (:func:`wikiref.glue.labels.example_oracle_table`), ``data/compare/oracle/<source>/<split>.parquet``;
 * :func:`pretrain` - per cell: extractive pre-training (the ``pretrain`` section's training settings,
   ``compare.head`` / ``compare.pooling``, documents packed with their boundaries), epoch chosen on the
   source's dev ROUGE-2 (threshold searched);
 * :func:`duc` - per cell: DA PRE-TRAINED transfer (no fine-tuning) on every DUC year, and held-out-year
-  fine-tuning (:func:`wikiref.stages.finetune.train_and_test`, the ``finetune`` section): DUC ROUGE-1/2/SU4
+  fine-tuning (:func:`wikiref.glue.duc.train_and_test`, the ``finetune`` section): DUC ROUGE-1/2/SU4
   recall with the official flags (``duc.rouge_flags``);
 * :func:`qmsum` - per cell: transfer and fine-tuning on QMSum (``qmsum`` section: word budget, official
   ROUGE-1/2/L F1 with ``qmsum.rouge_flags``), for each of ``compare.qmsum.settings``;
@@ -52,16 +52,10 @@ import pandas as pd
 
 from wikiref import layout
 from wikiref.config import grid_cell_fields
+from wikiref.glue.oracle import cap_rows
 from wikiref.schemas import SOURCE_NAMES
 
 log = logging.getLogger(__name__)
-
-
-def cap_rows(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
-    """A seeded subset of at most ``cap`` rows in id order (:func:`wikiref.stages.pretrain.cap_rows`)."""
-    from wikiref.stages.pretrain import cap_rows as pretrain_cap_rows
-
-    return pretrain_cap_rows(df, cap, seed)
 
 
 UNION = "union"
@@ -309,8 +303,8 @@ def start_setting(params: Mapping, cell: Cell, method: str) -> dict:
 def read_oracle(paths: Sequence[str | Path], where: str) -> tuple[pd.DataFrame, dict]:
     """The usable rows of oracle files (``ORACLE_SOURCE``), concatenated in id order, and their counts."""
     from wikiref.files import read_parquet
+    from wikiref.glue import oracle as pretrain
     from wikiref.schemas import ORACLE_SOURCE, require_columns
-    from wikiref.stages import pretrain
 
     frames = []
     for path in paths:
@@ -446,7 +440,7 @@ def oracle(params: Mapping, inputs: Mapping, outputs: Mapping, *, source: str, t
     import pyarrow.parquet as pq
 
     from wikiref.files import write_json, write_parquet
-    from wikiref.stages.oracle import example_oracle_table
+    from wikiref.glue.labels import example_oracle_table
 
     if source not in SOURCE_NAMES:
         raise CompareError(f"source {source!r} not in {SOURCE_NAMES}")
@@ -490,9 +484,9 @@ def pretrain(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | 
     import torch
 
     from wikiref.files import write_json
+    from wikiref.glue import oracle as pre
     from wikiref.model import build_scorer
     from wikiref.model.training import TrainSettings, train
-    from wikiref.stages import pretrain as pre
 
     c = _cell(cell)
     if not c.trains:
@@ -583,7 +577,7 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
     -> ``data/duc/<year>.parquet``), ``models_root`` (the cells' checkpoints); outputs: ``work_dir``,
     ``result`` (JSON: mode -> year -> ROUGE recall x 100 and 95% intervals). Returns the result."""
     from wikiref.files import write_json
-    from wikiref.stages import finetune
+    from wikiref.glue import duc as finetune
 
     c, run_params, modes, out = _benchmark_run(params, cell, "duc")
     paths = _duc_paths(run_params, inputs)
@@ -626,8 +620,8 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     ``models_root``; outputs: ``work_dir``, ``result`` (JSON: mode -> setting -> official ROUGE-1/2/L
     R/P/F x 100 with 95% intervals). Returns the result."""
     from wikiref.files import write_json
-    from wikiref.stages import finetune
-    from wikiref.stages.qmsum import stage as q
+    from wikiref.glue import duc as finetune
+    from wikiref.glue import qmsum as q
 
     c, run_params, modes, out = _benchmark_run(params, cell, "qmsum")
     cmp, seed = run_params["compare"], run_params["seed"]
@@ -787,8 +781,8 @@ def oracle_item(row: Mapping):
 def qmsum_items(rows: pd.DataFrame, setting: str, doc_tokens: int) -> list:
     """One abstractive item per QMSum query: the query, the setting's turns (``transcript`` / ``gold_span``) cut
     in order into documents of about ``doc_tokens`` tokens (whole turns; a longer turn is one document)."""
+    from wikiref.extractive import meetings as qb
     from wikiref.model import abstractive as A
-    from wikiref.stages.qmsum import baselines as qb
 
     items = []
     for r in rows.to_dict("records"):
@@ -808,18 +802,18 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
     """One abstractive cell: train the model on the extractive cell's examples (``compare.abstractive.steps``
     optimizer steps under the equal budget, the family's epochs under the natural one), then summarise every DUC
     year (official ROUGE recall, ``duc.rouge_flags``, summaries cut to ``duc.summary_words`` words, as the
-    abstractive stage does: :func:`wikiref.stages.abstractive.stage.duc_items` / ``truncate_words``) and the QMSum
+    abstractive stage does: :func:`wikiref.glue.abstractive.duc_items` / ``truncate_words``) and the QMSum
     test queries (official ROUGE F1, ``qmsum.rouge_flags``, cut to ``qmsum.summary_words``; the first of
     ``compare.qmsum.settings``). inputs: :func:`abstractive_inputs`; outputs: ``model_dir``, ``result`` (JSON).
     Returns the result."""
+    from wikiref.extractive.baselines import evaluate as duc_evaluate
     from wikiref.files import write_json
+    from wikiref.glue import abstractive as glue
+    from wikiref.glue import duc as finetune
+    from wikiref.glue import qmsum as q
     from wikiref.model import abstractive as A
     from wikiref.model.decoding import DecodeSettings
     from wikiref.model.training import TrainSettings, resolve_device
-    from wikiref.stages import finetune
-    from wikiref.stages.abstractive import runs, stage
-    from wikiref.stages.duc.baselines import evaluate as duc_evaluate
-    from wikiref.stages.qmsum import stage as q
 
     c = parse_abstractive_cell(cell)
     spec = abstractive_models(params)[c.model]
@@ -828,7 +822,7 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
     train_df, dev_df, info = training_data(run_params, c.cell, inputs)
     train_items = [oracle_item(r) for r in train_df.to_dict("records")]
     dev_items = [oracle_item(r) for r in dev_df.to_dict("records")]
-    config, use_query = runs.model_config(run_params, spec)
+    config, use_query = glue.model_config(run_params, spec)
     section = run_params["abstractive"][family]
     settings = TrainSettings.from_params(run_params["seed"], run_params["model"], section["train"], progress=progress)
     if c.budget == "equal":
@@ -854,17 +848,17 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
         "vocab_size": len(vocab),
         "summaries": {},
     }
-    keys, batch = runs.decode_settings(run_params, spec, duc=True)
+    keys, batch = glue.decode_settings(run_params, spec, duc=True)
     keys.update({k: v for k, v in (spec.get("decode") or {}).items() if k in keys})  # the model's own decoding wins
     duc_settings = DecodeSettings(**keys)
     duc = run_params["duc"]
     per_year = {}
     for path in inputs["years"]:
         df = finetune.load_year(path)
-        items, topics = stage.duc_items(df.to_dict("records"))
+        items, topics = glue.duc_items(df.to_dict("records"))
         toks = A.summarise(summariser, items, duc_settings, batch)
         words = int(duc["summary_words"])
-        summaries = {it.id: A.split_sentences(stage.truncate_words(t, words)) for it, t in zip(items, toks)}
+        summaries = {it.id: A.split_sentences(glue.truncate_words(t, words)) for it, t in zip(items, toks)}
         scores = duc_evaluate(summaries, topics, duc["rouge_flags"])
         year = str(int(df["year"].iloc[0]))
         per_year[year] = {
@@ -879,11 +873,11 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
         setting, qp = settings_q[0], run_params["qmsum"]
         rows = q.eval_rows(q.load_split(inputs["qmsum_test"][0]), qp, run_params["seed"])
         doc_tokens = int(config.get("max_doc_length", config.get("max_source_length", 400)))
-        keys, batch = runs.decode_settings(run_params, spec)
+        keys, batch = glue.decode_settings(run_params, spec)
         items = qmsum_items(rows, setting, doc_tokens)
         toks = A.summarise(summariser, items, DecodeSettings(**keys), batch)
         words = int(qp["summary_words"])
-        summaries = {it.id: A.split_sentences(stage.truncate_words(t, words)) for it, t in zip(items, toks)}
+        summaries = {it.id: A.split_sentences(glue.truncate_words(t, words)) for it, t in zip(items, toks)}
         out["qmsum"] = {
             "setting": setting,
             "flags": qp["rouge_flags"],

@@ -23,7 +23,7 @@ For a held-out year Y and a *setting* (``finetune.settings[*]``: starting point 
    (official scorer, ``duc.rouge_flags``) of the summaries built by the DUC rule.
 5. **Test**: every sentence of year Y is scored per (query, document), ranked across the cluster and
    added while the summary stays within ``duc.summary_words`` words, skipping a sentence when more
-   than half of its bigrams are already in it (:mod:`wikiref.stages.duc.selection`); ROUGE-1/2/SU4
+   than half of its bigrams are already in it (:mod:`wikiref.extractive.selection`); ROUGE-1/2/SU4
    with :mod:`wikiref.rouge.official` and the DUC flags (like the duc stage's baselines).
 
 The jobs of the stage (``wikiref finetune <job>``), each ``job(params, inputs, outputs, **options) ->
@@ -37,11 +37,8 @@ ablation cells run it too).
 from __future__ import annotations
 
 import logging
-import math
 import os
-import shutil
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,48 +46,20 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
-from wikiref.config import by_name, find_named
-from wikiref.schemas import SchemaError, require_columns
+from wikiref.glue.duc import (
+    MEASURES,
+    FinetuneError,
+    candidate_variants,
+    find_setting,
+    recall_x100,
+    settings,
+    train_and_test,
+)
 
 log = logging.getLogger(__name__)
 
-INITS = ("encoder", "pretrained")
-METHODS = ("full", "subnet", "iterative", "none")
-MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
-MODEL_FILES_KEPT = ("training.json", "subnet.json")
-# The columns of data/duc/<year>.parquet (wikiref.schemas.DUC) a job reads.
-DUC_COLUMNS_READ = ("id", "year", "topic", "query", "doc_position", "doc_sentences", "sentence_targets", "references")
-
-
-class FinetuneError(ValueError):
-    """Bad input of a fine-tuning job: a setting that makes no sense, an unknown setting or year, a missing file."""
-
 
 # --------------------------------------------------------------------------- settings
-
-
-def _check_setting(s: Mapping) -> None:
-    name = s["name"]
-    if s["init"] not in INITS:
-        raise FinetuneError(f"setting {name}: init {s['init']!r} not in {INITS}")
-    if s["method"] not in METHODS:
-        raise FinetuneError(f"setting {name}: method {s['method']!r} not in {METHODS}")
-    if s["init"] == "encoder" and s["method"] == "none":
-        raise FinetuneError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
-    if s["init"] == "encoder" and not s.get("pooling"):
-        raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
-    if s["init"] == "pretrained" and not s.get("variant"):
-        raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
-
-
-def settings(finetune: Mapping) -> dict[str, dict]:
-    """``finetune.settings`` by name, checked."""
-    return by_name(finetune["settings"], "finetune setting", FinetuneError, _check_setting)
-
-
-def find_setting(finetune: Mapping, name: str) -> dict:
-    """The ``finetune.settings`` entry called ``name``."""
-    return find_named(settings(finetune), name, "setting", "finetune.settings", FinetuneError)
 
 
 def run_job_name(setting: Mapping) -> str:
@@ -143,413 +112,16 @@ def pretrain_metrics_dir(start_files: Sequence[str]) -> str:
     return layout.METRICS
 
 
-def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
-    """Pretrain variants a ``pretrained`` setting may start from (one, or the candidates of ``best``)."""
-    if setting["init"] != "pretrained":
-        return []
-    from wikiref.stages.pretrain import variants
-
-    known = variants(pretrain)
-    v = setting["variant"]
-    if v != "best":
-        if v not in known:
-            raise FinetuneError(
-                f"setting {setting['name']}: variant {v!r} is not in pretrain.variants ({', '.join(known)})"
-            )
-        return [v]
-    out = [
-        n
-        for n, spec in known.items()
-        if spec["init"] == "pretrained"
-        and spec["query"]
-        and (not setting.get("pooling") or spec["pooling"] == setting["pooling"])
-        and (not setting.get("pretrain_head") or spec["head"] == setting["pretrain_head"])
-    ]
-    if not out:
-        raise FinetuneError(
-            f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
-            f"{' and pooling ' + setting['pooling'] if setting.get('pooling') else ''}"
-            f"{' and head ' + setting['pretrain_head'] if setting.get('pretrain_head') else ''}"
-        )
-    return out
-
-
-def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path) -> tuple[str, dict]:
-    """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name)."""
-    from wikiref.files import read_json
-    from wikiref.stages.pretrain import variant_metrics_file
-
-    cands = candidate_variants(setting, pretrain)
-    if setting["variant"] != "best":
-        return cands[0], {"rule": "named"}
-    dev = {}
-    for name in cands:
-        path = variant_metrics_file(metrics_dir, name)
-        if not path.exists():
-            raise FinetuneError(f"{path} missing: run `wikiref pretrain run --variant {name}` (pretrain stage)")
-        dev[name] = float(read_json(path)["dev"]["rouge2"])
-    best = max(sorted(dev), key=lambda n: dev[n])
-    return best, {"rule": "best dev ROUGE-2 F1 on WikiRef", "candidates_dev_rouge2": dev}
-
-
 # --------------------------------------------------------------------------- data
-
-
-def load_year(path: str | Path) -> pd.DataFrame:
-    from wikiref.files import read_parquet
-
-    df = read_parquet(path)
-    require_columns(df.columns, DUC_COLUMNS_READ, f"{path} (written by `wikiref duc prepare`?)")
-    if df["year"].nunique() != 1:
-        raise SchemaError(f"{path}: expected one DUC year, found {sorted(df['year'].unique())}")
-    return df.sort_values(["topic", "doc_position"], kind="stable").reset_index(drop=True)
-
-
-def _topic_keys(df: pd.DataFrame) -> list[tuple[int, str]]:
-    return sorted({(int(y), str(t)) for y, t in zip(df["year"], df["topic"])})
-
-
-def cap_clusters(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
-    """At most ``cap`` clusters (topics) per year, a seeded choice; all when cap is None."""
-    if cap is None:
-        return df
-    keep: list[tuple[int, str]] = []
-    for year in sorted(df["year"].unique()):
-        keys = [k for k in _topic_keys(df) if k[0] == int(year)]
-        if len(keys) > cap:
-            rng = np.random.default_rng([seed, int(year)])
-            keys = [keys[i] for i in sorted(rng.choice(len(keys), size=cap, replace=False))]
-        keep.extend(keys)
-    mask = [(int(y), str(t)) in set(keep) for y, t in zip(df["year"], df["topic"])]
-    return df[np.array(mask, dtype=bool)].reset_index(drop=True)
-
-
-def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(train, dev) by cluster: a seeded ``dev_fraction`` of the (year, topic) clusters, at least one,
-    and at least one left for training."""
-    keys = _topic_keys(df)
-    if len(keys) < 2:
-        raise FinetuneError(f"need at least 2 training clusters to hold one out for selection, have {len(keys)}")
-    n_dev = min(len(keys) - 1, max(1, int(math.floor(dev_fraction * len(keys) + 0.5))))
-    rng = np.random.default_rng(seed)
-    dev_keys = {keys[i] for i in rng.choice(len(keys), size=n_dev, replace=False)}
-    is_dev = np.array([(int(y), str(t)) in dev_keys for y, t in zip(df["year"], df["topic"])], dtype=bool)
-    return df[~is_dev].reset_index(drop=True), df[is_dev].reset_index(drop=True)
-
-
-def to_examples(
-    df: pd.DataFrame, *, max_doc_sentences: int | None = None, target_scale: float = 1.0, with_targets: bool = True
-) -> tuple[list, pd.DataFrame, dict]:
-    """ScoringExamples for the rows that have sentences; returns (examples, the rows used, counts)."""
-    from wikiref.model.training import ScoringExample
-
-    keep = np.array([len(s) > 0 for s in df["doc_sentences"]], dtype=bool)
-    used = df[keep].reset_index(drop=True)
-    counts = {
-        "rows": int(len(df)),
-        "empty_documents": int((~keep).sum()),
-        "used": int(len(used)),
-        "sentences": 0,
-        "capped_sentences": 0,
-    }
-    out = []
-    for r in used.itertuples(index=False):
-        sents = [str(s) for s in r.doc_sentences]
-        targets = [float(t) * target_scale for t in r.sentence_targets]
-        if len(targets) != len(sents):
-            raise FinetuneError(f"row {r.id}: {len(sents)} sentences but {len(targets)} targets")
-        if max_doc_sentences is not None and len(sents) > max_doc_sentences:
-            counts["capped_sentences"] += len(sents) - max_doc_sentences
-            sents, targets = sents[:max_doc_sentences], targets[:max_doc_sentences]
-        counts["sentences"] += len(sents)
-        out.append(
-            ScoringExample(
-                query=[str(q) for q in r.query],
-                sentences=sents,
-                targets=targets if with_targets else None,
-                id=str(r.id),
-            )
-        )
-    if counts["empty_documents"]:
-        log.warning("%d of %d documents have no sentences (skipped)", counts["empty_documents"], counts["rows"])
-    return out, used, counts
 
 
 # --------------------------------------------------------------------------- summaries and ROUGE
 
 
-def cluster_summaries(
-    df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int, max_bigram_overlap: float, fill: str
-) -> tuple[dict[str, list[str]], int]:
-    """Per topic: the sentences of all its documents (cluster order) ranked by score and selected by
-    the DUC rule. ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count):
-    a sentence without a score (NaN) ranks last."""
-    from wikiref.stages.duc.selection import select
-
-    if len(scores) != len(df):
-        raise ValueError(f"{len(scores)} score lists for {len(df)} rows")
-    by_topic: dict[str, list[tuple[int, list[str], np.ndarray]]] = {}
-    for (topic, pos, sents), sc in zip(zip(df["topic"], df["doc_position"], df["doc_sentences"]), scores):
-        sc = np.asarray(sc, dtype=np.float64)
-        if len(sc) != len(sents):
-            raise ValueError(f"topic {topic} document {pos}: {len(sc)} scores for {len(sents)} sentences")
-        by_topic.setdefault(str(topic), []).append((int(pos), [str(s) for s in sents], sc))
-    out: dict[str, list[str]] = {}
-    unscored = 0
-    for topic in sorted(by_topic):
-        docs = sorted(by_topic[topic], key=lambda d: d[0])
-        sents = [s for _, ss, _ in docs for s in ss]
-        flat = np.concatenate([sc for _, _, sc in docs]) if docs else np.zeros(0)
-        nan = np.isnan(flat)
-        unscored += int(nan.sum())
-        flat = np.where(nan, -np.inf, flat)
-        idx = select(flat.tolist(), sents, max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill)
-        out[topic] = [sents[i] for i in idx]
-    return out, unscored
-
-
-def topic_references(df: pd.DataFrame) -> dict[str, list[list[str]]]:
-    """Per topic: each reference summary as its lines (what ROUGE reads in SPL format)."""
-    out: dict[str, list[list[str]]] = {}
-    for topic, refs in zip(df["topic"], df["references"]):
-        out.setdefault(str(topic), [str(r).split("\n") for r in refs])
-    return out
-
-
-def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]], float]:
-    """select_fn for :func:`wikiref.model.training.train`: mean per-topic ROUGE-2 recall x 100 (official scorer,
-    ``duc.rouge_flags``) of the dev clusters' summaries."""
-    from wikiref.rouge import official
-
-    refs = topic_references(dev)
-    scorers = {t: official.Scorer(r, flags=duc["rouge_flags"]) for t, r in refs.items()}
-    sel = duc["select"]
-
-    def fn(scores: list[np.ndarray]) -> float:
-        summaries, _ = cluster_summaries(
-            dev, scores, max_words=duc["summary_words"], max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"]
-        )
-        return 100.0 * float(np.mean([scorers[t](summaries[t])["ROUGE-2"]["R"] for t in sorted(scorers)]))
-
-    return fn
-
-
-def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapping) -> tuple[dict, dict]:
-    """Summaries of a test year and their official ROUGE (as ``duc-baselines`` reports it)."""
-    from wikiref.stages.duc import reader as duc_reader
-    from wikiref.stages.duc.baselines import evaluate
-
-    sel = duc["select"]
-    summaries, unscored = cluster_summaries(
-        df, scores, max_words=duc["summary_words"], max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"]
-    )
-    topics = duc_reader.rows_to_topics(df.to_dict("records"))
-    scores_out = evaluate(summaries, topics, duc["rouge_flags"])
-    scores_out["summary_words_mean"] = round(
-        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
-    )
-    scores_out["unscored_sentences"] = unscored
-    return scores_out, summaries
-
-
 # --------------------------------------------------------------------------- models
 
 
-def _require_checkpoint(path: str | Path, hint: str) -> None:
-    if not (Path(path) / "config.json").exists():
-        raise FinetuneError(f"no model in {path}: {hint}")
-
-
-def start_model(
-    params: Mapping,
-    setting: Mapping,
-    *,
-    pretrain_dir: str | Path = layout.PRETRAIN_DIR,
-    metrics_dir: str | Path = layout.METRICS,
-    prune_dir: str | Path | None = None,
-    device="cpu",
-) -> tuple[Any, Any, dict]:
-    """The model a setting starts from, its tokenizer, and a description of where it came from."""
-    import torch
-
-    from wikiref.model import build_scorer, load_scorer
-    from wikiref.stages.pretrain import scorer_config
-
-    info: dict[str, Any] = {"init": setting["init"]}
-    if setting["method"] == "iterative":
-        if prune_dir is None:
-            raise FinetuneError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
-        _require_checkpoint(prune_dir, f"run `wikiref finetune prune --setting {setting['name']}` first")
-        from wikiref.files import read_json
-
-        model, tok = load_scorer(prune_dir, device=device)
-        pruning = Path(prune_dir) / "pruning.json"
-        if pruning.exists():
-            pinfo = read_json(pruning)
-            info.update({k: v for k, v in pinfo["start"].items() if k in ("variant", "encoder", "selection")})
-            info["pruned_from_checkpoint"] = pinfo["start"].get("checkpoint")
-        info["checkpoint"] = str(prune_dir)
-    elif setting["init"] == "encoder":
-        torch.manual_seed(params["seed"])
-        spec = {"pooling": setting["pooling"], "head": "regression", "query": True, "init": "pretrained"}
-        model, tok = build_scorer(scorer_config(params["model"], spec))
-        info["encoder"] = params["model"]["encoder"]
-    else:
-        variant, why = resolve_variant(setting, params["pretrain"], metrics_dir)
-        path = Path(pretrain_dir) / variant
-        _require_checkpoint(path, f"run `wikiref pretrain run --variant {variant}` first")
-        model, tok = load_scorer(path, device=device)
-        info.update(variant=variant, checkpoint=str(path), selection=why)
-    info["pooling"] = model.config.pooling
-    info["checkpoint_head"] = model.config.head
-    if setting["method"] != "none" and model.config.head != "regression":
-        # Fine-tuning regresses ROUGE-2 recall (journal §V-B); the linear layer is the same, only the
-        # loss (MSE instead of BCE) and the output (raw instead of sigmoid) change.
-        model.config.head = "regression"
-        info["head_switched_to_regression"] = True
-    return model, tok, info
-
-
-def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progress: bool = False) -> list[np.ndarray]:
-    from wikiref.model import score_sentences
-    from wikiref.model.training import resolve_device
-
-    device = resolve_device(model_params["device"])
-    model.to(device)
-    amp = model_params["amp"] and device.type == "cuda"
-    pairs = [([str(q) for q in qs], [str(s) for s in ss]) for qs, ss in zip(df["query"], df["doc_sentences"])]
-    return score_sentences(
-        model, tokenizer, pairs, batch_size=model_params["eval_batch_size"], device=device, amp=amp, progress=progress
-    )
-
-
-def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path | None):
-    """The GradientMask of an ST setting (None for full fine-tuning)."""
-    from wikiref.model import subnetworks as subnet
-
-    if setting["method"] == "subnet":
-        masks = subnet.magnitude_masks(model, finetune["subnet"]["fraction"], finetune["subnet"]["vectors"])
-    elif setting["method"] == "iterative":
-        masks = subnet.load_masks(Path(prune_dir) / subnet.MASKS_FILE)
-    else:
-        return None, {}
-    stats = subnet.mask_stats(model, masks)
-    return subnet.GradientMask(model, masks), stats
-
-
 # --------------------------------------------------------------------------- one job
-
-
-def train_and_test(
-    params: Mapping,
-    setting_name: str,
-    year: int,
-    year_paths: Mapping[int, str | Path],
-    out_dir: str | Path,
-    *,
-    pretrain_dir: str | Path = layout.PRETRAIN_DIR,
-    metrics_dir: str | Path = layout.METRICS,
-    prune_dir: str | Path | None = None,
-    live_dir: str | Path | None = None,
-    progress: bool = True,
-) -> tuple[dict, pd.DataFrame, dict]:
-    """Fine-tune one setting with ``year`` held out and test on it (the work of :func:`run_job`).
-
-    ``year_paths``: DUC year -> its ``data/duc/<year>.parquet``; ``pretrain_dir`` / ``metrics_dir``: the
-    WikiRef checkpoints and their metrics (``pretrained`` settings); ``prune_dir``: the :func:`prune`
-    output (``iterative``). Returns (metrics, per-document predictions of the test year, summaries by
-    topic). The best dev epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
-    """
-    from wikiref.files import write_json
-    from wikiref.model import load_scorer
-    from wikiref.model.training import TrainSettings, train
-
-    t_start = time.perf_counter()
-    finetune_params, duc, seed = params["finetune"], params["duc"], params["seed"]
-    spec = find_setting(finetune_params, setting_name)
-    years = sorted(int(y) for y in year_paths)
-    if year not in years:
-        raise FinetuneError(f"held-out year {year} is not among the DUC years {years}")
-    train_years = [y for y in years if y != year]
-    if not train_years:
-        raise FinetuneError("held-out-year fine-tuning needs at least two DUC years")
-    test_df = load_year(year_paths[year])
-    out_dir = Path(out_dir)
-    model, tok, start = start_model(
-        params, spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir, prune_dir=prune_dir
-    )
-    metrics: dict[str, Any] = {
-        "setting": setting_name,
-        "label": spec["label"],
-        "method": spec["method"],
-        "year": year,
-        "train_years": train_years if spec["method"] != "none" else [],
-        "start": start,
-        "standin": bool(duc["standin"]),
-        "flags": duc["rouge_flags"],
-    }
-    if spec["method"] != "none":
-        pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
-        pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
-        train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
-        train_ex, _, train_counts = to_examples(
-            train_df,
-            max_doc_sentences=finetune_params["max_doc_sentences"],
-            target_scale=finetune_params["target_scale"],
-        )
-        dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=finetune_params["target_scale"])
-        gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
-        hooks = gradient_mask.hooks() if gradient_mask is not None else {}
-        last = out_dir / "last"
-        train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
-        result = train(
-            model,
-            tok,
-            train_ex,
-            dev_ex,
-            train_settings,
-            out_dir,
-            select_fn=dev_metric_fn(dev_used, duc),
-            live_dir=live_dir,
-            **hooks,
-        )
-        if last.exists():
-            shutil.rmtree(last)
-        if mask_stats:
-            write_json(out_dir / "subnet.json", mask_stats)
-        model, tok = load_scorer(out_dir)  # the best dev epoch
-        metrics.update(
-            train_clusters=[f"{y}/{t}" for y, t in _topic_keys(train_df)],
-            dev_clusters=[f"{y}/{t}" for y, t in _topic_keys(dev_df)],
-            rows={"train": train_counts, "dev": dev_counts},
-            subnet=mask_stats,
-            training={
-                "best_epoch": result.best_epoch,
-                "dev_rouge2_recall": result.best_metric,
-                "history": result.history,
-                "train_seconds": result.train_seconds,
-                "windows_per_second": result.windows_per_second,
-                "pack_stats": result.pack_stats,
-            },
-        )
-    scores = score_rows(model, tok, test_df, params["model"], progress=progress)
-    rouge, summaries = evaluate_year(test_df, scores, duc)
-    metrics["test"] = rouge
-    metrics["test_topics"] = len(summaries)
-    metrics["seconds"] = round(time.perf_counter() - t_start, 2)
-    if spec["method"] != "none" and not finetune_params["keep_models"]:
-        for f in out_dir.iterdir():
-            if f.is_file() and f.name not in MODEL_FILES_KEPT:
-                f.unlink()
-    preds = pd.DataFrame(
-        {
-            "id": test_df["id"],
-            "topic": test_df["topic"],
-            "doc_position": test_df["doc_position"],
-            "sentence_scores": [np.asarray(s, dtype=np.float64).tolist() for s in scores],
-        }
-    )
-    return metrics, preds, summaries
 
 
 def run_job(
@@ -600,96 +172,6 @@ def run_job(
 # --------------------------------------------------------------------------- iterative pruning on WikiRef
 
 
-def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, progress: bool = True) -> dict:
-    """Table IX "ITERATIVE": train on WikiRef (the oracle splits, the ``pretrain`` section's training
-    settings and caps) from the setting's start while pruning the encoder layers gradually (Zhu &
-    Gupta) to ``1 - subnet.fraction`` sparsity; the schedule runs from ``iterative.begin`` to
-    ``iterative.end`` of the optimizer steps, pruning every ``iterative.frequency`` steps.
-
-    inputs: ``train``, ``dev`` (oracle splits); ``pretrain_dir``, ``pretrain_metrics_dir`` (a setting
-    that starts from a WikiRef checkpoint). outputs: ``dir``, which receives the best dev epoch *at final
-    sparsity* + ``subnet_masks.safetensors`` + ``pruning.json``. Returns the pruning record.
-    """
-    from wikiref.files import write_json
-    from wikiref.model import load_scorer
-    from wikiref.model import subnetworks as subnet
-    from wikiref.model.training import TrainSettings, epoch_batches, pack_examples, train
-    from wikiref.stages import pretrain
-
-    finetune_params, pre, seed = params["finetune"], params["pretrain"], params["seed"]
-    spec = find_setting(finetune_params, setting)
-    if spec["method"] != "iterative":
-        raise FinetuneError(f"setting {setting} is not an iterative-pruning setting (method {spec['method']})")
-    # The starting point, before any pruning, with its own head: the WikiRef run continues the
-    # checkpoint's objective (oracle labels for classification, oracle scores for regression).
-    start_spec = dict(spec, method="none")
-    model, tok, start = start_model(
-        params,
-        start_spec,
-        pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
-        metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS),
-    )
-    head = model.config.head
-    train_df, _ = pretrain.read_split(inputs["train"], pre["max_train_examples"], seed)
-    dev_df, _ = pretrain.read_split(inputs["dev"], pre["max_eval_examples"], seed)
-    train_ex, dev_ex = pretrain.to_examples(train_df, head), pretrain.to_examples(dev_df, head)
-    train_settings = TrainSettings.from_params(seed, params["model"], pre, progress)
-    windows, _ = pack_examples(model.config, tok, train_ex)
-    n_batches = len(epoch_batches(windows, train_settings.batch_size, train_settings.bucket_batches, seed, 0))
-    total = math.ceil(n_batches / train_settings.grad_accum_steps) * train_settings.epochs
-    iterative = finetune_params["iterative"]
-    schedule = subnet.schedule_from_fractions(
-        total,
-        1.0 - finetune_params["subnet"]["fraction"],
-        begin=iterative["begin"],
-        end=iterative["end"],
-        frequency=iterative["frequency"],
-        initial_sparsity=iterative["initial_sparsity"],
-    )
-    pruner = subnet.MagnitudePruner(model, schedule, finetune_params["subnet"]["vectors"])
-    base_fn = pretrain.dev_rouge2_fn(dev_df, pre)
-
-    def select(scores):
-        # An epoch that has not reached the final sparsity is chosen only if none has.
-        return base_fn(scores) - (0.0 if pruner.done else 1e6)
-
-    out_dir = Path(outputs["dir"])
-    if (out_dir / "last").exists():
-        shutil.rmtree(out_dir / "last")  # the pruner's step count is not part of the resumable state
-    result = train(model, tok, train_ex, dev_ex, train_settings, out_dir, select_fn=select, **pruner.hooks())
-    if not pruner.done:
-        raise RuntimeError(
-            f"pruning schedule did not finish ({pruner.current_sparsity:.3f} < "
-            f"{schedule.final_sparsity:.3f}); check finetune.iterative"
-        )
-    best, _ = load_scorer(out_dir)
-    params_best = dict(best.named_parameters())
-    leaked = [n for n, m in pruner.masks.items() if int((params_best[n].detach()[~m.cpu()] != 0).sum())]
-    if leaked:
-        raise RuntimeError(f"the saved epoch has non-zero pruned entries in {leaked[:3]}")
-    subnet.save_masks(out_dir / subnet.MASKS_FILE, pruner.masks, {"final_sparsity": str(schedule.final_sparsity)})
-    info = {
-        "setting": setting,
-        "start": start,
-        "schedule": {
-            "final_sparsity": schedule.final_sparsity,
-            "initial_sparsity": schedule.initial_sparsity,
-            "begin_step": schedule.begin_step,
-            "n_steps": schedule.n_steps,
-            "frequency": schedule.frequency,
-            "end_step": schedule.end_step,
-            "total_steps": total,
-        },
-        "pruning_steps": pruner.history,
-        "best_epoch": result.best_epoch,
-        "dev_rouge2_f1": result.best_metric,
-        "masks": subnet.mask_stats(best, pruner.masks),
-        "train_seconds": result.train_seconds,
-    }
-    write_json(out_dir / "pruning.json", info)
-    return info
-
-
 # --------------------------------------------------------------------------- Table VI
 
 
@@ -707,7 +189,7 @@ def table6(
     years: Sequence[int],
 ) -> pd.DataFrame:
     """Rows: LEAD, QUERY-SIM, the settings in params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
-    from wikiref.stages.duc.baselines import SYSTEMS
+    from wikiref.extractive.baselines import SYSTEMS
 
     def cells(per_year: Mapping) -> dict:
         row = {}
@@ -736,11 +218,6 @@ def table6(
     if "oracle" in base:
         rows.append({"System": SYSTEMS["oracle"], "Group": "upper bound", **cells(base["oracle"])})
     return pd.DataFrame(rows)
-
-
-def recall_x100(scores: Mapping) -> dict[str, float]:
-    """R-1 / R-2 / R-SU4 recall of one official-scorer result (``{measure: {"R": ...}}``) x 100."""
-    return {meas: round(100 * float(scores[meas]["R"]), 4) for meas in MEASURES}
 
 
 def summary_metrics(

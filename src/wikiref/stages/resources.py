@@ -4,7 +4,7 @@
 ``qmdsir.dir``, ``wcep.ccnews.paths.0``: list items by index) to how to obtain it, so the path itself is
 declared once, where its consumer reads it:
 
-* ``{url, sha1, sha1sums_url, unpack, member}``: downloaded with :func:`wikiref.stages.collect.download.download_file`
+* ``{url, sha1, sha1sums_url, unpack, member}``: downloaded with :func:`wikiref.web.download.download_file`
   (resumable with HTTP Range, atomic rename); verified against ``sha1``, else against the line naming the
   URL's file in ``sha1sums_url`` (``sha1sum`` output, e.g. a Wikimedia dump's ``<wiki>-<date>-sha1sums.txt``).
   With neither the file is *unpinned*: downloaded, its sha1 recorded and a warning logged. Every download
@@ -80,7 +80,7 @@ class Resource:
 
 
 def _derived_psg2sum_part(config: Mapping, part: str) -> str:
-    from wikiref.stages.psg2sum.stage import part_path
+    from wikiref.wiki.dump import part_path
 
     return part_path(config["psg2sum"]["dump"]["dir"], part)
 
@@ -206,7 +206,7 @@ def key_of(config: Mapping, path: str) -> str:
 
 
 def _settings(user_agent: str):
-    from wikiref.stages.collect.download import DownloadSettings
+    from wikiref.web.download import DownloadSettings
 
     return DownloadSettings(
         mirror="",
@@ -233,8 +233,8 @@ def _expected_sha1(source: Mapping, s, session, where: str) -> str | None:
         return str(source["sha1"])
     if not source.get("sha1sums_url"):
         return None
-    from wikiref.stages.collect.download import get_small
-    from wikiref.stages.collect.index import parse_sha1sums
+    from wikiref.web.download import get_small
+    from wikiref.wiki.index import parse_sha1sums
 
     sums_url = str(source["sha1sums_url"])
     text = get_small(session, s, sums_url, "checksum file").decode("utf-8", errors="replace")
@@ -304,9 +304,9 @@ def _complete_download(target: Path, sha1: str | None) -> dict | None:
     reused when its sha1 is the expected one (or nothing is expected), else None (downloaded again)."""
     if not target.is_file():
         return None
-    from wikiref.stages.collect.download import _sha1_file
+    from wikiref.web.download import sha1_file
 
-    actual = _sha1_file(target, CHUNK_BYTES)
+    actual = sha1_file(target, CHUNK_BYTES)
     if sha1 is not None and actual != sha1:
         target.unlink()
         return None
@@ -318,12 +318,12 @@ def fetch(source: Mapping, dest: str | os.PathLike, *, user_agent: str, where: s
     """One ``url`` source -> ``dest`` (a file, or a folder for a whole archive), atomically; writes
     ``<dest>.source.json``. Returns the manifest."""
     from wikiref.files import write_json
-    from wikiref.stages.collect.download import DownloadError, _session, download_file
+    from wikiref.web.download import DownloadError, download_file, new_session
 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     s = _settings(user_agent)
-    session = session or _session(s)
+    session = session or new_session(s)
     url = str(source["url"])
     unpack = source.get("unpack", "none")
     try:

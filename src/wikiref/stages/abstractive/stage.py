@@ -8,19 +8,19 @@
    (lower-cased word / punctuation tokens); an example without a document token or a summary token is
    dropped and counted.
 2. *Model*: vocabulary from the training items (``abstractive.vocab.max_words``), the family's config with the
-   run's overrides (:func:`wikiref.stages.abstractive.runs.model_config`), weights drawn from ``seed``;
+   run's overrides (:func:`wikiref.glue.abstractive.model_config`), weights drawn from ``seed``;
    :func:`wikiref.model.abstractive.fit` with the family's ``train`` settings, the best epoch chosen by the
    family's ``select`` (``loss``: dev loss; ``rougeL``: dev ROUGE-L F1 of greedy summaries, HEROSumm's
    criterion) saved in ``models/abstractive/<run>/`` (resumable from its ``last/``), dvclive beside.
 3. *Test*: the test split of each ``test`` source (seeded subset of ``max_eval_examples``) decoded with
    ``abstractive.decode`` + the run's ``decode`` overrides, the tokens cut into sentences
    (:func:`~wikiref.model.abstractive.split_sentences`), scored against the example's summary sentences by the
-   official scorer through :func:`wikiref.stages.psg2sum.baselines.score` (ROUGE-1/2/L R/P/F x100 with 95%
+   official scorer through :func:`wikiref.extractive.official.score` (ROUGE-1/2/L R/P/F x100 with 95%
    intervals): ``psg2sum.rouge_flags`` for Psg2Sum, ``abstractive.rouge_flags`` for the other sources.
 4. *DUC* (``duc: true``): every topic of each ``abstractive.duc.years`` year (``data/duc/<year>.parquet``, one row
-   per topic x document, grouped by :func:`wikiref.stages.duc.reader.rows_to_topics`: documents oldest first,
+   per topic x document, grouped by :func:`wikiref.extractive.baselines.rows_to_topics`: documents oldest first,
    query = title + narrative sentences, references = the model summaries) decoded with the DUC decode settings,
-   truncated to ``duc.summary_words`` word tokens, scored by :func:`wikiref.stages.duc.baselines.evaluate`
+   truncated to ``duc.summary_words`` word tokens, scored by :func:`wikiref.extractive.baselines.evaluate`
    with ``duc.rouge_flags`` minus ``-x`` (Table 5 prints ROUGE-L; the flags' ``-l`` truncates at 250 words too):
    R-1 / R-2 / R-L / R-SU4 recall (and P / F) x100 with 95% intervals.
 
@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from wikiref.glue.abstractive import AbstractiveError, decode_settings, duc_items, model_config, truncate_words
 from wikiref.stages.abstractive import runs as R
 
 log = logging.getLogger(__name__)
@@ -84,40 +85,8 @@ def items_of(rows: Sequence[Mapping], *, need_summary: bool) -> tuple[list, dict
 def _split_rows(paths: Mapping[str, str | Path], sources: Sequence[str], split: str) -> dict[str, list[dict]]:
     missing = [s for s in sources if s not in paths]
     if missing:
-        raise R.AbstractiveError(f"no {split} file given for source(s) {missing}")
+        raise AbstractiveError(f"no {split} file given for source(s) {missing}")
     return {s: _read_rows(paths[s]) for s in sources}
-
-
-def truncate_words(toks: Sequence[str], max_words: int) -> list[str]:
-    """The tokens up to the ``max_words``-th word token (one with a letter or digit; punctuation does not count,
-    as ROUGE's ``-l`` counts words)."""
-    out, words = [], 0
-    for t in toks:
-        is_word = any(ch.isalnum() for ch in t)
-        if is_word and words >= max_words:
-            break
-        out.append(t)
-        words += is_word
-    return out
-
-
-def duc_items(rows: Sequence[Mapping]) -> tuple[list, list[dict]]:
-    """(Items, topics) of one DUC year's rows: one item per topic (id = topic), query = its query levels (title
-    + narrative sentences), documents = its documents oldest first; the topics as
-    :func:`wikiref.stages.duc.reader.rows_to_topics` gives them (references for scoring)."""
-    from wikiref.model import abstractive as am
-    from wikiref.stages.duc.reader import rows_to_topics
-
-    topics = rows_to_topics(rows)
-    items = []
-    for t in topics:
-        docs = [am.tokens(" ".join(str(s) for s in d["sentences"])) for d in t["documents"]]
-        docs = [d for d in docs if d]
-        if not docs:
-            raise R.AbstractiveError(f"DUC topic {t['topic']!r} has no document with a token")
-        query = [tok for level in t["query"] for tok in am.tokens(str(level))]
-        items.append(am.Item(str(t["topic"]), query, docs, None))
-    return items, topics
 
 
 def duc_standin(parquet: str | Path, stats: str | Path | None = None) -> bool:
@@ -126,7 +95,7 @@ def duc_standin(parquet: str | Path, stats: str | Path | None = None) -> bool:
 
     path = Path(stats) if stats else Path(parquet).with_suffix(".stats.json")
     if not path.exists():
-        raise R.AbstractiveError(f"{path} (the DUC year's prepare stats, which say whether it is STAND-IN) is missing")
+        raise AbstractiveError(f"{path} (the DUC year's prepare stats, which say whether it is STAND-IN) is missing")
     return bool(read_json(path).get("standin"))
 
 
@@ -134,7 +103,7 @@ def duc_standin(parquet: str | Path, stats: str | Path | None = None) -> bool:
 def duc_scores(summaries: Mapping[str, Sequence[str]], topics: Sequence[Mapping], flags: str) -> dict:
     """Official ROUGE (``flags``) of one year's summaries: per measure (``ROUGE-1``, ``ROUGE-2``, ``ROUGE-L``,
     ``ROUGE-SU4``, as the flags compute) ``recall`` / ``precision`` / ``f1`` x100 with ``*_ci`` 95% intervals."""
-    from wikiref.stages.duc.baselines import evaluate
+    from wikiref.extractive.baselines import evaluate
 
     res = evaluate(summaries, topics, flags)
 
@@ -171,11 +140,11 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
     Returns the metrics (also written)."""
     import pyarrow.parquet as pq
 
+    from wikiref.extractive import official as bl
     from wikiref.files import write_json
     from wikiref.model import abstractive as am
     from wikiref.model.decoding import DecodeSettings
     from wikiref.model.training import TrainSettings, resolve_device
-    from wikiref.stages.psg2sum import baselines as bl
     from wikiref.tables import STANDIN_NOTE
 
     t0 = time.perf_counter()
@@ -183,7 +152,7 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
     fam = entry["family"]
     a = params["abstractive"]
     seed = int(params["seed"])
-    config, use_query = R.model_config(params, entry)
+    config, use_query = model_config(params, entry)
     years = R.duc_years(params, run)
 
     # data
@@ -202,7 +171,7 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
     train_items, train_drops = items_of(train_rows, need_summary=True)
     dev_items, dev_drops = items_of(dev_rows, need_summary=True)
     if not train_items or not dev_items:
-        raise R.AbstractiveError(
+        raise AbstractiveError(
             f"run {run}: no usable train ({len(train_items)}) or dev ({len(dev_items)}) example in {entry['train']}"
         )
     standin = any(r["standin"] for rows in (train_rows, dev_rows, *test_rows.values()) for r in rows)
@@ -231,7 +200,7 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
     summariser = am.load(outputs["model_dir"], device=device)
 
     # test splits
-    dec, batch = R.decode_settings(params, entry)
+    dec, batch = decode_settings(params, entry)
     summaries: dict[str, Any] = {"run": run, "standin": standin, "test": {}, "duc": {}}
     test_metrics: dict[str, Any] = {}
     for s, rows in test_rows.items():
@@ -255,7 +224,7 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
     # DUC
     duc_metrics: dict[str, Any] = {}
     if years:
-        ddec, dbatch = R.decode_settings(params, entry, duc=True)
+        ddec, dbatch = decode_settings(params, entry, duc=True)
         words = int(params["duc"]["summary_words"])
         flags = R.duc_flags(params["duc"]["rouge_flags"])
         for y in years:
@@ -339,7 +308,7 @@ def run_table(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     configured = set(R.run_names(params))
     unknown = sorted(set(metrics_by_run) - configured)
     if unknown:
-        raise R.AbstractiveError(f"metrics of runs {unknown} that abstractive.runs does not list")
+        raise AbstractiveError(f"metrics of runs {unknown} that abstractive.runs does not list")
     baselines = read_json(inputs["psg2sum_baselines"]) if inputs.get("psg2sum_baselines") else None
     profile = params["profile"]
     years = sorted(int(y) for y in params["abstractive"]["duc"]["years"])

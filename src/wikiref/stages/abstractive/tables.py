@@ -3,7 +3,7 @@ interval of the official scorer).
 
 * :func:`psg2sum_table4`: every row of Psg2Sum Table 4 (Zhou, Wei & Zhou): s2s, s2s+copy, PGN from the runs
   of :data:`PSG2SUM_RUNS`, LEAD1, TextRank and the BERT scorer (NN-SE's row) from the psg2sum baselines job's
-  metrics; R / P / F of ROUGE-1/2/L. The paper's rows are :data:`wikiref.stages.psg2sum.baselines.PAPER_TABLE4`.
+  metrics; R / P / F of ROUGE-1/2/L. The paper's rows are :data:`wikiref.papers.psg2sum.PAPER_TABLE4`.
 * :func:`qmds_table`: QmdsCnnIr Table 3 (QmdsCnn) / Table 4 (QmdsIr): the HEROSumm ablation (runs
   ``<dataset>-<variant>``, :data:`HS_VARIANTS`), ROUGE-1/2/L F1 on the dataset's test split.
 * :func:`duc_table5`: QmdsCnnIr Table 5 (a) DUC 2006 and (b) DUC 2007: model (baseline, HS-Joint) x training
@@ -98,7 +98,8 @@ def psg2sum_table4(
 ) -> dict:
     """Psg2Sum Table 4, every row: ours (the runs of :data:`PSG2SUM_RUNS` on the psg2sum test split; the
     extractive rows from ``baselines``, the psg2sum baselines job's metrics) beside the paper's."""
-    from wikiref.stages.psg2sum import baselines as bl
+    from wikiref.extractive.official import ROUGE_FLAGS
+    from wikiref.papers import psg2sum as bl
 
     ours_cols = [f"{_SHORT[m]} {f[0].upper()}" for m in bl.METRICS for f in bl.FIELDS]
     rows, standin, n_test, flags = [], False, set(), set()
@@ -107,9 +108,9 @@ def psg2sum_table4(
         test = (m or {}).get("test", {}).get("psg2sum") or {}
         ok = bool(test.get("scores"))
         rec = {"Method": f"{paper_row} (run {run})" + ("" if ok else " (not run)")}
-        rec.update(bl._ours(test["scores"]) if ok else dict.fromkeys(ours_cols, ""))
+        rec.update(bl.ours_cells(test["scores"]) if ok else dict.fromkeys(ours_cols, ""))
         rec["Paper row"] = paper_row
-        rec.update(bl._paper(paper_row))
+        rec.update(bl.paper_cells(paper_row))
         rows.append(rec)
         if m:
             standin |= bool(m["standin"])
@@ -120,9 +121,9 @@ def psg2sum_table4(
     for method in bl.METHODS:
         ok = method in results
         rec = {"Method": bl.METHOD_LABELS[method] + ("" if ok else " (not run)")}
-        rec.update(bl._ours(results[method]) if ok else dict.fromkeys(ours_cols, ""))
+        rec.update(bl.ours_cells(results[method]) if ok else dict.fromkeys(ours_cols, ""))
         rec["Paper row"] = bl.PAPER_ROW[method]
-        rec.update(bl._paper(bl.PAPER_ROW[method]))
+        rec.update(bl.paper_cells(bl.PAPER_ROW[method]))
         rows.append(rec)
     if baselines:
         standin |= bool(baselines.get("standin"))
@@ -134,7 +135,7 @@ def psg2sum_table4(
         stem,
         title=(
             f"Psg2Sum Table 4: abstractive and extractive systems on the test split ({n} passages; official ROUGE-1.5.5 "
-            f"{' / '.join(sorted(f for f in flags if f)) or bl.ROUGE_FLAGS}, recall / precision / F1 x100 ± half "
+            f"{' / '.join(sorted(f for f in flags if f)) or ROUGE_FLAGS}, recall / precision / F1 x100 ± half "
             "the 95% interval)"
         ),
         notes=(

@@ -41,11 +41,11 @@ import pyarrow.parquet as pq
 from wikiref import layout
 from wikiref.files import read_json, stable_id, write_json, write_parquet
 from wikiref.schemas import RAW
-from wikiref.stages.collect.dump import default_part_path, iter_pages, resolve_part
-from wikiref.stages.collect.extract import ExtractConfig, extract_document
-from wikiref.stages.collect.fetch import FetchConfig, LiveBackend, make_fetcher
 from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_host
-from wikiref.stages.collect.statements import StatementConfig, kept_statements, parse_article
+from wikiref.web.extract import ExtractConfig, extract_document
+from wikiref.web.fetch import FetchConfig, LiveBackend, make_fetcher
+from wikiref.wiki.dump import default_part_path, iter_pages, resolve_part
+from wikiref.wiki.statements import StatementConfig, kept_statements, parse_article
 
 log = logging.getLogger(__name__)
 
@@ -411,9 +411,9 @@ def run_part(
     if s.extract.language:  # load the language model (~2 s of lzma) while the dump is being parsed
         import threading
 
-        from wikiref.stages.collect.extract import _identifier
+        from wikiref.web.extract import language_identifier
 
-        threading.Thread(target=_identifier, daemon=True).start()
+        threading.Thread(target=language_identifier, daemon=True).start()
 
     dump_stats, st = parse_phase(dump_path, work, s, killer)
     chunks = sorted(work.glob("cand-*.parquet"))
@@ -591,7 +591,7 @@ def part_inputs(config: Mapping, part: str) -> list[str]:
     """The files the job of dump part ``part`` reads (its Snakemake inputs): the dump part (with
     ``collect.dump.download`` on, the file rule ``collect_download`` writes) and, for the warc backend, the
     archives; files of the offline sample come through the sample's manifest."""
-    from wikiref.stages.collect.index import downloaded_part
+    from wikiref.wiki.index import downloaded_part
 
     collect = config["collect"]
     sample_dir = layout.sample_dir(config)

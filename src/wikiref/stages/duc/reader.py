@@ -436,28 +436,3 @@ def topic_rows(topics: Sequence[Topic], *, target_metric: str = "rouge2_recall")
             )
     rows.sort(key=lambda r: r["id"])
     return rows
-
-
-def rows_to_topics(rows: Sequence[Mapping]) -> list[dict]:
-    """Inverse view for evaluation: per topic (sorted by topic id) its query, references and its
-    documents' sentences in cluster order (oldest first)."""
-    by: dict[str, dict] = {}
-    for r in rows:
-        t = by.setdefault(
-            r["topic"],
-            {
-                "year": int(r["year"]),
-                "topic": r["topic"],
-                "query": list(r["query"]),
-                "references": [list(x.split("\n")) for x in r["references"]],
-                "reference_ids": list(r["reference_ids"]),
-                "documents": [],
-            },
-        )
-        t["documents"].append((int(r["doc_position"]), r["doc_id"], r["doc_date"], list(r["doc_sentences"])))
-    out = []
-    for key in sorted(by):
-        t = by[key]
-        t["documents"] = [{"doc_id": d, "doc_date": dt, "sentences": s} for _, d, dt, s in sorted(t["documents"])]
-        out.append(t)
-    return out

@@ -6,7 +6,7 @@
   (:data:`wikiref.schemas.DUC`: sentences, query levels, references, per-sentence ROUGE-2 recall
   targets) + <year>.stats.json (:mod:`wikiref.stages.duc.reader`);
 * :func:`baselines` (``wikiref duc baselines``): LEAD / QUERY-SIM / ORACLE scored with the official
-  ROUGE-1.5.5 flags -> the metrics and the Table VI baseline rows (:mod:`wikiref.stages.duc.baselines`).
+  ROUGE-1.5.5 flags -> the metrics and the Table VI baseline rows (:mod:`wikiref.extractive.baselines`).
 """
 
 from __future__ import annotations
@@ -218,10 +218,10 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     import pandas as pd
 
+    from wikiref.extractive import baselines as systems
+    from wikiref.extractive.baselines import rows_to_topics
     from wikiref.files import read_json, write_json
     from wikiref.rouge import official
-    from wikiref.stages.duc import baselines as systems
-    from wikiref.stages.duc import reader
     from wikiref.tables import write_table
 
     duc = params["duc"]
@@ -239,7 +239,7 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     }
     per_year: dict[int, list] = {}
     for path in inputs["years"]:
-        topics = reader.rows_to_topics(pd.read_parquet(path).to_dict("records"))
+        topics = rows_to_topics(pd.read_parquet(path).to_dict("records"))
         if not topics:
             raise DucError(f"{path} has no topics")
         year = topics[0]["year"]

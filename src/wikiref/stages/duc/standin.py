@@ -93,7 +93,7 @@ class HeldOut:
     doc_hashes: frozenset[str] = frozenset()
 
     def blocks(self, url: str, text: str) -> bool:
-        from wikiref.stages.curate import body_hash, url_key
+        from wikiref.dedup import body_hash, url_key
 
         return url_key(url) in self.doc_keys or body_hash(text) in self.doc_hashes
 
@@ -232,7 +232,7 @@ def write_standin(
 ) -> dict:
     """Write the NIST-layout tree under ``root``; returns the manifest (also written as MANIFEST.json).
     ``held_out``: what was kept out for WikiRef (counts), recorded in the manifest."""
-    from wikiref.stages.curate import url_key
+    from wikiref.dedup import url_key
 
     root = Path(root)
     write_text(root / "NOTICE.txt", STANDIN_NOTICE)

@@ -16,10 +16,10 @@ Methods (:data:`METHODS`)
     than three sentences. Therefore, we randomly select one sentence as the summary for passages shorter than
     three sentences." Reproduced: a passage with 1 or 2 sentences gets a uniformly drawn sentence, from a NumPy
     generator seeded with ``seed`` and a SHA-256 digest of the example id
-    (:func:`wikiref.stages.wcep.baselines.cluster_rng`: deterministic, independent of Python's hash salt and of
+    (:func:`wikiref.extractive.textrank.cluster_rng`: deterministic, independent of Python's hash salt and of
     the order examples are processed); a passage with >= 3 sentences gets its top TextRank sentence, ties to
     the earlier sentence. The scores are the project's TextRank
-    (:func:`wikiref.stages.wcep.baselines.textrank_scores`): PageRank (damping 0.85, networkx's definition)
+    (:func:`wikiref.extractive.textrank.textrank_scores`): PageRank (damping 0.85, networkx's definition)
     of the graph of the passage's sentences weighted by the cosine of their tf-idf vectors (scikit-learn
     ``TfidfVectorizer``, English stop words, idf fitted on the passage's own sentences, no self-loops).
     **Difference from gensim**: gensim's summariser is the variant of Barrios et al. (2016): sentences are
@@ -69,58 +69,23 @@ from pathlib import Path
 
 import numpy as np
 
-METHODS = ("lead1", "textrank", "bert")
-METRICS = ("rouge1", "rouge2", "rougeL")
-FIELDS = ("recall", "precision", "f1")
-MEASURE_OF = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
-ROUGE_FLAGS = "-n 2 -m -c 95 -r 1000"
+from wikiref.extractive.official import ROUGE_FLAGS
+from wikiref.papers.psg2sum import (
+    ABSTRACTIVE,
+    ABSTRACTIVE_NOTE,
+    FIELD_SHORT,
+    FIELDS,
+    METHOD_LABELS,
+    METHODS,
+    METRICS,
+    PAPER_ROW,
+    SHORT,
+    ours_cells,
+    paper_cells,
+)
+
 TEXTRANK_MIN_SENTENCES = 3  # gensim's summariser refuses shorter passages (Appendix B.4)
 QUERY_INPUT = False  # the BERT scorer reads the passage alone, as NN-SE does
-
-# The rows of the paper's Table 4 as printed: metric -> field -> (score, ± half-width), x100.
-_PRINTED = {
-    "s2s": (
-        (36.31, 0.66, 35.24, 0.71, 33.35, 0.60),
-        (18.08, 0.66, 17.95, 0.68, 16.78, 0.60),
-        (31.57, 0.66, 30.64, 0.70, 29.00, 0.60),
-    ),
-    "s2s+copy": (
-        (35.51, 0.73, 37.38, 0.79, 33.78, 0.66),
-        (18.68, 0.67, 19.87, 0.76, 17.80, 0.65),
-        (30.84, 0.69, 32.64, 0.75, 29.43, 0.65),
-    ),
-    "PGN": (
-        (36.27, 0.76, 36.57, 0.77, 33.99, 0.66),
-        (19.05, 0.72, 19.56, 0.75, 17.99, 0.67),
-        (31.34, 0.73, 31.82, 0.73, 29.49, 0.64),
-    ),
-    "LEAD1": (
-        (42.97, 0.77, 35.35, 0.73, 35.97, 0.66),
-        (22.76, 0.72, 18.71, 0.71, 19.01, 0.65),
-        (36.06, 0.73, 29.88, 0.70, 30.29, 0.63),
-    ),
-    "TextRank": (
-        (39.95, 0.77, 33.56, 0.73, 33.74, 0.64),
-        (20.01, 0.75, 16.95, 0.71, 16.92, 0.65),
-        (33.29, 0.73, 28.13, 0.69, 28.18, 0.62),
-    ),
-    "NN-SE": (
-        (43.76, 0.80, 35.11, 0.74, 36.21, 0.67),
-        (23.19, 0.75, 19.14, 0.73, 19.40, 0.68),
-        (36.59, 0.74, 29.61, 0.73, 30.40, 0.63),
-    ),
-}
-PAPER_TABLE4: dict[str, dict[str, dict[str, tuple[float, float]]]] = {
-    row: {
-        metric: {f: (vals[2 * k], vals[2 * k + 1]) for k, f in enumerate(FIELDS)}
-        for metric, vals in zip(METRICS, printed)
-    }
-    for row, printed in _PRINTED.items()
-}
-ABSTRACTIVE = ("s2s", "s2s+copy", "PGN")  # not extractive: reproduced by the abstractive stage (its Table 4)
-ABSTRACTIVE_NOTE = "(ours: results/tables/abstractive_psg2sum_table4)"
-METHOD_LABELS = {"lead1": "LEAD1", "textrank": "TextRank", "bert": "BERT scorer (package; paper row: NN-SE)"}
-PAPER_ROW = {"lead1": "LEAD1", "textrank": "TextRank", "bert": "NN-SE"}
 
 
 # --------------------------------------------------------------------------------------- inputs
@@ -155,7 +120,7 @@ def lead1(sentences: Sequence[str]) -> list[str]:
 def textrank(sentences: Sequence[str], *, example_id: str, seed: int) -> list[str]:
     """TEXTRANK: with fewer than 3 sentences a seeded random one (Appendix B.4), else the top TextRank
     sentence (tf-idf cosine graph + PageRank, ties to the earlier sentence). See the module docstring."""
-    from wikiref.stages.wcep.baselines import cluster_rng, textrank_scores
+    from wikiref.extractive.textrank import cluster_rng, textrank_scores
 
     sents = _clean(sentences)
     if not sents:
@@ -247,8 +212,8 @@ def train_bert(
         return {"enabled": False, "note": "psg2sum.supervised.enabled is false: no BERT row"}
     import torch
 
+    from wikiref.glue.oracle import scorer_config
     from wikiref.model import build_scorer, training
-    from wikiref.stages.pretrain import scorer_config
 
     t0 = time.perf_counter()
     seed = int(params["seed"])
@@ -309,71 +274,6 @@ def bert_summaries(model_dir: str | Path, rows: Sequence[Mapping], params: Mappi
     return {str(r["id"]): chosen.get(str(r["id"]), []) for r in rows}
 
 
-# -------------------------------------------------------------------------------------- scoring
-def score(
-    summaries: Mapping[str, Sequence[str]],
-    references: Mapping[str, Sequence[str]],
-    *,
-    flags: str = ROUGE_FLAGS,
-) -> dict:
-    """Official ROUGE-1.5.5 scores (x100) of ``summaries`` against ``references`` (one reference per example;
-    every reference id needs a summary, [] allowed): ``{"rouge1": {"recall", "recall_ci": [lo, hi],
-    "precision", "precision_ci", "f1", "f1_ci"}, "rouge2": ..., "rougeL": ...}``."""
-    from wikiref.rouge import official
-
-    opts = official.Options.from_flags(flags)
-    missing_measures = [m for m in MEASURE_OF.values() if m not in opts.measures()]
-    if missing_measures:
-        raise ValueError(f"ROUGE flags {flags!r} do not compute {missing_measures} (need -n 2 and no -x)")
-    if not references:
-        raise ValueError("no reference to score against")
-    ids = sorted(references)
-    missing = [i for i in ids if i not in summaries]
-    if missing:
-        raise ValueError(f"{len(missing)} examples without a summary (first: {missing[:3]})")
-    items = [(i, [str(s) for s in summaries[i]], [[str(s) for s in references[i]]]) for i in ids]
-    res = official.evaluate_summaries(items, opts)
-
-    def x100(v) -> float:
-        return round(float(v) * 100, 3)
-
-    out: dict = {}
-    for metric, measure in MEASURE_OF.items():
-        av = res[measure].averages
-        out[metric] = {
-            "recall": x100(av.r),
-            "recall_ci": [x100(v) for v in av.r_ci],
-            "precision": x100(av.p),
-            "precision_ci": [x100(v) for v in av.p_ci],
-            "f1": x100(av.f),
-            "f1_ci": [x100(v) for v in av.f_ci],
-        }
-    return out
-
-
-# ---------------------------------------------------------------------------------------- table
-_SHORT = {"rouge1": "R-1", "rouge2": "R-2", "rougeL": "R-L"}
-_FIELD_SHORT = {"recall": "R", "precision": "P", "f1": "F"}
-
-
-def _cell(value: float, half: float) -> str:
-    return f"{value:.2f} ± {half:.2f}"
-
-
-def _ours(res: Mapping) -> dict[str, str]:
-    out = {}
-    for m in METRICS:
-        for f in FIELDS:
-            lo, hi = res[m][f"{f}_ci"]
-            out[f"{_SHORT[m]} {_FIELD_SHORT[f]}"] = _cell(float(res[m][f]), (float(hi) - float(lo)) / 2)
-    return out
-
-
-def _paper(row: str) -> dict[str, str]:
-    p = PAPER_TABLE4[row]
-    return {f"Paper {_SHORT[m]} {_FIELD_SHORT[f]}": _cell(*p[m][f]) for m in METRICS for f in FIELDS}
-
-
 def table4(results: Mapping[str, Mapping], stem: str | Path, *, profile: Mapping, n_test: int) -> list[dict]:
     """Write Table 4 (:func:`wikiref.tables.write_table`): one row per extractive method of :data:`METHODS`
     (``results``: method -> :func:`score` output; a method not in ``results`` shows empty cells) with
@@ -385,21 +285,21 @@ def table4(results: Mapping[str, Mapping], stem: str | Path, *, profile: Mapping
 
     from wikiref.tables import stand_in_rows, write_table
 
-    ours_cols = [f"{_SHORT[m]} {_FIELD_SHORT[f]}" for m in METRICS for f in FIELDS]
+    ours_cols = [f"{SHORT[m]} {FIELD_SHORT[f]}" for m in METRICS for f in FIELDS]
     unknown = sorted(set(results) - set(METHODS))
     if unknown:
         raise ValueError(f"unknown Psg2Sum methods {unknown}; known: {METHODS}")
     records = []
     for method in METHODS:
         rec: dict = {"Method": METHOD_LABELS[method] + ("" if method in results else " (not run)")}
-        rec.update(_ours(results[method]) if method in results else dict.fromkeys(ours_cols, ""))
+        rec.update(ours_cells(results[method]) if method in results else dict.fromkeys(ours_cols, ""))
         rec["Paper row"] = PAPER_ROW[method]
-        rec.update(_paper(PAPER_ROW[method]))
+        rec.update(paper_cells(PAPER_ROW[method]))
         records.append(rec)
     for row in ABSTRACTIVE:
         rec = {"Method": f"{row} {ABSTRACTIVE_NOTE}", **dict.fromkeys(ours_cols, "")}
         rec["Paper row"] = row
-        rec.update(_paper(row))
+        rec.update(paper_cells(row))
         records.append(rec)
     df = stand_in_rows(pd.DataFrame(records), profile)
     write_table(

@@ -2,7 +2,7 @@
 revision pairs that Psg2Sum mines (paper §2.1: "we compare two temporally adjacent revisions of a page").
 
 Reads ``.xml.bz2`` (plain and multistream), ``.xml.gz``, plain ``.xml`` (through
-:func:`wikiref.stages.collect.dump.open_dump`) and ``.7z``, the other format history dumps are published
+:func:`wikiref.wiki.dump.open_dump`) and ``.7z``, the other format history dumps are published
 in, streamed from the ``7z`` binary's standard output (Debian package ``p7zip-full``): py7zr's
 ``read()`` decompresses a whole member into memory, which a history part (tens of GB of XML) does not fit.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import BinaryIO
 from xml.etree.ElementTree import Element, ParseError, iterparse
 
-from wikiref.stages.collect.dump import CountingReader, DumpError, mediawiki_sha1, open_dump
+from wikiref.wiki.dump import CountingReader, DumpError, mediawiki_sha1, open_dump
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class _SevenZipReader(io.RawIOBase):
 
 def open_history(path: str | os.PathLike) -> BinaryIO:
     """A binary stream of the XML of a history dump part: ``.bz2`` (incl. multistream), ``.gz``, plain
-    ``.xml`` (recognised by their magic bytes, as in :func:`~wikiref.stages.collect.dump.open_dump`) or
+    ``.xml`` (recognised by their magic bytes, as in :func:`~wikiref.wiki.dump.open_dump`) or
     ``.7z`` (streamed from the 7z binary; :class:`SevenZipMissing` when there is none)."""
     path = Path(path)
     with open(path, "rb") as fh:
@@ -428,7 +428,7 @@ def iter_pages(
     revisions that have wikitext, in dump order, read lazily from the stream: it is valid until the next
     page is asked for (then it is empty; unread revisions are skipped without parsing). Counts in
     ``tally`` (:class:`wikiref.examples.Tally`); a truncated archive or broken XML raises
-    :class:`~wikiref.stages.collect.dump.DumpError`, from either iterator."""
+    :class:`~wikiref.wiki.dump.DumpError`, from either iterator."""
     cursor = _Cursor(path, tally, namespaces, start_after_page)
     yield from _pages(cursor)
 

@@ -77,7 +77,7 @@ import mwparserfromhell
 from mwparserfromhell.nodes import Comment, ExternalLink, Heading, HTMLEntity, Tag, Text, Wikilink
 from sentence_splitter import SentenceSplitter
 
-from wikiref.stages.collect.statements import (
+from wikiref.wiki.statements import (
     DEFAULT_SKIP_SECTIONS,
     INLINE_TAGS,
     KEEP_LINK_NS,

@@ -23,6 +23,8 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from wikiref.wiki.dump import part_path
+
 log = logging.getLogger(__name__)
 
 SOURCE = "psg2sum"
@@ -50,15 +52,6 @@ def resolve_part(dump_dir: str | Path, part: str) -> Path:
     raise FileNotFoundError(
         f"history part {part!r} not found in {dump_dir} (tried {', '.join(part + s for s in SUFFIXES if s)})"
     )
-
-
-def part_path(dump_dir: str | Path, part: str) -> str:
-    """The part's file when it exists, else where it is expected (``<part>.xml.bz2``), so a workflow
-    that lacks it reports a missing input instead of failing to build its DAG."""
-    try:
-        return str(resolve_part(dump_dir, part))
-    except FileNotFoundError:
-        return str(Path(dump_dir) / f"{part}.xml.bz2")
 
 
 def part_inputs(config: Mapping, part: str) -> list[str]:

@@ -169,7 +169,7 @@ def build(
 ) -> dict:
     """Write one STAND-IN history part per name of ``parts`` (``<part>.xml.bz2``) into ``out_dir`` and
     return the manifest. ``collect``: the collect params (sections that are not prose)."""
-    from wikiref.stages.collect.dump import ExportPage, ExportRevision, export_xml, iter_pages
+    from wikiref.wiki.dump import ExportPage, ExportRevision, export_xml, iter_pages
 
     out = Path(out_dir)
     skip = {s.lower() for s in collect["statements"]["skip_sections"]}

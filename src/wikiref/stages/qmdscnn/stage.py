@@ -102,7 +102,7 @@ def _title(fetcher, url: str, list_url: str, strip: list[str], stats: Counter) -
 
 
 def _fetcher(params: Mapping, warc_paths: Sequence[str]):
-    from wikiref.stages.collect.fetch import fetcher_for
+    from wikiref.web.fetch import fetcher_for
 
     return fetcher_for(params["collect"]["fetch"], params["qmdscnn"]["titles"]["backend"], warc_paths)
 

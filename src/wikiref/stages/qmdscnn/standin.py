@@ -79,10 +79,10 @@ def build(
     """Write the STAND-IN corpus into ``out_dir`` (which should be empty or a temporary folder; the job
     swaps it in atomically) and return the manifest. ``collect``: the collect params (section handling of
     the dump reader); ``nlp``: the spaCy pipeline that splits the lead into sentences."""
-    from wikiref.stages.collect.dump import iter_pages
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
-    from wikiref.stages.sample import Standin, write_standin_warc
+    from wikiref.standin import Standin, write_standin_warc
     from wikiref.text import split_sentences
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

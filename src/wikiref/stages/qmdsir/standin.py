@@ -150,8 +150,8 @@ def iter_articles(
     (paragraphs joined by line breaks, which always end a sentence) and the counts of its sections:
     ``sections``, ``sections_skipped`` (reference lists etc., ``collect.statements.skip_sections``),
     ``sections_empty``."""
-    from wikiref.stages.collect.dump import iter_pages
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     cfg = StatementConfig.from_params(collect)
     for page in iter_pages(dump, Counter()):

@@ -1,7 +1,7 @@
 """Tables VIII-IX and Figs. 4-6 of the journal (§VI) from ``results/metrics/ablations.json``.
 
 Pure functions: the ablations structure (:func:`wikiref.stages.ablations.collect`) in, DataFrames and
-figure panels (:mod:`wikiref.stages.report.figures`) out. Scores: WikiRef = test ROUGE F1 x 100 (threshold
+figure panels (:mod:`wikiref.figures`) out. Scores: WikiRef = test ROUGE F1 x 100 (threshold
 tuned on dev), DUC = ROUGE recall x 100 on the held-out test year (official ROUGE-1.5.5 scoring).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from wikiref.stages.report.figures import BLUE, GREEN, ORANGE, PURPLE, RED, HLine, Panel, Series
+from wikiref.figures import BLUE, GREEN, ORANGE, PURPLE, RED, HLine, Panel, Series
 
 TABLE8_STEM = "table8_pooling"
 TABLE9_STEM = "table9_subnetworks"

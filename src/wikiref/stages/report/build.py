@@ -25,9 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from wikiref import layout
+from wikiref import figures, layout
 from wikiref.files import read_json, write_json, write_text
-from wikiref.stages.report import analyses, compare, figures
+from wikiref.stages.report import analyses, compare
 from wikiref.tables import STANDIN_NOTE, profile_caption, stand_in_rows, standin_flag, write_table
 
 log = logging.getLogger(__name__)
@@ -430,7 +430,7 @@ def build(
 
 def stage_renderers() -> dict:
     """Figures other stages write the numbers of and the report draws: name -> (title, renderer)."""
-    from wikiref.stages.wcep.report import RENDERERS as WCEP
+    from wikiref.figures.wcep import RENDERERS as WCEP
 
     return dict(WCEP)
 

@@ -102,7 +102,6 @@ Table 5), ties to the smallest value.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -112,8 +111,8 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.preprocessing import normalize
 
+from wikiref.extractive.textrank import cluster_rng, textrank_scores, tfidf_matrix
 from wikiref.rouge import fast
 from wikiref.rouge.oracle import greedy_oracle
 from wikiref.stages.wcep.evaluation import MAX_TOKENS, n_tokens, tokenize
@@ -144,7 +143,6 @@ TUNED = {
 SUBMODULAR_A = 5.0
 SUBMODULAR_CLUSTER_FRACTION = 0.2
 SUBMODULAR_SCALE = 0.3
-PAGERANK_ALPHA = 0.85
 
 
 @dataclass
@@ -166,11 +164,6 @@ class Cluster:
             raise ValueError(f"cluster {self.cluster_id}: unknown origins {bad}; expected {ORIGINS}")
 
 
-def make_vectorizer() -> TfidfVectorizer:
-    """The tf-idf configuration of TEXTRANK, CENTROID and SUBMODULAR (unfitted)."""
-    return TfidfVectorizer(lowercase=True, stop_words="english")
-
-
 def reference_text(cluster: Cluster) -> str:
     return " ".join(cluster.reference)
 
@@ -189,12 +182,6 @@ def _dedup(sentences: Sequence[str]) -> list[str]:
 def candidate_sentences(cluster: Cluster) -> list[str]:
     """The cluster's sentences in cluster order, stripped, without empty ones and exact duplicates."""
     return _dedup(s for article in cluster.articles for s in article)
-
-
-def cluster_rng(cluster_id: str, seed: int = 0) -> np.random.Generator:
-    """The generator of a cluster's random choices: seeded by ``seed`` and the cluster id's digest."""
-    digest = int.from_bytes(hashlib.sha256(cluster_id.encode("utf-8")).digest()[:8], "little")
-    return np.random.default_rng([int(seed), digest])
 
 
 # -- ranked-list selection ---------------------------------------------------------------------
@@ -254,60 +241,6 @@ def select_ranked(
 
 
 # -- tf-idf, PageRank ----------------------------------------------------------------------------
-
-
-def tfidf_matrix(sentences: Sequence[str], idf: TfidfVectorizer | None = None) -> sp.csr_matrix:
-    """L2-normalised tf-idf rows of ``sentences`` (``idf`` fitted, or a new one fitted on them)."""
-    if idf is None:
-        vectorizer = make_vectorizer()
-        try:
-            x = vectorizer.fit_transform(sentences)
-        except ValueError:  # empty vocabulary: only stop words
-            return sp.csr_matrix((len(sentences), 0))
-    else:
-        x = idf.transform(sentences)
-        if getattr(idf, "norm", None) != "l2":
-            x = normalize(x, norm="l2")
-    return sp.csr_matrix(x, dtype=np.float64)
-
-
-def pagerank(
-    adjacency: sp.spmatrix | np.ndarray, *, alpha: float = PAGERANK_ALPHA, max_iter: int = 100, tol: float = 1.0e-06
-) -> np.ndarray:
-    """PageRank of a weighted graph given as a (sparse) adjacency matrix, by networkx's definition
-    (``networkx.pagerank`` with uniform personalization and dangling weights: power iteration on the
-    row-normalised matrix, dangling nodes' mass spread uniformly, stop when the L1 change is below
-    ``N * tol``). Raises ``RuntimeError`` if it does not converge in ``max_iter`` iterations."""
-    a = sp.csr_matrix(adjacency, dtype=np.float64)
-    n = a.shape[0]
-    if n == 0:
-        return np.zeros(0)
-    out = np.asarray(a.sum(axis=1)).ravel()
-    inv = np.zeros(n)
-    nonzero = out != 0
-    inv[nonzero] = 1.0 / out[nonzero]
-    m = sp.diags(inv) @ a
-    mt = sp.csr_matrix(m.T)
-    x = np.full(n, 1.0 / n)
-    p = np.full(n, 1.0 / n)
-    dangling = ~nonzero
-    for _ in range(max_iter):
-        last = x
-        x = alpha * (mt @ last + last[dangling].sum() * p) + (1 - alpha) * p
-        if np.abs(x - last).sum() < n * tol:
-            return x
-    raise RuntimeError(f"PageRank did not converge in {max_iter} iterations")
-
-
-def textrank_scores(sentences: Sequence[str], idf: TfidfVectorizer | None = None) -> np.ndarray:
-    """PageRank of the tf-idf cosine graph of ``sentences`` (no self-loops)."""
-    if not sentences:
-        return np.zeros(0)
-    x = tfidf_matrix(sentences, idf)
-    sim = sp.csr_matrix(x @ x.T)
-    sim.setdiag(0.0)
-    sim.eliminate_zeros()
-    return pagerank(sim)
 
 
 def centroid_scores(sentences: Sequence[str], idf: TfidfVectorizer | None = None) -> np.ndarray:

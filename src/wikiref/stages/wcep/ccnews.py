@@ -15,7 +15,7 @@ a :class:`wikiref.examples.Tally`):
   ``not_html`` (Content-Type neither ``text/html`` nor ``application/xhtml+xml``; a missing
   Content-Type counts as not HTML), ``too_large`` (body over ``max_body_bytes``),
   ``duplicate_url`` (the normalised URL already gave an article: the first article is kept),
-  ``extract:<reason>`` (:func:`wikiref.stages.collect.extract.extract_document` found no usable
+  ``extract:<reason>`` (:func:`wikiref.web.extract.extract_document` found no usable
   main text: ``empty_page``, ``boilerplate_only``, ``too_short``, ``non_english``, or ``error``
   when the extractor raised), ``no_date`` (no date in the page and no usable WARC-Date);
 * ``truncated_archive`` (location: the file name): a file whose gzip member or record block
@@ -37,7 +37,7 @@ Choices where the paper is silent (it used newspaper3k on CC-NEWS and gives no d
   the page's URL counts as ``published``. Without a page date the WARC-Date's day is used
   (``date_origin="crawl"``): CC-NEWS crawls news sites continuously, so the crawl day is a close
   upper bound of the publication day.
-* Duplicates are decided on :func:`wikiref.stages.collect.fetch.normalise_url` among the records
+* Duplicates are decided on :func:`wikiref.web.fetch.normalise_url` among the records
   that became articles, and checked before extraction (a duplicate costs nothing). A first
   record that failed (e.g. a 404 or an empty page) does not block a later good copy.
 * Truncation is detected from the archive itself (the record's gzip member did not reach its
@@ -57,8 +57,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from wikiref.files import stable_id
-from wikiref.stages.collect.extract import ExtractConfig, extract_document
-from wikiref.stages.collect.fetch import normalise_url
+from wikiref.web.extract import ExtractConfig, extract_document
+from wikiref.web.fetch import normalise_url
 
 log = logging.getLogger(__name__)
 

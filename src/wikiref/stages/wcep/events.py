@@ -67,7 +67,7 @@ Line and day drops: ``stray_line`` (text that is neither a bullet nor a category
 block whose date is not a calendar date), ``day_without_date`` (an HTML day block with no date at all),
 ``empty_day`` (a day with no bullet, or a day block without ``.description``), ``broken_html`` (a file
 lxml cannot parse, e.g. empty), ``no_day_blocks`` (an HTML file without any ``.vevent`` block).
-A truncated or corrupt dump raises :class:`wikiref.stages.collect.dump.DumpError` naming file and place.
+A truncated or corrupt dump raises :class:`wikiref.wiki.dump.DumpError` naming file and place.
 """
 
 from __future__ import annotations
@@ -511,8 +511,8 @@ def _as_paths(paths) -> list[Path]:
 
 def iter_dump_events(paths, tally: Tally, *, namespace: int = 100, title_prefix: str = TITLE_PREFIX) -> Iterator[Event]:
     """The events of every daily portal page in pages-articles dump files (read with
-    :func:`wikiref.stages.collect.dump.iter_pages`; a truncated file raises its ``DumpError``)."""
-    from wikiref.stages.collect.dump import iter_pages
+    :func:`wikiref.wiki.dump.iter_pages`; a truncated file raises its ``DumpError``)."""
+    from wikiref.wiki.dump import iter_pages
 
     seen: set[str] = set()
     for path in _as_paths(paths):

@@ -189,9 +189,9 @@ def sources(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import WCEP_SOURCES
-    from wikiref.stages.collect.extract import ExtractConfig, extract_document
-    from wikiref.stages.collect.fetch import fetcher_for
     from wikiref.stages.wcep.ccnews import page_date
+    from wikiref.web.extract import ExtractConfig, extract_document
+    from wikiref.web.fetch import fetcher_for
 
     urls = sorted({u for r in _rows(inputs["events"], ["urls"]) for u in r["urls"]})
     warc_paths = inputs.get("warc_paths", params["wcep"]["sources"]["warc_paths"])
@@ -252,8 +252,8 @@ def ccnews(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) ->
 
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import WCEP_CANDIDATES
-    from wikiref.stages.collect.extract import ExtractConfig
     from wikiref.stages.wcep.ccnews import iter_articles
+    from wikiref.web.extract import ExtractConfig
 
     files = ccnews_files(params, shard, inputs.get("paths"))
     tally = _tally()
@@ -596,7 +596,7 @@ def clusters_from_rows(rows: Sequence[Mapping], added: int | None = None):
 def fit_idf(rows: Sequence[Mapping]):
     """The tf-idf weighting of the baselines, fitted on the training split's articles (one document per
     article), with the baselines' settings (lower-cased unigrams, English stop words removed)."""
-    from wikiref.stages.wcep.baselines import make_vectorizer
+    from wikiref.extractive.textrank import make_vectorizer
 
     docs = [" ".join(d["sentences"]) for r in rows for d in r["documents"]]
     if not docs:

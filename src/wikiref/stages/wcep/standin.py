@@ -130,8 +130,8 @@ def _page(url: str, title: str, paragraphs: list[str], published: str, article: 
 
 
 def _read_articles(dump_path: Path, collect: Mapping, max_articles: int, stats: Counter) -> list[_Article]:
-    from wikiref.stages.collect.dump import iter_pages
-    from wikiref.stages.collect.statements import StatementConfig, parse_article
+    from wikiref.wiki.dump import iter_pages
+    from wikiref.wiki.statements import StatementConfig, parse_article
 
     cfg = StatementConfig.from_params(collect)
     out = []
@@ -179,8 +179,8 @@ def build(
     """Write the STAND-IN into ``out_dir`` (empty or a temporary folder the job swaps in) and return the
     manifest. ``collect``: the collect params (section handling of the dump reader); ``nlp``: the spaCy
     pipeline that cuts summaries into sentences."""
-    from wikiref.stages.sample import Standin, write_standin_warc
     from wikiref.stages.wcep.events import Event, check_renderable, clean_text, render_day_wikitext, render_month_html
+    from wikiref.standin import Standin, write_standin_warc
     from wikiref.text import split_sentences
 
     out = Path(out_dir)
@@ -363,7 +363,7 @@ def build(
 def _write_dump(path: Path, pages: list[tuple[str, int, str]]) -> None:
     """A pages-articles dump (export-0.10) holding ``pages`` (title, namespace, wikitext), bz2; each page's
     one revision dated the day after its portal day."""
-    from wikiref.stages.collect.dump import ExportPage, ExportRevision, export_xml
+    from wikiref.wiki.dump import ExportPage, ExportRevision, export_xml
 
     out = []
     for n, (title, ns, text) in enumerate(pages, start=1):

@@ -56,8 +56,8 @@ def sentence_targets(sentences: Sequence[str], summary: Sequence[str]) -> list[f
 def train_and_summarize(params: Mapping, rows: Mapping[str, Sequence[Mapping]], model_dir: str | Path) -> dict:
     import torch
 
+    from wikiref.glue.oracle import scorer_config
     from wikiref.model import build_scorer, load_scorer, score_sentences, training
-    from wikiref.stages.pretrain import scorer_config
     from wikiref.stages.wcep import baselines as bl
     from wikiref.stages.wcep.evaluation import evaluate
 

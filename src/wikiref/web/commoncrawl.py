@@ -23,7 +23,7 @@ closest to the citation's access-date -> that one WARC record, read by an HTTP r
    (``too_large``). Failures of the range request itself are ``cc_data_<live reason>``
    (``cc_data_http_503``, ``cc_data_timeout``...).
 
-HTTP goes through the live backend's machinery (a :class:`~wikiref.stages.collect.fetch.LiveBackend`
+HTTP goes through the live backend's machinery (a :class:`~wikiref.web.fetch.LiveBackend`
 subclass): the address check on every connection (private addresses refused unless
 ``allow_private_addresses``, the loopback tests' switch), the hard per-exchange deadline, retries with
 backoff on connection errors, timeouts, 429 and 5xx (Common Crawl answers 503 "SlowDown" when busy),
@@ -31,9 +31,9 @@ backoff on connection errors, timeouts, 429 and 5xx (Common Crawl answers 503 "S
 through ``<cache_dir>/hosts/`` (it applies to the index host and the data host like to any other). robots.txt
 is not read: the index and the data server are APIs (as the Wayback availability API is).
 
-The result is the :class:`~wikiref.stages.collect.fetch.FetchResult` of the other backends (``source``
+The result is the :class:`~wikiref.web.fetch.FetchResult` of the other backends (``source``
 ``commoncrawl``, ``final_url`` the captured URL, ``snapshot`` the capture's timestamp), cached by
-:func:`~wikiref.stages.collect.fetch.make_fetcher` under :attr:`CommonCrawlBackend.cache_key`: the backend
+:func:`~wikiref.web.fetch.make_fetcher` under :attr:`CommonCrawlBackend.cache_key`: the backend
 name and the settings that choose the capture (crawls, ``max_captures``, ``fallback_date``), so changing
 the crawls fetches afresh rather than reading outcomes chosen from other crawls.
 """
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from urllib.parse import urlencode, urlsplit
 
-from wikiref.stages.collect.fetch import FetchConfig, FetchResult, LiveBackend, _Failure, wayback_timestamp
+from wikiref.web.fetch import FetchConfig, FetchResult, LiveBackend, _Failure, wayback_timestamp
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ annotators marked). Every baseline fills a budget of ``max_words`` words (whites
 tokens, turns with no word are never chosen) and returns the chosen turns in transcript order:
 
 * LEAD: the first turns; the turn that crosses the budget is cut to fill it exactly
-  (:func:`wikiref.stages.duc.baselines.lead`, the DUC rule, on the turns);
+  (:func:`wikiref.extractive.baselines.lead`, the DUC rule, on the turns);
 * QUERY-SIM: turns ranked by the TF-IDF cosine to the query
-  (:func:`wikiref.stages.duc.baselines.query_sim_scores`, fitted on the document's turns; ties in
-  transcript order, :func:`wikiref.stages.duc.selection.ranking`), taken greedily in rank order; the
+  (:func:`wikiref.extractive.baselines.query_sim_scores`, fitted on the document's turns; ties in
+  transcript order, :func:`wikiref.extractive.selection.ranking`), taken greedily in rank order; the
   turn that crosses the budget is cut to fill it and ends the summary (no redundancy rule: meeting
   turns rarely repeat each other);
 * ORACLE: greedy on ROUGE-2 recall against the answer (:class:`wikiref.rouge.fast.SentenceSetRouge`,
@@ -29,8 +29,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 
-from wikiref.stages.duc import baselines as duc
-from wikiref.stages.duc.selection import ranking, words
+from wikiref.extractive import baselines as duc
+from wikiref.extractive.selection import ranking, words
 
 SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
 SETTINGS = ("transcript", "gold_span")

@@ -38,7 +38,7 @@ import requests
 
 from wikiref import layout
 from wikiref.files import write_bytes
-from wikiref.stages.collect.index import (
+from wikiref.wiki.index import (
     DumpIndexError,
     checksums,
     file_of_part,
@@ -97,7 +97,7 @@ class DownloadSettings:
         return f"{self.wiki}-{self.date}-sha1sums.txt"
 
 
-def _session(s: DownloadSettings) -> requests.Session:
+def new_session(s: DownloadSettings) -> requests.Session:
     session = requests.Session()
     # identity: Range offsets and Content-Length then count the file's own bytes
     session.headers.update({"User-Agent": s.user_agent, "Accept-Encoding": "identity"})
@@ -172,7 +172,7 @@ def index(params: Mapping, inputs: Mapping, outputs: Mapping, *, session=None) -
     import json
 
     s = DownloadSettings.from_params(params)
-    session = session or _session(s)
+    session = session or new_session(s)
     status_bytes = _get_small(session, s, "dumpstatus.json", "dumpstatus.json")
     sums_bytes = _get_small(session, s, s.sha1sums_name, s.sha1sums_name)
     try:
@@ -199,7 +199,7 @@ def index(params: Mapping, inputs: Mapping, outputs: Mapping, *, session=None) -
     return out
 
 
-def _sha1_file(path: Path, chunk: int) -> str:
+def sha1_file(path: Path, chunk: int) -> str:
     h = hashlib.sha1()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
@@ -261,7 +261,7 @@ def download_file(
     name = dest.name
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(f".{name}.partial")
-    session = session or _session(s)
+    session = session or new_session(s)
     stats = {"requests": 0, "bytes_received": 0, "resumed_from": 0, "range_ignored": 0, "restarts": 0, "pieces": 0}
     t0 = time.monotonic()
     try:
@@ -303,7 +303,7 @@ def _download_locked(
         _fetch_into(fh, url, name, size, s, session, stats)
         fh.flush()
         os.fsync(fh.fileno())
-        actual = _sha1_file(partial, max(s.chunk_bytes, 1 << 20))
+        actual = sha1_file(partial, max(s.chunk_bytes, 1 << 20))
         if sha1 is None or actual == sha1:
             break
         if fresh_start or stats["pieces"] <= 1:
@@ -434,7 +434,7 @@ def run(
     files = _wanted_files(params, table, parts)
     if outputs.get("file") and len(files) != 1:
         raise DownloadError(f"one output file given for {len(files)} parts")
-    session = session or _session(s)
+    session = session or new_session(s)
     out: dict = {"files": {}}
     for name in files:
         dest = (
@@ -442,7 +442,7 @@ def run(
         )
         want = table[name]
         if dest.exists():
-            actual = _sha1_file(dest, max(s.chunk_bytes, 1 << 20))
+            actual = sha1_file(dest, max(s.chunk_bytes, 1 << 20))
             if actual != want["sha1"]:
                 raise DownloadError(
                     f"{_what(name, s)}: {dest} exists with sha1 {actual}, the dump's is {want['sha1']}; "

@@ -1,4 +1,4 @@
-"""The statement walker of :mod:`wikiref.stages.collect.statements`, run on mwparserfromhell's token stream.
+"""The statement walker of :mod:`wikiref.wiki.statements`, run on mwparserfromhell's token stream.
 
 Why this exists (issue #18): ``mwparserfromhell.parse`` is two steps, the C tokenizer (about 12% of the
 time on the sample dump) and the pure-Python *builder* that turns tokens into a node tree (about 70%).
@@ -39,7 +39,7 @@ from mwparserfromhell.parser import Parser
 from mwparserfromhell.parser import tokens as T
 from mwparserfromhell.parser.builder import Builder
 
-from wikiref.stages.collect import statements as S
+from wikiref.wiki import statements as S
 
 _OPEN = (
     T.TemplateOpen,

@@ -241,3 +241,12 @@ def export_xml(pages: list[ExportPage], *, sitename: str, generator: str, namesp
         out.append("  </page>\n")
     out.append("</mediawiki>\n")
     return "".join(out)
+
+
+def part_path(dump_dir: str | Path, part: str) -> str:
+    """The part's file when it exists, else where it is expected (``<part>.xml.bz2``), so a workflow
+    that lacks it reports a missing input instead of failing to build its DAG."""
+    try:
+        return str(resolve_part(dump_dir, part))
+    except FileNotFoundError:
+        return str(Path(dump_dir) / f"{part}.xml.bz2")

@@ -5,7 +5,7 @@
   (NIST's baseline is "the first 250 words"; ROUGE ``-l 250`` would cut it the same way).
 * QUERY-SIM: every sentence of the cluster ranked by the TF-IDF cosine similarity to the query
   (title and narrative), scikit-learn ``TfidfVectorizer`` fitted on the cluster's sentences (English
-  stop words removed, sublinear tf), then :func:`wikiref.stages.duc.selection.select`
+  stop words removed, sublinear tf), then :func:`wikiref.extractive.selection.select`
   (250 words, bigram redundancy).
 * ORACLE: greedy on ROUGE-2 recall against the cluster's references (pooled,
   :mod:`wikiref.rouge.fast`): repeatedly add the sentence that raises the summary's recall most
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from wikiref.stages.duc.selection import flatten, select, words
+from wikiref.extractive.selection import flatten, select, words
 
 SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
 
@@ -65,7 +65,7 @@ def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[flo
 
 
 def query_sim(query: Sequence[str], documents: Sequence[Mapping], **select_options) -> list[str]:
-    """The cluster's sentences by :func:`query_sim_scores`, chosen by :func:`wikiref.stages.duc.selection.select`
+    """The cluster's sentences by :func:`query_sim_scores`, chosen by :func:`wikiref.extractive.selection.select`
     with ``select_options`` (``max_words``, ``max_bigram_overlap``, ``fill``; its defaults otherwise)."""
     sents, _ = flatten([d["sentences"] for d in documents])
     scores = query_sim_scores(query, sents)
@@ -106,7 +106,7 @@ def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words
 def summarize(
     system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5, fill: str = "skip"
 ) -> list[str]:
-    """One baseline summary for a topic as given by :func:`wikiref.stages.duc.reader.rows_to_topics`."""
+    """One baseline summary for a topic as given by :func:`wikiref.extractive.baselines.rows_to_topics`."""
     if system == "lead":
         return lead(topic["documents"], max_words=max_words)
     if system == "query_sim":
@@ -140,4 +140,29 @@ def evaluate(summaries: Mapping[str, Sequence[str]], topics: Sequence[Mapping], 
             "topics": len(mr.per_eval),
             "per_topic_R": {k.rsplit(".", 1)[0]: float(v.r) for k, v in sorted(mr.per_eval.items())},
         }
+    return out
+
+
+def rows_to_topics(rows: Sequence[Mapping]) -> list[dict]:
+    """Inverse view for evaluation: per topic (sorted by topic id) its query, references and its
+    documents' sentences in cluster order (oldest first)."""
+    by: dict[str, dict] = {}
+    for r in rows:
+        t = by.setdefault(
+            r["topic"],
+            {
+                "year": int(r["year"]),
+                "topic": r["topic"],
+                "query": list(r["query"]),
+                "references": [list(x.split("\n")) for x in r["references"]],
+                "reference_ids": list(r["reference_ids"]),
+                "documents": [],
+            },
+        )
+        t["documents"].append((int(r["doc_position"]), r["doc_id"], r["doc_date"], list(r["doc_sentences"])))
+    out = []
+    for key in sorted(by):
+        t = by[key]
+        t["documents"] = [{"doc_id": d, "doc_date": dt, "sentences": s} for _, d, dt, s in sorted(t["documents"])]
+        out.append(t)
     return out

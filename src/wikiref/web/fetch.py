@@ -59,7 +59,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from wikiref.files import write_bytes, write_json
-from wikiref.stages.collect.hostlimit import SharedHostLimiter
+from wikiref.web.hostlimit import SharedHostLimiter
 
 log = logging.getLogger(__name__)
 
@@ -805,7 +805,7 @@ def make_fetcher(cfg: FetchConfig) -> CachedFetcher:
     if cfg.backend == "warc":
         return CachedFetcher(WarcBackend(cfg), cache=None)
     if cfg.backend == "commoncrawl":
-        from wikiref.stages.collect.commoncrawl import CommonCrawlBackend
+        from wikiref.web.commoncrawl import CommonCrawlBackend
 
         cc = CommonCrawlBackend(cfg)
         return CachedFetcher(cc, FetchCache(cfg.cache_dir, cc.cache_key), cfg.retry_cached_errors)

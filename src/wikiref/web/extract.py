@@ -41,14 +41,14 @@ class Extracted:
 
 
 @lru_cache(maxsize=1)
-def _identifier():
+def language_identifier():
     from py3langid import langid
 
     return langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
 
 
 def detect_language(text: str) -> tuple[str, float]:
-    lang, prob = _identifier().classify(text)
+    lang, prob = language_identifier().classify(text)
     return str(lang), float(prob)
 
 

@@ -537,7 +537,7 @@ def parse_article(
     """Sections, paragraphs and every statement (kept or with its drop reason) of one article.
 
     ``method="nodes"`` walks mwparserfromhell's node tree (the reference); ``"tokens"`` (default) walks
-    its token stream (:mod:`wikiref.stages.collect.tokenwalk`, same results, about 4x faster).
+    its token stream (:mod:`wikiref.wiki.tokenwalk`, same results, about 4x faster).
     ``statements_only``: the article has no sections (paragraph texts are not built) and a page that
     cannot yield a statement is not parsed at all; statements and counters are the same. All that
     collect needs.
@@ -545,7 +545,7 @@ def parse_article(
     stats = stats if stats is not None else Counter()
     if method not in METHODS:
         raise ValueError(f"unknown parse method {method!r} (one of {', '.join(METHODS)})")
-    from wikiref.stages.collect import tokenwalk
+    from wikiref.wiki import tokenwalk
 
     if statements_only and not tokenwalk.may_yield_statements(wikitext):
         return Article(title=title, sections=[], statements=[])

@@ -1,0 +1,168 @@
+"""The scorer glue for QMSum (``data/qmsum/<split>.parquet``): a split's table, the capped evaluation
+queries, a scorer's extracts of a meeting (turns ranked by score within the word budget) with their
+official ROUGE, and fine-tuning on QMSum train queries. Used by the qmsum and compare stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from wikiref.extractive import meetings as qb
+
+
+class QmsumStageError(ValueError):
+    """Missing or unusable QMSum input."""
+
+
+def load_split(path: str | Path) -> pd.DataFrame:
+    from wikiref.files import read_parquet
+    from wikiref.schemas import QMSUM, require_columns
+
+    if not Path(path).exists():
+        raise QmsumStageError(f"{path} missing: run `wikiref qmsum prepare` first")
+    df = read_parquet(path)
+    require_columns(df.columns, QMSUM.names, str(path))
+    return df.sort_values("id", kind="stable").reset_index(drop=True)
+
+
+def cap_queries(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
+    """At most ``cap`` rows, a seeded choice, in id order (all when cap is None)."""
+    from wikiref.glue.oracle import cap_rows
+
+    return cap_rows(df, cap, seed)
+
+
+def eval_rows(test: pd.DataFrame, qmsum: Mapping, seed: int) -> pd.DataFrame:
+    """The test queries every system is scored on: the ``qmsum.eval_query_types`` queries, then
+    ``qmsum.eval_queries`` of them (seeded)."""
+    test = test[test["query_type"].isin(list(qmsum["eval_query_types"]))].reset_index(drop=True)
+    return cap_queries(test, qmsum["eval_queries"], seed)
+
+
+def score(summaries: Mapping[str, list[str]], rows: pd.DataFrame, flags: str) -> dict:
+    """Official ROUGE-1/2/L of the summaries against each row's answer (one reference per query)."""
+    from wikiref.extractive.official import score as official_score
+
+    return official_score(summaries, {str(i): [str(a)] for i, a in zip(rows["id"], rows["answer"])}, flags=flags)
+
+
+def _documents(df: pd.DataFrame, setting: str, cap: int | None = None) -> list[tuple[list[int], list[str]]]:
+    docs = [qb.document_turns(r, setting) for r in df.to_dict("records")]
+    return [(i[:cap], t[:cap]) if cap is not None else (i, t) for i, t in docs]
+
+
+def extract(turns: list[str], scores, max_words: int) -> list[str]:
+    """The turns ranked by score (ties: transcript order; NaN last) filling the word budget, in transcript order."""
+    from wikiref.extractive.selection import ranking
+
+    sc = np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=-np.inf)
+    return [t for _, t in qb.fill(ranking(sc.tolist()), turns, max_words)]
+
+
+def model_summaries(
+    df: pd.DataFrame, scores, setting: str, max_words: int, docs: list | None = None
+) -> dict[str, list[str]]:
+    """Per row: :func:`extract` of its document (``docs``: the rows' documents when already made)."""
+    docs = docs if docs is not None else _documents(df, setting)
+    return {str(rid): extract(turns, sc, max_words) for rid, (_, turns), sc in zip(df["id"], docs, scores)}
+
+
+def score_documents(model, tok, df: pd.DataFrame, docs: list, model_params: Mapping, progress: bool = False):
+    """The model's score of every turn of each row's document (``docs``: :func:`_documents` of the rows)."""
+    from wikiref.model import score_sentences
+    from wikiref.model.training import resolve_device
+
+    device = resolve_device(model_params["device"])
+    model.to(device)
+    pairs = [([str(x) for x in q], turns) for q, (_, turns) in zip(df["query"], docs)]
+    return score_sentences(
+        model,
+        tok,
+        pairs,
+        batch_size=model_params["eval_batch_size"],
+        device=device,
+        amp=model_params["amp"] and device.type == "cuda",
+        progress=progress,
+    )
+
+
+def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str, progress: bool = False) -> dict:
+    """A scorer's extracts of ``rows`` in ``setting`` and their official ROUGE."""
+    q = params["qmsum"]
+    docs = _documents(rows, setting)
+    scores = score_documents(model, tok, rows, docs, params["model"], progress)
+    summaries = model_summaries(rows, scores, setting, q["summary_words"], docs)
+    return {
+        "rouge": score(summaries, rows, q["rouge_flags"]),
+        "summary_words_mean": round(float(np.mean([len(" ".join(s).split()) for s in summaries.values()])), 2),
+    }
+
+
+def finetune(
+    params: Mapping,
+    model,
+    tok,
+    train_df: pd.DataFrame,
+    dev_df: pd.DataFrame,
+    setting: str,
+    out_dir: str | Path,
+    progress: bool = False,
+):
+    """Fine-tune a scorer on QMSum train queries (``qmsum.finetune`` caps; the ``finetune`` section's
+    training settings); the epoch with the best dev ROUGE-2 F1 of the extracts is kept. Returns (model,
+    tokenizer, training record)."""
+    from wikiref.model import load_scorer
+    from wikiref.model.selection import rouge2_f1
+    from wikiref.model.training import ScoringExample, TrainSettings, train
+
+    q, seed, ft = params["qmsum"], int(params["seed"]), params["finetune"]
+    caps = q["finetune"]
+    types = list(q["eval_query_types"])  # trained on the query types it is tested on
+    train_df = cap_queries(train_df[train_df["query_type"].isin(types)], caps["train_queries"], seed)
+    dev_df = cap_queries(dev_df[dev_df["query_type"].isin(types)], caps["dev_queries"], seed)
+    if train_df.empty or dev_df.empty:
+        raise QmsumStageError(f"QMSum fine-tuning needs train and dev queries (have {len(train_df)}, {len(dev_df)})")
+
+    def examples(df: pd.DataFrame) -> list:
+        out = []
+        for r, (idx, turns) in zip(df.itertuples(index=False), _documents(df, setting, caps["document_turns"])):
+            out.append(
+                ScoringExample(
+                    query=[str(x) for x in r.query],
+                    sentences=turns,
+                    targets=[float(r.turn_targets[i]) * ft["target_scale"] for i in idx],
+                    id=str(r.id),
+                )
+            )
+        return out
+
+    dev_docs = _documents(dev_df, setting, caps["document_turns"])
+    answers = [str(a) for a in dev_df["answer"]]
+
+    def select(scores) -> float:
+        values = [
+            rouge2_f1(" ".join(extract(turns, sc, q["summary_words"])), ans)
+            for (_, turns), sc, ans in zip(dev_docs, scores, answers)
+        ]
+        return 100.0 * float(np.mean(values))
+
+    settings = TrainSettings.from_params(seed, params["model"], ft, progress)
+    result = train(model, tok, examples(train_df), examples(dev_df), settings, out_dir, select_fn=select)
+    model, tok = load_scorer(out_dir)
+    record = {
+        "train_queries": len(train_df),
+        "dev_queries": len(dev_df),
+        "document_turns_cap": caps["document_turns"],
+        "best_epoch": result.best_epoch,
+        "dev_rouge2_f1": result.best_metric,
+        "windows": result.pack_stats.get("windows"),
+        "seconds": round(result.train_seconds, 2),
+    }
+    for f in Path(out_dir).iterdir():  # only the scores of the fine-tuned copy are kept
+        if f.is_file() and f.name != "training.json":
+            f.unlink()
+    return model, tok, record
