@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from wikiref.glue import oracle as go
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -59,7 +61,7 @@ def _examples(n_windows_wanted: int, config, tokenizer):
     else:
         df = pt.synthetic_oracle_frame(200, seed=0)
         source = "synthetic"
-    examples = pt.to_examples(df.sort_values("id"), "classification")
+    examples = go.to_examples(df.sort_values("id"), "classification")
     chosen = []
     for e in examples:  # add examples until the windows wanted are reached
         chosen.append(e)

@@ -77,6 +77,7 @@ from pathlib import Path
 import numpy as np
 
 from wikiref.benchmarks import best_of, stage_params
+from wikiref.extractive import textrank
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_EVENTS = 10_200
@@ -755,7 +756,7 @@ def bench_baselines(args) -> dict:
     arts = sample_articles(min_sentences=4)
     t_text = time.perf_counter() - t0
     rng = random.Random(args.seed)
-    idf = bl.make_vectorizer().fit([" ".join(s) for _, s in arts])
+    idf = textrank.make_vectorizer().fit([" ".join(s) for _, s in arts])
     big = [
         make_cluster(f"wcep100-{i}", arts, rng.randrange(len(arts)), args.cluster_articles, 30, rng)
         for i in range(args.clusters)

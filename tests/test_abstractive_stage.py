@@ -13,13 +13,14 @@ import pytest
 import yaml
 
 from wikiref import config, examples
+from wikiref.extractive import official
 from wikiref.files import write_json, write_parquet
+from wikiref.glue import abstractive as ga
 from wikiref.registry import params_json
 from wikiref.schemas import DUC
 from wikiref.stages.abstractive import runs as R
 from wikiref.stages.abstractive import stage as S
 from wikiref.stages.abstractive import tables as T
-from wikiref.stages.psg2sum import baselines as bl
 from wikiref.tables import StandinMismatch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,10 +38,10 @@ def test_profiles_declare_valid_runs(name):
     names = [entry["name"] for entry in a["runs"]]
     for entry in a["runs"]:
         run = entry["name"]
-        cfg, use_query = R.model_config(params, entry)  # every override is a key of the run's family
-        assert set(cfg) == set(R.CONFIG_KEYS[entry["family"]])
+        cfg, use_query = ga.model_config(params, entry)  # every override is a key of the run's family
+        assert set(cfg) == set(ga.CONFIG_KEYS[entry["family"]])
         assert R.train_job(params, run) == f"train_{entry['family']}"
-        R.decode_settings(params, entry, duc=entry["duc"])
+        ga.decode_settings(params, entry, duc=entry["duc"])
         if entry["family"] == "seq2seq":
             assert use_query is False and cfg["cell"] == "gru"  # Psg2Sum: GRUs, passage only
     if name == "config/paper.yaml":
@@ -83,7 +84,7 @@ def test_a_config_key_of_the_other_family_or_a_repeated_name_is_refused():
     params = config.load_params(REPO / "params.yaml")
     entry = dict(R.run_entry(params, "psg2sum-s2s"), config={"d_model": 64})
     with pytest.raises(R.AbstractiveError, match="not seq2seq settings"):
-        R.model_config(params, entry)
+        ga.model_config(params, entry)
     params["abstractive"]["runs"].append(R.run_entry(params, "psg2sum-s2s"))
     with pytest.raises(R.AbstractiveError, match="duplicate"):
         R.run_names(params)
@@ -359,7 +360,7 @@ def _baselines(standin: bool = False) -> dict:
         "standin": standin,
         "test_examples": 2,
         "rouge_flags": FLAGS,
-        "results": {k: bl.score(v, refs, flags=FLAGS) for k, v in systems.items()},
+        "results": {k: official.score(v, refs, flags=FLAGS) for k, v in systems.items()},
     }
 
 

@@ -99,9 +99,9 @@ def layering_violations(root: Path) -> list[str]:
         if is_stage(imp.target) and src_pkg != dst_pkg and not is_wiring(imp.module):
             kind = "stage" if is_stage(imp.module) else "shared layer"
             bad.append(f"{imp.module}:{imp.line}: {kind} imports {imp.target} (stage {dst_pkg.split('.')[-1]})")
-        if imp.target == "wikiref.stages" and imp.name and not is_wiring(imp.module):
-            if f"wikiref.stages.{imp.name}" != src_pkg:
-                bad.append(f"{imp.module}:{imp.line}: imports stage {imp.name}")
+        own = f"wikiref.stages.{imp.name}" == src_pkg
+        if imp.target == "wikiref.stages" and imp.name and not is_wiring(imp.module) and not own:
+            bad.append(f"{imp.module}:{imp.line}: imports stage {imp.name}")
     return bad
 
 
@@ -114,9 +114,9 @@ def private_violations(root: Path) -> list[str]:
     known = modules(root)
     bad = []
     for imp in imports(root):
-        if imp.target.startswith("wikiref") and _private(imp.name):
-            if package_of(imp.module) != package_of(imp.target):
-                bad.append(f"{imp.module}:{imp.line}: imports private {imp.target}.{imp.name}")
+        crosses = package_of(imp.module) != package_of(imp.target)
+        if imp.target.startswith("wikiref") and _private(imp.name) and crosses:
+            bad.append(f"{imp.module}:{imp.line}: imports private {imp.target}.{imp.name}")
     for mod, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         aliases: dict[str, str] = {}

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from wikiref import config, schemas
+from wikiref.glue import oracle as go
 from wikiref.model.selection import evaluate
 from wikiref.stages import pretrain
 from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
@@ -130,7 +131,7 @@ def test_jobs_reject_bad_input(tiny_params, splits, tmp_path):
     with pytest.raises(pretrain.PretrainError, match="pretrain_clf_qbert.json: run `wikiref pretrain run"):
         pretrain.table(tiny_params, inputs, {"table": tmp_path / "t4", "summary": tmp_path / "s.json"})
     with pytest.raises(schemas.SchemaError, match="missing oracle columns"):
-        pretrain.validate_oracle_frame(pretrain.synthetic_oracle_frame(2).drop(columns=["oracle_score"]), "x")
+        go.validate_oracle_frame(pretrain.synthetic_oracle_frame(2).drop(columns=["oracle_score"]), "x")
     with pytest.raises(pretrain.PretrainError, match="give a cloze file"):
         pretrain.fixture({}, {}, {"dir": tmp_path / "fixture"})
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "s.json").exists()

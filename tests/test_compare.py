@@ -15,6 +15,7 @@ import torch
 
 from wikiref import config, layout
 from wikiref.examples import document, example
+from wikiref.glue import oracle as go
 from wikiref.glue.labels import example_oracle_table
 from wikiref.model import ScorerConfig, build_scorer
 from wikiref.model.packing import Packer, document_ends
@@ -131,7 +132,7 @@ def test_max_steps_stops_mid_epoch_and_spans_the_schedule(tmp_path):
 
     train_df = pt.synthetic_oracle_frame(24, seed=1, prefix="tr")
     dev_df = pt.synthetic_oracle_frame(6, seed=2, prefix="dv")
-    tr, dv = pt.to_examples(train_df, "regression"), pt.to_examples(dev_df, "regression")
+    tr, dv = go.to_examples(train_df, "regression"), go.to_examples(dev_df, "regression")
     torch.manual_seed(0)
     model, tok = build_scorer(
         ScorerConfig(encoder="tiny-random", pooling="query", head="regression", max_length=48, stride=16, num_levels=4)

@@ -24,6 +24,8 @@ from wikiref.stages import finetune as ft
 sys.path.insert(0, str(Path(__file__).parent))
 from test_duc_reader import make_nist_tree  # noqa: E402  (the DUC helper's NIST fixture)
 
+from wikiref.glue import duc as fd
+
 torch.set_num_threads(1)
 
 DUC_FLAGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
@@ -166,35 +168,35 @@ def test_best_variant_candidates_and_choice(pretrained):
     # ... optionally only those with the setting's pooling
     assert ft.candidate_variants(s["qbert_da"], p["pretrain"]) == ["clf_qbert"]
     assert ft.candidate_variants(s["bert"], p["pretrain"]) == []
-    assert ft.resolve_variant(s["da_pre"], p["pretrain"], metrics)[0] == "reg_bert"  # dev R-2 4.0 > 3.0
-    assert ft.resolve_variant(s["qbert_da"], p["pretrain"], metrics)[0] == "clf_qbert"
+    assert fd.resolve_variant(s["da_pre"], p["pretrain"], metrics)[0] == "reg_bert"  # dev R-2 4.0 > 3.0
+    assert fd.resolve_variant(s["qbert_da"], p["pretrain"], metrics)[0] == "clf_qbert"
     with pytest.raises(ft.FinetuneError, match="not in pretrain.variants"):
         ft.candidate_variants({**s["qbert_da"], "variant": "nope"}, p["pretrain"])
     with pytest.raises(ft.FinetuneError, match="pretrain_reg_bert.json missing"):
-        ft.resolve_variant(s["da_pre"], p["pretrain"], metrics.parent / "nowhere")
+        fd.resolve_variant(s["da_pre"], p["pretrain"], metrics.parent / "nowhere")
 
 
 def test_held_out_split_and_caps(years):
-    pool = pd.concat([ft.load_year(years[y]) for y in (2005, 2006)], ignore_index=True)
-    train, dev = ft.held_out_split(pool, 0.3, seed=1)
+    pool = pd.concat([fd.load_year(years[y]) for y in (2005, 2006)], ignore_index=True)
+    train, dev = fd.held_out_split(pool, 0.3, seed=1)
     tk, dk = set(zip(train.year, train.topic)), set(zip(dev.year, dev.topic))
     assert len(dk) == 2 and len(tk) == 4 and not tk & dk  # whole clusters, round(0.3 * 6) = 2
     assert len(train) + len(dev) == len(pool)
-    again = ft.held_out_split(pool, 0.3, seed=1)[1]
+    again = fd.held_out_split(pool, 0.3, seed=1)[1]
     assert again.equals(dev)  # seeded
-    assert len(set(zip(*[ft.held_out_split(pool, 0.01, seed=1)[1][c] for c in ("year", "topic")]))) == 1  # >= 1
-    capped = ft.cap_clusters(pool, 2, seed=3)
+    assert len(set(zip(*[fd.held_out_split(pool, 0.01, seed=1)[1][c] for c in ("year", "topic")]))) == 1  # >= 1
+    capped = fd.cap_clusters(pool, 2, seed=3)
     assert capped.groupby("year").topic.nunique().tolist() == [2, 2]
-    assert ft.cap_clusters(pool, None, seed=3).equals(pool)
+    assert fd.cap_clusters(pool, None, seed=3).equals(pool)
     with pytest.raises(ValueError, match="at least 2"):
-        ft.held_out_split(pool[pool.topic == pool.topic.iloc[0]], 0.5, seed=1)
+        fd.held_out_split(pool[pool.topic == pool.topic.iloc[0]], 0.5, seed=1)
 
 
 def test_examples_targets_and_sentence_cap(years):
-    df = ft.load_year(years[2005])
+    df = fd.load_year(years[2005])
     df.loc[0, "doc_sentences"] = []
     df.loc[0, "sentence_targets"] = []
-    ex, used, counts = ft.to_examples(df, max_doc_sentences=3, target_scale=100.0)
+    ex, used, counts = fd.to_examples(df, max_doc_sentences=3, target_scale=100.0)
     assert counts["empty_documents"] == 1 and counts["used"] == len(df) - 1 == len(ex) == len(used)
     assert all(len(e.sentences) <= 3 for e in ex)
     r = used.iloc[0]
@@ -215,15 +217,15 @@ def test_cluster_summaries_rank_across_documents():
     )
     # Row 0 is the second document of the cluster; "a one two three ." repeats 2 of its 3 bigrams (skipped);
     # an unscored (NaN) sentence ranks last.
-    out, unscored = ft.cluster_summaries(
+    out, unscored = fd.cluster_summaries(
         df, [[0.9, np.nan], [0.1, 0.95]], max_words=15, max_bigram_overlap=0.5, fill="skip"
     )
     assert unscored == 1
     assert out["T"] == ["a seven eight nine .", "b one two three .", "b four five six ."]
-    out, _ = ft.cluster_summaries(df, [[0.9, 0.2], [0.1, 0.95]], max_words=10, max_bigram_overlap=0.5, fill="skip")
+    out, _ = fd.cluster_summaries(df, [[0.9, 0.2], [0.1, 0.95]], max_words=10, max_bigram_overlap=0.5, fill="skip")
     assert out["T"] == ["a seven eight nine .", "b one two three ."]  # the word budget (250 in DUC), here 10
     with pytest.raises(ValueError):
-        ft.cluster_summaries(df, [[0.9], [0.1, 0.95]], max_words=8, max_bigram_overlap=0.5, fill="skip")
+        fd.cluster_summaries(df, [[0.9], [0.1, 0.95]], max_words=8, max_bigram_overlap=0.5, fill="skip")
 
 
 # --------------------------------------------------------------------------- jobs (in process, tiny encoder)
@@ -240,7 +242,7 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
         assert 0 <= m["test"][meas]["R"] <= 1 and m["test"][meas]["topics"] == 3
     assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"}
     assert all(len(" ".join(s).split()) <= 250 for s in summaries.values())
-    test_df = ft.load_year(years[2006])
+    test_df = fd.load_year(years[2006])
     assert list(preds["id"]) == list(test_df["id"])
     assert [len(s) for s in preds["sentence_scores"]] == [len(s) for s in test_df["doc_sentences"]]
     # keep_models: false leaves the small records only
@@ -314,7 +316,7 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
         "pretrain_dir": models,
         "pretrain_metrics_dir": metrics,
     }
-    info = ft.prune(p, inputs, {"dir": tmp_path / "pruned"}, setting="qbert_da_iter", progress=False)
+    info = fd.prune(p, inputs, {"dir": tmp_path / "pruned"}, setting="qbert_da_iter", progress=False)
     assert info["schedule"]["final_sparsity"] == pytest.approx(0.9)
     # The WikiRef pruning run continues the checkpoint's own (classification) objective.
     assert info["start"]["checkpoint_head"] == "classification" and "head_switched_to_regression" not in info["start"]
@@ -357,7 +359,7 @@ def test_run_job_writes_its_files(tmp_path, years, pretrained):
     assert m["start"]["checkpoint"] == str(models / "reg_bert")
     preds = pq.read_table(outputs["predictions"]).to_pandas()
     assert list(preds.columns) == ["id", "topic", "doc_position", "sentence_scores"]
-    assert list(preds["id"]) == list(ft.load_year(years[2006])["id"])
+    assert list(preds["id"]) == list(fd.load_year(years[2006])["id"])
     summaries = json.loads(outputs["summaries"].read_text())
     assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"} and m["test_topics"] == 3
 
@@ -383,7 +385,7 @@ def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
     bad = tmp_path / "bad.parquet"
     write_parquet(bad, pa.table({"id": ["x"], "year": [2005]}))
     with pytest.raises(SchemaError, match="missing columns"):
-        ft.load_year(bad)
+        fd.load_year(bad)
     assert not any(outputs[k].exists() for k in ("predictions", "summaries", "metrics"))
 
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from wikiref import config, layout
+from wikiref.glue import qmsum as gq
 from wikiref.stages import compare
 from wikiref.stages.qmsum import stage
 
@@ -95,7 +96,7 @@ def test_model_summaries_rank_by_score_fill_budget_keep_transcript_order():
         "span_turns": [0, 1, 2, 3],
     }
     df = pd.DataFrame([row])
-    out = stage.model_summaries(df, [np.array([0.1, 0.9, 0.5, np.nan])], "gold_span", max_words=6)
+    out = gq.model_summaries(df, [np.array([0.1, 0.9, 0.5, np.nan])], "gold_span", max_words=6)
     # Ranked B (3 words), C (5 words: cut to 3 to fill 6), in transcript order; the NaN turn ranks last.
     assert out["m:specific-00"] == ["B: four five", "C: six seven"]
 

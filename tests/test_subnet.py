@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from wikiref.glue import oracle as go
 from wikiref.model import ScorerConfig, build_scorer
 from wikiref.model import subnetworks as subnet
 from wikiref.model.training import TrainSettings, train
@@ -22,8 +23,8 @@ def _model(seed=0, pooling="query"):
 
 @pytest.fixture(scope="module")
 def data():
-    tr = pt.to_examples(pt.synthetic_oracle_frame(16, seed=1, prefix="tr"), "regression")
-    dv = pt.to_examples(pt.synthetic_oracle_frame(4, seed=2, prefix="dv"), "regression")
+    tr = go.to_examples(pt.synthetic_oracle_frame(16, seed=1, prefix="tr"), "regression")
+    dv = go.to_examples(pt.synthetic_oracle_frame(4, seed=2, prefix="dv"), "regression")
     return tr, dv
 
 

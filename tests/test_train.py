@@ -8,6 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from wikiref.glue import oracle as go
 from wikiref.model import ScorerConfig, build_scorer, load_scorer, score_sentences
 from wikiref.model.packing import PackedWindow
 from wikiref.model.training import (
@@ -54,7 +55,7 @@ def _settings(**kw):
 def data():
     train_df = pt.synthetic_oracle_frame(24, seed=1, prefix="tr")
     dev_df = pt.synthetic_oracle_frame(8, seed=2, prefix="dv")
-    return pt.to_examples(train_df, "classification"), pt.to_examples(dev_df, "classification")
+    return go.to_examples(train_df, "classification"), go.to_examples(dev_df, "classification")
 
 
 def _fresh(seed=0, **kw):

@@ -11,6 +11,7 @@ import torch
 import yaml
 
 from wikiref.config import load_params
+from wikiref.glue import oracle as go
 from wikiref.stages import pretrain as pt
 
 torch.set_num_threads(1)
@@ -44,7 +45,7 @@ def test_validate_oracle_frame_counts_bad_rows():
     df.loc[1, "doc_sentences"] = []
     df.at[2, "oracle_labels"] = [1]
     df.loc[3, "statement"] = " "
-    kept, counts = pt.validate_oracle_frame(df, "x")
+    kept, counts = go.validate_oracle_frame(df, "x")
     assert len(kept) == 1
     assert counts == {
         "rows": 4,
@@ -55,15 +56,15 @@ def test_validate_oracle_frame_counts_bad_rows():
         "standin": 1,  # synthetic rows are STAND-IN; only kept rows are counted
     }
     with pytest.raises(ValueError, match="missing oracle columns"):
-        pt.validate_oracle_frame(df.drop(columns=["oracle_scores"]), "x")
+        go.validate_oracle_frame(df.drop(columns=["oracle_scores"]), "x")
 
 
 def test_cap_rows_is_seeded_and_ordered():
     df = pt.synthetic_oracle_frame(10, 0).sample(frac=1.0, random_state=1)
-    a = pt.cap_rows(df, 4, seed=3)
+    a = go.cap_rows(df, 4, seed=3)
     assert list(a["id"]) == sorted(a["id"]) and len(a) == 4
-    assert list(a["id"]) == list(pt.cap_rows(df, 4, seed=3)["id"])
-    assert len(pt.cap_rows(df, None, 3)) == 10
+    assert list(a["id"]) == list(go.cap_rows(df, 4, seed=3)["id"])
+    assert len(go.cap_rows(df, None, 3)) == 10
 
 
 def test_oracle_parquet_roundtrip_types(oracle_dir):
@@ -71,7 +72,7 @@ def test_oracle_parquet_roundtrip_types(oracle_dir):
 
     schema = pq.read_schema(oracle_dir / "train.parquet")
     assert str(schema.field("oracle_labels").type) == "list<element: int8>"
-    df, counts = pt.load_split(oracle_dir, "train", None, 0)
+    df, counts = go.load_split(oracle_dir, "train", None, 0)
     assert counts["kept"] == 20 and isinstance(df["query"][0], np.ndarray)
 
 

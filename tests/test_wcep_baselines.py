@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
+from wikiref.extractive import textrank
 from wikiref.stages.wcep import baselines as bl
 from wikiref.stages.wcep import evaluation as ev
 
@@ -151,7 +152,7 @@ def test_pagerank_equals_networkx(seed):
     a = sp.csr_matrix(a + a.T)
     a.setdiag(0.0)
     a.eliminate_zeros()  # isolated (dangling) nodes are likely at this density
-    ours = bl.pagerank(a)
+    ours = textrank.pagerank(a)
     ref = nx.pagerank(nx.from_scipy_sparse_array(a), weight="weight")
     assert np.allclose(ours, [ref[i] for i in range(n)], rtol=0, atol=1e-12)
     assert ours.sum() == pytest.approx(1.0)
@@ -176,7 +177,7 @@ def test_textrank_and_centroid_hand_checked():
 
 
 def test_an_external_idf_is_used():
-    vec = bl.make_vectorizer().fit(["storm storm storm coast", "coast election", "election storm"])
+    vec = textrank.make_vectorizer().fit(["storm storm storm coast", "coast election", "election storm"])
     x = bl.tfidf_matrix(["storm coast", "unknown words"], vec)
     assert x.shape == (2, len(vec.vocabulary_))
     assert np.allclose(np.asarray(x.multiply(x).sum(axis=1)).ravel(), [1.0, 0.0])

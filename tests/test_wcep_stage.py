@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from wikiref import config, examples, layout
+from wikiref.figures import wcep as figwcep
 from wikiref.registry import job_keys
 from wikiref.stages.wcep import stage
 
@@ -224,10 +225,10 @@ def test_chain_is_deterministic(chain, tmp_path):
         assert splits[s].read_bytes() == chain["splits"][s].read_bytes()
     assert (tmp_path / "f1.csv").read_bytes() == (tmp / "f1.csv").read_bytes()
     # the report stage draws the figure from the CSV, deterministically, labelled STAND-IN from the CSV alone
-    from wikiref.stages.wcep import report as rep
 
     drawn = [
-        rep.render_coverage_density(d / "f1.csv", d / "drawn", profile={"name": "t"}, dpi=60) for d in (tmp, tmp_path)
+        figwcep.render_coverage_density(d / "f1.csv", d / "drawn", profile={"name": "t"}, dpi=60)
+        for d in (tmp, tmp_path)
     ]
     assert [p.read_bytes() for p in drawn[0]] == [p.read_bytes() for p in drawn[1]]
     assert b"Data" in (tmp / "f1.csv").read_bytes().splitlines()[0]

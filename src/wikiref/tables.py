@@ -43,10 +43,40 @@ def profile_caption(profile: Mapping, encoder: str | None = None) -> str:
     return text
 
 
+REAL = "real"
+STANDIN = "STAND-IN"
+DATA_COLUMN = "Data"
+
+
 def stand_in_rows(df: pd.DataFrame, profile: Mapping) -> pd.DataFrame:
-    """``df`` with a last ``Data`` column saying STAND-IN on every row when the profile is a stand-in (the
-    CSV of a table has no caption, so the label travels in the rows); ``df`` itself otherwise."""
-    return df.assign(Data="STAND-IN") if profile.get("standin") else df
+    """``df`` with a last ``Data`` column saying STAND-IN on every row when the profile is a stand-in, ``real``
+    otherwise (the CSV of a table has no caption, so the label travels in the rows). A ``Data`` column that
+    is already there (per-row provenance) is kept."""
+    if DATA_COLUMN in df.columns:
+        return df
+    return df.assign(**{DATA_COLUMN: STANDIN if profile.get("standin") else REAL})
+
+
+def rows_standin(df: pd.DataFrame) -> str:
+    """What the rows of a labelled table say: ``"all"`` (every row STAND-IN), ``"some"`` or ``"none"``."""
+    values = set(df[DATA_COLUMN].astype(str)) if DATA_COLUMN in df.columns else set()
+    unknown = values - {STANDIN, REAL}
+    if unknown:
+        raise ValueError(f"Data column values {sorted(unknown)}: expected {STANDIN!r} or {REAL!r} per row")
+    if not values or values == {REAL}:
+        return "none"
+    return "all" if values == {STANDIN} else "some"
+
+
+def rows_caption(df: pd.DataFrame, profile: Mapping, encoder: str | None = None) -> str:
+    """:func:`profile_caption` with the STAND-IN label derived from the rows' ``Data`` column, not from the
+    profile: a table of real rows made under a stand-in profile is not labelled STAND-IN, and a table mixing
+    both says which rows are."""
+    kind = rows_standin(df)
+    text = profile_caption({**profile, "standin": kind == "all"}, encoder)
+    if kind == "some":
+        text += f" (STAND-IN DATA in the rows whose Data column says {STANDIN}; the other rows are real)"
+    return text
 
 
 def _markdown(df: pd.DataFrame, floatfmt: str) -> str:
@@ -77,23 +107,25 @@ def write_table(
     encoder: str | None = None,
     notes: str = "",
     floatfmt: str = ".2f",
-    label_rows: bool = False,
     standin: bool | None = None,
 ) -> list[Path]:
-    """Write ``<stem>.csv``, ``<stem>.md`` and ``<stem>.tex``; return the paths written. ``label_rows``:
-    the rows labelled by :func:`stand_in_rows` in all three files. The CSV has no caption, so its rows
-    are always labelled when the table is STAND-IN. ``standin``: the flag derived from the table's data
-    (:func:`standin_flag` validates it against the profile); None: the profile's."""
+    """Write ``<stem>.csv``, ``<stem>.md`` and ``<stem>.tex``; return the paths written. Every file has a
+    ``Data`` column (``real`` or ``STAND-IN`` per row): the table's own when it has one (per-row provenance),
+    else every row labelled by ``standin``, the flag derived from the table's data (:func:`standin_flag`
+    validates it against the profile: data that is STAND-IN under a profile that says otherwise is an
+    error), or by the profile when the caller derives none. The caption's STAND-IN label is derived from the
+    rows (:func:`rows_caption`)."""
     stem = Path(stem)
     if standin is not None:
-        profile = {**profile, "standin": standin_flag(profile, standin, str(stem))}
-    if label_rows:
+        standin_flag(profile, standin, str(stem))  # refuse STAND-IN data under a profile that says real
+        df = stand_in_rows(df, {**profile, "standin": bool(standin)})
+    else:
         df = stand_in_rows(df, profile)
-    caption = f"{title} [{profile_caption(profile, encoder)}]"
+    caption_text = rows_caption(df, profile, encoder)
+    caption = f"{title} [{caption_text}]"
     paths = [stem.with_suffix(".csv"), stem.with_suffix(".md"), stem.with_suffix(".tex")]
-    csv = df if "Data" in df.columns else stand_in_rows(df, profile)
-    write_text(paths[0], csv.to_csv(index=False, lineterminator="\n"))
-    md = f"**{title}**\n\n_{profile_caption(profile, encoder)}_\n\n{_markdown(df, floatfmt)}\n"
+    write_text(paths[0], df.to_csv(index=False, lineterminator="\n"))
+    md = f"**{title}**\n\n_{caption_text}_\n\n{_markdown(df, floatfmt)}\n"
     if notes:
         md += f"\n{notes}\n"
     write_text(paths[1], md)

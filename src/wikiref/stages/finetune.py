@@ -55,6 +55,7 @@ from wikiref.glue.duc import (
     settings,
     train_and_test,
 )
+from wikiref.glue.duc import prune as prune  # the stage's `prune` job (the ablation cells run it too)
 
 log = logging.getLogger(__name__)
 

@@ -87,7 +87,7 @@ def _write(rows: list[dict], stem, *, title: str, notes: str, profile: Mapping, 
     from wikiref.tables import write_table
 
     df = pd.DataFrame(rows)
-    write_table(df, stem, title=title, profile=profile, notes=notes, label_rows=True, standin=standin)
+    write_table(df, stem, title=title, profile=profile, notes=notes, standin=standin)
     labelled = df.assign(Data="STAND-IN") if standin or profile.get("standin") else df
     return {"standin": bool(standin or profile.get("standin")), "rows": labelled.to_dict("records")}
 

@@ -351,6 +351,7 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The baselines job. ``inputs["splits"]``: split -> common example file. ``outputs``: ``table4`` (stem),
     ``summaries`` (JSON: every system's test summaries), ``model_dir`` (the BERT scorer), ``metrics``."""
     from wikiref import examples as ex
+    from wikiref.extractive import official
     from wikiref.files import write_json
     from wikiref.stages.psg2sum import baselines as bl
     from wikiref.tables import STANDIN_NOTE
@@ -374,7 +375,7 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     if p["supervised"]["enabled"]:
         training = bl.train_bert(params, rows["train"], rows["dev"], outputs["model_dir"], p["supervised"])
         systems["bert"] = bl.bert_summaries(outputs["model_dir"], test, params)
-    results = {name: bl.score(summ, references, flags=p["rouge_flags"]) for name, summ in systems.items()}
+    results = {name: official.score(summ, references, flags=p["rouge_flags"]) for name, summ in systems.items()}
     standin_flag = any(r["standin"] for s in rows.values() for r in s)
     profile = dict(params["profile"], standin=standin_flag)
     table = bl.table4(results, outputs["table4"], profile=profile, n_test=len(test))

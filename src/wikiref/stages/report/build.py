@@ -251,7 +251,7 @@ def write_sources_figure(
         figures_dir / SOURCES_FIGURE,
         title=SOURCES_TITLE,
         provenance=profile_caption({"name": profile["name"]}, cmp.get("encoder")),
-        standin=bool(cmp.get("standin")),
+        standin=bool(cmp.get("standin") or profile.get("standin")),  # the same label as the CSV's rows
         dpi=dpi,
         width_in=width_in,
         notes="DUC ROUGE-2 recall x 100 (official flags), mean over the years tested ("

@@ -50,7 +50,7 @@ def _words(text: str) -> int:
 
 
 def _csv(path: Path, df, standin: bool) -> None:
-    """A figure's numbers; every row labelled STAND-IN (a ``Data`` column, as the tables' CSVs) when it is."""
+    """A figure's numbers, every row labelled in a ``Data`` column (``STAND-IN`` or ``real``, as the tables' CSVs)."""
     from wikiref.files import write_text
     from wikiref.tables import stand_in_rows
 
@@ -104,7 +104,6 @@ def dataset_tables(
         title="WCEP Table 3: size overview (clusters and articles per split; chronological split)",
         profile=profile,
         notes="Paper columns: Gholipour Ghalandari et al. (2020), Table 3.",
-        label_rows=True,
     )
 
     def describe(values):
@@ -131,7 +130,6 @@ def dataset_tables(
         profile=profile,
         notes="Paper columns: Gholipour Ghalandari et al. (2020), Table 4.",
         floatfmt=".1f",
-        label_rows=True,
     )
     return {"table3": df3.to_dict("records"), "table4": df4.to_dict("records")}
 
@@ -212,7 +210,6 @@ def table5(
         profile=profile,
         notes="Paper columns: Gholipour Ghalandari et al. (2020), Table 5 (test set). The package's BERT scorer takes BERTREG's row; TSR and SUBMODULAR+ABS are not reproduced.",
         floatfmt=".3f",
-        label_rows=True,
     )
     return df.to_dict("records")
 
