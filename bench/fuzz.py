@@ -1187,13 +1187,13 @@ def run_qmdsir(data: bytes) -> None:
 
 
 def run_wcep_wikitext(text: str) -> None:
-    from wikiref.stages.wcep.events import parse_day_wikitext
+    from wikiref.stages.wcep.portal_wikitext import parse_day_wikitext
 
     parse_day_wikitext(text, date="2019-01-01", location="fuzz", tally=_tally())
 
 
 def run_wcep_html(data: bytes) -> None:
-    from wikiref.stages.wcep.events import parse_month_html
+    from wikiref.stages.wcep.portal_html import parse_month_html
 
     parse_month_html(data, location="fuzz", tally=_tally())
 
@@ -1351,14 +1351,14 @@ def build_targets() -> dict[str, Target]:
             _mixed(_pieces(WCEP_WIKITEXT, max_size=50)),
             run_wcep_wikitext,
             (),
-            "wcep.events.parse_day_wikitext: counted drops, never an exception",
+            "wcep.portal_wikitext.parse_day_wikitext: counted drops, never an exception",
         ),
         Target(
             "wcep_html",
             _file_bytes(_mixed(_pieces(WCEP_HTML, max_size=50)), encodings=("utf-8", "latin-1", "utf-16")),
             run_wcep_html,
             (),
-            "wcep.events.parse_month_html: counted drops, never an exception",
+            "wcep.portal_html.parse_month_html: counted drops, never an exception",
         ),
         Target(
             "wcep_ccnews",

@@ -274,7 +274,7 @@ def deal(pool: list, day: date, k: int, per_day: int) -> list:
 
 
 def wikitext_pages(pool: list, per_day: int, n_events: int) -> list[tuple[str, str, list]]:
-    from wikiref.stages.wcep.events import render_day_wikitext
+    from wikiref.stages.wcep.portal_render import render_day_wikitext
 
     pages = []
     for k in range(max(1, round(n_events / per_day))):
@@ -285,7 +285,7 @@ def wikitext_pages(pool: list, per_day: int, n_events: int) -> list[tuple[str, s
 
 
 def month_pages(pool: list, per_day: int, n_events: int, days: int, layout: str) -> list[tuple[str, list]]:
-    from wikiref.stages.wcep.events import render_month_html
+    from wikiref.stages.wcep.portal_render import render_month_html
 
     pages, k = [], 0
     for m in range(max(1, round(n_events / (per_day * days)))):
@@ -302,7 +302,8 @@ def bench_portal(pool: list, args) -> dict:
     import mwparserfromhell
 
     from wikiref.examples import Tally
-    from wikiref.stages.wcep.events import parse_day_wikitext, parse_month_html
+    from wikiref.stages.wcep.portal_html import parse_month_html
+    from wikiref.stages.wcep.portal_wikitext import parse_day_wikitext
 
     rows, ok = [], True
     # imports and first calls outside the timings

@@ -15,7 +15,9 @@ pytest.importorskip("bs4")
 from wikiref.examples import Tally  # noqa: E402
 from wikiref.stages.wcep import baselines as bl  # noqa: E402
 from wikiref.stages.wcep.classifier import Classifier, fit_vectorizer  # noqa: E402
-from wikiref.stages.wcep.events import Event, parse_month_html, render_month_html  # noqa: E402
+from wikiref.stages.wcep.events import Event  # noqa: E402
+from wikiref.stages.wcep.portal_html import parse_month_html  # noqa: E402
+from wikiref.stages.wcep.portal_render import render_month_html  # noqa: E402
 
 
 @pytest.fixture(scope="module")

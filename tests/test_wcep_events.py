@@ -14,18 +14,10 @@ from hypothesis import strategies as st
 
 from wikiref.examples import Tally
 from wikiref.files import stable_id
-from wikiref.stages.wcep.events import (
-    Event,
-    check_renderable,
-    clean_text,
-    date_from_title,
-    iter_dump_events,
-    iter_html_events,
-    parse_day_wikitext,
-    parse_month_html,
-    render_day_wikitext,
-    render_month_html,
-)
+from wikiref.stages.wcep.events import Event, clean_text, date_from_title
+from wikiref.stages.wcep.portal_html import iter_html_events, parse_month_html
+from wikiref.stages.wcep.portal_render import check_renderable, render_day_wikitext, render_month_html
+from wikiref.stages.wcep.portal_wikitext import iter_dump_events, parse_day_wikitext
 from wikiref.wiki.dump import DumpError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wcep"

@@ -145,9 +145,9 @@ def _date(row: Mapping) -> str:
 def coverage_density_figure(variants: Mapping[str, Sequence[Mapping]], stem: str | Path, *, profile: Mapping) -> dict:
     """Fig. 1's numbers: coverage and density (Grusky et al. 2018) of every cluster, A = all its articles
     concatenated, S = its summary (:mod:`wikiref.stages.wcep.fragments`: lower-cased protocol tokens),
-    written to ``<stem>.csv``; the report stage draws it (:func:`render_coverage_density`, one panel per
-    variant), so a change of ``report.dpi`` redraws it without rebuilding the dataset. Returns the
-    per-variant mean and median."""
+    written to ``<stem>.csv``; the report stage draws it
+    (:func:`wikiref.figures.wcep.render_coverage_density`, one panel per variant), so a change of
+    ``report.dpi`` redraws it without rebuilding the dataset. Returns the per-variant mean and median."""
     import pandas as pd
 
     from wikiref.stages.wcep.fragments import cluster_coverage_density

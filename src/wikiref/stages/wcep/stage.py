@@ -111,7 +111,8 @@ def events(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     from wikiref.files import write_json, write_parquet
     from wikiref.schemas import WCEP_EVENTS
-    from wikiref.stages.wcep.events import iter_dump_events, iter_html_events
+    from wikiref.stages.wcep.portal_html import iter_html_events
+    from wikiref.stages.wcep.portal_wikitext import iter_dump_events
 
     portal = params["wcep"]["portal"]
     dump_paths = [Path(p) for p in inputs.get("dump_paths", portal["dump_paths"])]

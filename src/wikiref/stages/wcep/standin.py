@@ -179,7 +179,8 @@ def build(
     """Write the STAND-IN into ``out_dir`` (empty or a temporary folder the job swaps in) and return the
     manifest. ``collect``: the collect params (section handling of the dump reader); ``nlp``: the spaCy
     pipeline that cuts summaries into sentences."""
-    from wikiref.stages.wcep.events import Event, check_renderable, clean_text, render_day_wikitext, render_month_html
+    from wikiref.stages.wcep.events import Event, clean_text
+    from wikiref.stages.wcep.portal_render import check_renderable, render_day_wikitext, render_month_html
     from wikiref.standin import Standin, write_standin_warc
     from wikiref.text import split_sentences
 
