@@ -193,7 +193,8 @@ def main() -> int:
 
     if args.warc:
         from wikiref.web.extract import ExtractConfig, extract_document
-        from wikiref.web.fetch import FetchConfig, WarcBackend
+        from wikiref.web.fetch import FetchConfig
+        from wikiref.web.warc import WarcBackend
 
         wb = WarcBackend(FetchConfig(backend="warc"), [args.warc])
         urls = sorted(wb.exact)[: args.max_docs]

@@ -456,7 +456,7 @@ def per_pair(model, events: list[dict], candidates: list[dict], window_days: int
     Same admission rules as ``assign``: parsable date, some text, URL not an event's source, first copy of
     an id."""
     from wikiref.stages.wcep.classifier import parse_day
-    from wikiref.web.fetch import normalise_url
+    from wikiref.web.warc import normalise_url
 
     cited = {normalise_url(str(s.get("url") or "")) for e in events for s in e["sources"]} - {""}
     evs = sorted(events, key=lambda e: e["event_id"])

@@ -16,15 +16,12 @@ from wikiref.web.fetch import (
     FetchCache,
     FetchConfig,
     LiveBackend,
-    WarcBackend,
-    WaybackBackend,
     check_host,
     make_fetcher,
-    normalise_url,
-    to_raw_snapshot,
-    wayback_timestamp,
 )
 from wikiref.web.hostlimit import SharedHostLimiter
+from wikiref.web.warc import WarcBackend, normalise_url
+from wikiref.web.wayback import WaybackBackend, to_raw_snapshot, wayback_timestamp
 
 PAGE = b"<html><head><title>Loopback page</title></head><body><p>Hello from the loopback server.</p></body></html>"
 

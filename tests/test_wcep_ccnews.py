@@ -12,7 +12,7 @@ from wikiref.examples import Tally
 from wikiref.files import stable_id
 from wikiref.stages.wcep.ccnews import Article, article_id, iter_articles, page_date, warc_day
 from wikiref.web.extract import ExtractConfig
-from wikiref.web.fetch import normalise_url
+from wikiref.web.warc import normalise_url
 
 SENTENCES = (
     "The national parliament approved the new budget after a long debate on Tuesday evening. "

@@ -53,7 +53,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from urllib.parse import urlencode, urlsplit
 
-from wikiref.web.fetch import FetchConfig, FetchResult, LiveBackend, _Failure, wayback_timestamp
+from wikiref.web.fetch import FetchConfig, FetchResult, LiveBackend, _Failure
+from wikiref.web.wayback import wayback_timestamp
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ Backends (``collect.fetch.backend``):
 ``wayback``
     The Wayback Machine availability API (snapshot closest to the citation's access-date when the
     citation has one), then the snapshot's original bytes (``id_`` URL) through the live client.
-    A citation's own ``archive-url`` (a Wayback snapshot URL) is used directly.
+    A citation's own ``archive-url`` (a Wayback snapshot URL) is used directly (:mod:`.wayback`).
 ``warc``
     Local WARC / WARC.gz files read with ``warcio``, indexed by target URI (offsets only, so large
-    archives are not loaded in memory).
+    archives are not loaded in memory; :mod:`.warc`).
 ``commoncrawl``
     The Common Crawl URL index (capture closest to the access-date over ``commoncrawl.crawls``), then that one
     WARC record by an HTTP range request, through the live client (:mod:`.commoncrawl`).
@@ -47,7 +47,6 @@ import hashlib
 import ipaddress
 import json
 import logging
-import re
 import socket
 import sys
 import threading
@@ -56,7 +55,7 @@ import urllib.robotparser
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 from wikiref.files import write_bytes, write_json
 from wikiref.web.hostlimit import SharedHostLimiter
@@ -64,8 +63,6 @@ from wikiref.web.hostlimit import SharedHostLimiter
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-# A Wayback snapshot URL: <origin>/web/<timestamp>[<flag>_]/<original URL>.
-WAYBACK_SNAPSHOT = re.compile(r"^(https?://[^/]+/web/)(\d{4,14})(?:[a-z]{2}_)?/(.+)$")
 
 
 @dataclass
@@ -642,167 +639,10 @@ class LiveBackend:
             return FetchResult(url=url, ok=False, reason=f.reason, status=f.status, final_url=current, source=source)
 
 
-# ---------------------------------------------------------------------------------------------
-# Wayback Machine
-
-
-def wayback_timestamp(access_date: str) -> str:
-    """A citation's access-date ("2019-01-05", "5 January 2019", ...) -> "20190105" ("" if unreadable)."""
-    if not access_date or not access_date.strip():
-        return ""
-    from dateutil import parser as dateparser
-
-    try:
-        dt = dateparser.parse(access_date.strip(), default=None, fuzzy=False)
-    except (ValueError, OverflowError, TypeError):
-        return ""
-    if dt is None or not (1995 <= dt.year <= 2100):
-        return ""
-    return dt.strftime("%Y%m%d")
-
-
-class WaybackBackend:
-    name = "wayback"
-
-    def __init__(self, cfg: FetchConfig, live: LiveBackend | None = None):
-        self.cfg = cfg
-        self.live = live or LiveBackend(cfg)
-
-    def snapshot_url(self, url: str, access_date: str = "") -> tuple[str, str] | None:
-        """(original-bytes snapshot URL, timestamp) closest to the access date, or None."""
-        from urllib.parse import urlencode
-
-        query = {"url": url}
-        ts = wayback_timestamp(access_date)
-        if ts:
-            query["timestamp"] = ts
-        api = f"{self.cfg.wayback_api}?{urlencode(query)}"
-        status, _, body, _ = self.live._get(api, 1 << 20, check_type=False)
-        if status != 200:
-            raise _Failure(f"wayback_api_http_{status}", status)
-        try:
-            closest = json.loads(body.decode("utf-8"))["archived_snapshots"]["closest"]
-        except (ValueError, KeyError, TypeError):
-            return None
-        if not closest or not closest.get("available") or str(closest.get("status", "200")) != "200":
-            return None
-        return to_raw_snapshot(closest["url"]), str(closest.get("timestamp", ""))
-
-    def fetch(self, url: str, access_date: str = "", archive_url: str = "") -> FetchResult:
-        try:
-            m = WAYBACK_SNAPSHOT.match(archive_url.strip()) if archive_url else None
-            if m:
-                snap, ts = to_raw_snapshot(archive_url.strip()), m.group(2)
-            else:
-                found = self.snapshot_url(url, access_date)
-                if found is None:
-                    return FetchResult(url=url, ok=False, reason="wayback_not_archived", source=self.name)
-                snap, ts = found
-        except _Failure as f:
-            return FetchResult(
-                url=url,
-                ok=False,
-                reason=f.reason if f.reason.startswith("wayback") else f"wayback_api_{f.reason}",
-                status=f.status,
-                source=self.name,
-            )
-        res = self.live.fetch(snap, source=self.name)
-        res.url = url
-        res.snapshot = ts
-        return res
-
-
-def to_raw_snapshot(snapshot: str) -> str:
-    """``.../web/20190105123456/http://x`` -> ``.../web/20190105123456id_/http://x`` (original bytes)."""
-    m = WAYBACK_SNAPSHOT.match(snapshot)
-    if not m:
-        return snapshot
-    return f"{m.group(1)}{m.group(2)}id_/{m.group(3)}"
-
-
-# ---------------------------------------------------------------------------------------------
-# local WARC archives
-
-
-def normalise_url(url: str) -> str:
-    """Lookup key for archives: scheme and host lower-cased, default port and fragment removed."""
-    url = url.strip()
-    try:
-        p = urlsplit(url)
-    except ValueError:
-        return url
-    netloc = (p.hostname or "").lower()
-    if p.port and not ((p.scheme == "http" and p.port == 80) or (p.scheme == "https" and p.port == 443)):
-        netloc += f":{p.port}"
-    return urlunsplit((p.scheme.lower(), netloc, p.path or "/", p.query, ""))
-
-
-class WarcBackend:
-    name = "warc"
-
-    def __init__(self, cfg: FetchConfig, paths: Iterable[str] | None = None):
-        from warcio.archiveiterator import ArchiveIterator
-
-        self.cfg = cfg
-        self.paths = [str(p) for p in (paths if paths is not None else cfg.warc_paths)]
-        self.exact: dict[str, tuple[str, int]] = {}
-        self.loose: dict[str, tuple[str, int]] = {}
-        self.records = 0
-        for path in self.paths:
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"WARC file {path} not found (collect.fetch.warc_paths)")
-            with open(path, "rb") as fh:
-                it = ArchiveIterator(fh)
-                for record in it:
-                    if record.rec_type not in ("response", "resource"):
-                        continue
-                    uri = record.rec_headers.get_header("WARC-Target-URI")
-                    if not uri:
-                        continue
-                    uri = uri.strip("<> ")
-                    offset = it.get_record_offset()
-                    self.records += 1
-                    self.exact.setdefault(uri, (path, offset))  # the first record of a URI wins
-                    self.loose.setdefault(normalise_url(uri), (path, offset))
-        log.info("WARC index: %d records over %d file(s)", self.records, len(self.paths))
-
-    def fetch(self, url: str, access_date: str = "", archive_url: str = "") -> FetchResult:
-        from warcio.archiveiterator import ArchiveIterator
-
-        loc = self.exact.get(url.strip()) or self.loose.get(normalise_url(url))
-        if loc is None:
-            return FetchResult(url=url, ok=False, reason="not_in_archive", source=self.name)
-        path, offset = loc
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            record = next(iter(ArchiveIterator(fh)))
-            standin = (record.rec_headers.get_header("WARC-Wikiref-Standin") or "").lower() == "true"
-            status, ctype = 200, ""
-            if record.rec_type == "response" and record.http_headers is not None:
-                status = int(record.http_headers.get_statuscode() or 0)
-                ctype = (record.http_headers.get_header("Content-Type") or "").split(";", 1)[0].strip().lower()
-            else:
-                ctype = (record.rec_headers.get_header("Content-Type") or "").split(";", 1)[0].strip().lower()
-            base = dict(
-                url=url,
-                final_url=record.rec_headers.get_header("WARC-Target-URI") or url,
-                source=self.name,
-                standin=standin,
-                status=status,
-                content_type=ctype,
-            )
-            if status != 200:
-                return FetchResult(ok=False, reason=f"http_{status}", **base)
-            if ctype not in self.cfg.content_types:
-                return FetchResult(ok=False, reason="bad_content_type", **base)
-            body = record.content_stream().read(self.cfg.max_body_bytes + 1)
-            if len(body) > self.cfg.max_body_bytes:
-                return FetchResult(ok=False, reason="too_large", **base)
-        return FetchResult(ok=True, body=body, **base)
-
-
 def make_fetcher(cfg: FetchConfig) -> CachedFetcher:
     if cfg.backend == "warc":
+        from wikiref.web.warc import WarcBackend
+
         return CachedFetcher(WarcBackend(cfg), cache=None)
     if cfg.backend == "commoncrawl":
         from wikiref.web.commoncrawl import CommonCrawlBackend
@@ -812,6 +652,8 @@ def make_fetcher(cfg: FetchConfig) -> CachedFetcher:
     if cfg.backend == "live":
         backend = LiveBackend(cfg)
     elif cfg.backend == "wayback":
+        from wikiref.web.wayback import WaybackBackend
+
         backend = WaybackBackend(cfg)
     else:
         raise ValueError(f"unknown fetch backend {cfg.backend!r} (live, wayback, warc, commoncrawl)")

@@ -37,7 +37,7 @@ Choices where the paper is silent (it used newspaper3k on CC-NEWS and gives no d
   the page's URL counts as ``published``. Without a page date the WARC-Date's day is used
   (``date_origin="crawl"``): CC-NEWS crawls news sites continuously, so the crawl day is a close
   upper bound of the publication day.
-* Duplicates are decided on :func:`wikiref.web.fetch.normalise_url` among the records
+* Duplicates are decided on :func:`wikiref.web.warc.normalise_url` among the records
   that became articles, and checked before extraction (a duplicate costs nothing). A first
   record that failed (e.g. a 404 or an empty page) does not block a later good copy.
 * Truncation is detected from the archive itself (the record's gzip member did not reach its
@@ -58,7 +58,7 @@ from pathlib import Path
 
 from wikiref.files import stable_id
 from wikiref.web.extract import ExtractConfig, extract_document
-from wikiref.web.fetch import normalise_url
+from wikiref.web.warc import normalise_url
 
 log = logging.getLogger(__name__)
 

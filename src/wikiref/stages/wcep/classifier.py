@@ -90,7 +90,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from wikiref.examples import Tally
 from wikiref.files import stable_id
-from wikiref.web.fetch import normalise_url
+from wikiref.web.warc import normalise_url
 
 log = logging.getLogger(__name__)
 
