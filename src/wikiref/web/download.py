@@ -345,76 +345,104 @@ def _fetch_into(fh, url: str, name: str, size: int | None, s: DownloadSettings, 
         try:
             response = session.get(url, headers=headers, stream=True, timeout=(s.timeout_s, s.timeout_s))
             with contextlib.closing(response):
-                code = response.status_code
-                if code == 206 and have:
-                    start, announced = _content_range_start_total(response.headers.get("Content-Range", ""))
-                    if start != have:
-                        raise DownloadError(
-                            f"{url}: asked for bytes {have}- and got Content-Range "
-                            f"{response.headers.get('Content-Range')!r}"
-                        )
-                elif code == 200:
-                    if have:
-                        log.warning("%s: the server ignored Range (200, not 206); reading it again from byte 0", name)
-                        stats["range_ignored"] += 1
-                        fh.truncate(0)
-                        have = fh.seek(0)
-                        progress_before = 0
-                        stats["pieces"] = 0
-                    length = response.headers.get("Content-Length", "")
-                    announced = int(length) if length.isdigit() else None
-                elif code == 416 and have and total is None:
+                checked = _check_response(response, fh, have, total, url, name, s, stats)
+                if checked is None:
                     # we asked past the end: what we have may be the whole file (the sha1 decides)
                     return
-                elif code == 404:
-                    raise DownloadError(
-                        f"{_what(name, s)}: HTTP 404 Not Found at {url}"
-                        + (
-                            f" (not on this mirror: it lists the {s.wiki} {s.date} dump's index but not this file)"
-                            if s.wiki
-                            else ""
-                        )
-                    )
-                elif code in _RETRYABLE_STATUS:
-                    raise _Retry(f"HTTP {code}")
-                else:
-                    raise DownloadError(f"{_what(name, s)}: HTTP {code} at {url}")
+                have, announced = checked
+                progress_before = have  # 0 when the server ignored Range and the file starts again
                 if announced is not None:
                     if total is not None and announced != total:
                         raise DownloadError(
                             f"{_what(name, s)}: {url} is {announced} bytes, the dump's index says {total}"
                         )
                     total = announced
-                progress = _Progress(name, total)
-                for block in response.iter_content(s.chunk_bytes):
-                    if have == progress_before:
-                        stats["pieces"] += 1
-                    fh.write(block)
-                    fh.flush()
-                    have += len(block)
-                    stats["bytes_received"] += len(block)
-                    progress.add(len(block), have)
-                progress.log(have)
+                have = _read_body(response, fh, have, total, name, s, stats)
                 if total is None:
                     return  # no length announced: the end of the body is the end of the file (the sha1 decides)
                 if have < total:
                     raise _Retry(f"body ended at byte {have} of {total}")
         except (_Retry, requests.RequestException) as exc:
-            reason = str(exc) if isinstance(exc, _Retry) else f"{type(exc).__name__}: {exc}"
-            fh.flush()
-            have = fh.seek(0, os.SEEK_END)
-            if have > progress_before:
-                failures = 0  # it moved: resume at once
-                log.warning("%s: %s after %d bytes; resuming from byte %d", name, reason, have, have)
-                continue
-            failures += 1
-            if failures > s.retries:
-                raise DownloadError(
-                    f"{_what(name, s)}: {url} failed {failures} times in a row without progress "
-                    f"(last: {reason}); {have} bytes kept in the partial file for the next run"
-                ) from None
-            log.warning("%s: %s; retry %d of %d", name, reason, failures, s.retries)
-            _sleep_before_retry(s, failures, response)
+            failures = _after_failure(fh, exc, progress_before, failures, url, name, s)
+            if failures:
+                _sleep_before_retry(s, failures, response)
+
+
+def _check_response(
+    response, fh, have: int, total: int | None, url: str, name: str, s: DownloadSettings, stats: dict
+) -> tuple[int, int | None] | None:
+    """(bytes kept in ``fh``, the length the response announces or None) for a response to read; None
+    when a 416 says the partial file may already be whole. Raises :class:`_Retry` for a status worth
+    retrying, :class:`DownloadError` for any other failure. A 200 to a Range request empties ``fh``."""
+    code = response.status_code
+    announced = None
+    if code == 206 and have:
+        start, announced = _content_range_start_total(response.headers.get("Content-Range", ""))
+        if start != have:
+            raise DownloadError(
+                f"{url}: asked for bytes {have}- and got Content-Range {response.headers.get('Content-Range')!r}"
+            )
+    elif code == 200:
+        if have:
+            log.warning("%s: the server ignored Range (200, not 206); reading it again from byte 0", name)
+            stats["range_ignored"] += 1
+            fh.truncate(0)
+            have = fh.seek(0)
+            stats["pieces"] = 0
+        length = response.headers.get("Content-Length", "")
+        announced = int(length) if length.isdigit() else None
+    elif code == 416 and have and total is None:
+        return None
+    elif code == 404:
+        raise DownloadError(
+            f"{_what(name, s)}: HTTP 404 Not Found at {url}"
+            + (
+                f" (not on this mirror: it lists the {s.wiki} {s.date} dump's index but not this file)"
+                if s.wiki
+                else ""
+            )
+        )
+    elif code in _RETRYABLE_STATUS:
+        raise _Retry(f"HTTP {code}")
+    else:
+        raise DownloadError(f"{_what(name, s)}: HTTP {code} at {url}")
+    return have, announced
+
+
+def _read_body(response, fh, have: int, total: int | None, name: str, s: DownloadSettings, stats: dict) -> int:
+    """Append the response body to ``fh`` (``have`` bytes in it so far), showing progress; returns the
+    bytes held after it."""
+    progress_before = have
+    progress = _Progress(name, total)
+    for block in response.iter_content(s.chunk_bytes):
+        if have == progress_before:
+            stats["pieces"] += 1
+        fh.write(block)
+        fh.flush()
+        have += len(block)
+        stats["bytes_received"] += len(block)
+        progress.add(len(block), have)
+    progress.log(have)
+    return have
+
+
+def _after_failure(fh, exc: Exception, progress_before: int, failures: int, url: str, name: str, s) -> int:
+    """The failures in a row without progress after ``exc`` (0: bytes came in, resume at once); raises
+    :class:`DownloadError` past ``s.retries``."""
+    reason = str(exc) if isinstance(exc, _Retry) else f"{type(exc).__name__}: {exc}"
+    fh.flush()
+    have = fh.seek(0, os.SEEK_END)
+    if have > progress_before:
+        log.warning("%s: %s after %d bytes; resuming from byte %d", name, reason, have, have)
+        return 0  # it moved: resume at once
+    failures += 1
+    if failures > s.retries:
+        raise DownloadError(
+            f"{_what(name, s)}: {url} failed {failures} times in a row without progress "
+            f"(last: {reason}); {have} bytes kept in the partial file for the next run"
+        ) from None
+    log.warning("%s: %s; retry %d of %d", name, reason, failures, s.retries)
+    return failures
 
 
 class _Retry(Exception):

@@ -352,19 +352,7 @@ def _pairs(
     only: set[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Feature rows and labels of the pairs of the events ``only`` (indices; all when None)."""
-    # distinct sources over all events (the first copy of a URL speaks for it)
-    src_index: dict[str, int] = {}
-    srcs: list[_Source] = []
-    own: list[list[int]] = []
-    for ev in evs:
-        ids = []
-        for s in ev.sources:
-            key = s.key or f"#{ev.event_id}/{len(ids)}"
-            if key not in src_index:
-                src_index[key] = len(srcs)
-                srcs.append(s)
-            ids.append(src_index[key])
-        own.append(ids)
+    srcs, own = _distinct_sources(evs)
     by_day: dict[int, list[int]] = defaultdict(list)
     for i, ev in enumerate(evs):
         by_day[ev.day].append(i)
@@ -401,22 +389,8 @@ def _pairs(
         rng = np.random.default_rng(seed)
         keep = np.sort(rng.choice(available, size=limit, replace=False))
         neg = [neg[k] for k in keep]
-    pairs = pos + neg
     y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))]).astype(np.int64)
-    X = np.zeros((len(pairs), len(FEATURES)), dtype=np.float64)
-    if pairs:
-        e_idx = np.array([p[0] for p in pairs])
-        s_idx = np.array([p[1] for p in pairs])
-        S = vec.transform([ev.summary for ev in evs]).tocsr()
-        T = vec.transform([s.title for s in srcs]).tocsr()
-        B = vec.transform([s.text for s in srcs]).tocsr()
-        X[:, 0] = _rowwise_dot(S[e_idx], T[s_idx])
-        X[:, 1] = _rowwise_dot(S[e_idx], B[s_idx])
-        for r, (i, s) in enumerate(pairs):
-            ents = evs[i].entities
-            if ents:
-                X[r, 2] = sum(1 for e in ents if has_entity(e, srcs[s].title))
-                X[r, 3] = sum(1 for e in ents if has_entity(e, srcs[s].text))
+    X = _pair_features(evs, srcs, pos + neg, vec)
     info = {
         "events": len(chosen),
         "events_with_sources": used,
@@ -431,6 +405,45 @@ def _pairs(
         "seed": int(seed),
     }
     return X, y, info
+
+
+def _distinct_sources(evs: Sequence[_Event]) -> tuple[list[_Source], list[list[int]]]:
+    """(distinct sources over all events, each event's source indices): the first copy of a URL speaks
+    for it; a source without a URL key is its event's own."""
+    src_index: dict[str, int] = {}
+    srcs: list[_Source] = []
+    own: list[list[int]] = []
+    for ev in evs:
+        ids = []
+        for s in ev.sources:
+            key = s.key or f"#{ev.event_id}/{len(ids)}"
+            if key not in src_index:
+                src_index[key] = len(srcs)
+                srcs.append(s)
+            ids.append(src_index[key])
+        own.append(ids)
+    return srcs, own
+
+
+def _pair_features(
+    evs: Sequence[_Event], srcs: Sequence[_Source], pairs: list[tuple[int, int]], vec: TfidfVectorizer
+) -> np.ndarray:
+    """The :data:`FEATURES` of (event index, source index) pairs, one row per pair."""
+    X = np.zeros((len(pairs), len(FEATURES)), dtype=np.float64)
+    if pairs:
+        e_idx = np.array([p[0] for p in pairs])
+        s_idx = np.array([p[1] for p in pairs])
+        S = vec.transform([ev.summary for ev in evs]).tocsr()
+        T = vec.transform([s.title for s in srcs]).tocsr()
+        B = vec.transform([s.text for s in srcs]).tocsr()
+        X[:, 0] = _rowwise_dot(S[e_idx], T[s_idx])
+        X[:, 1] = _rowwise_dot(S[e_idx], B[s_idx])
+        for r, (i, s) in enumerate(pairs):
+            ents = evs[i].entities
+            if ents:
+                X[r, 2] = sum(1 for e in ents if has_entity(e, srcs[s].title))
+                X[r, 3] = sum(1 for e in ents if has_entity(e, srcs[s].text))
+    return X
 
 
 def _ratio(pos: int, neg: int) -> str:
@@ -577,27 +590,9 @@ def _presence(texts: Sequence[str], entities: Sequence[str]) -> sp.csr_matrix:
     return sp.csr_matrix((data, (rows, cols)), shape=(len(texts), len(entities)))
 
 
-def score_candidates(
-    model: Classifier,
-    events: Sequence[Mapping],
-    candidates: Sequence[Mapping],
-    *,
-    window_days: int = 1,
-    tally=None,
-    progress_every: int = 50,
-) -> Iterator[ScoredDay]:
-    """The scored pairs, one :class:`ScoredDay` per candidate day (in date order).
-
-    ``candidates`` is read twice (dates first, texts day by day), so a lazy sequence keeps memory at
-    one day of texts. Candidate drops and counters go to ``tally`` (see :func:`assign`)."""
-    tally = tally if tally is not None else Tally()
-    evs, _ = _prepare(events)
-    cited = set().union(*(ev.source_keys for ev in evs)) if evs else set()
-    ev_by_day: dict[int, list[int]] = defaultdict(list)
-    for i in sorted(range(len(evs)), key=lambda k: evs[k].event_id):
-        ev_by_day[evs[i].day].append(i)
-    S = model.vectorizer.transform([ev.summary for ev in evs]).tocsr() if evs else None
-
+def _candidate_days(candidates: Sequence[Mapping], cited: set[str], tally) -> dict[int, list[int]]:
+    """Candidate indices by day (ordinal), without the unusable ones (counted drops: bad date, no text,
+    already an event's source, duplicate article id)."""
     by_day: dict[int, list[int]] = defaultdict(list)
     seen: set[str] = set()
     for i, c in enumerate(candidates):
@@ -619,6 +614,49 @@ def score_candidates(
             continue
         seen.add(aid)
         by_day[day].append(i)
+    return by_day
+
+
+def _day_features(model: Classifier, rows: Sequence[Mapping], window: Sequence[_Event], Sw) -> np.ndarray:
+    """The :data:`FEATURES` of every (candidate, window event) pair of one day, shape (candidates, events,
+    features); ``Sw``: the window events' summary vectors."""
+    titles = [str(c.get("title") or "") for c in rows]
+    bodies = [str(c.get("text") or "") for c in rows]
+    X = np.zeros((len(rows), len(window), len(FEATURES)), dtype=np.float64)
+    X[:, :, 0] = (model.vectorizer.transform(titles) @ Sw.T).toarray()
+    X[:, :, 1] = (model.vectorizer.transform(bodies) @ Sw.T).toarray()
+    ents = sorted({e for ev in window for e in ev.entities})
+    if ents:
+        col = {e: j for j, e in enumerate(ents)}
+        inc_r = [col[e] for ev in window for e in ev.entities]
+        inc_c = [k for k, ev in enumerate(window) for _ in ev.entities]
+        M = sp.csr_matrix((np.ones(len(inc_r)), (inc_r, inc_c)), shape=(len(ents), len(window)))
+        X[:, :, 2] = (_presence(titles, ents) @ M).toarray()
+        X[:, :, 3] = (_presence(bodies, ents) @ M).toarray()
+    return X
+
+
+def score_candidates(
+    model: Classifier,
+    events: Sequence[Mapping],
+    candidates: Sequence[Mapping],
+    *,
+    window_days: int = 1,
+    tally=None,
+    progress_every: int = 50,
+) -> Iterator[ScoredDay]:
+    """The scored pairs, one :class:`ScoredDay` per candidate day (in date order).
+
+    ``candidates`` is read twice (dates first, texts day by day), so a lazy sequence keeps memory at
+    one day of texts. Candidate drops and counters go to ``tally`` (see :func:`assign`)."""
+    tally = tally if tally is not None else Tally()
+    evs, _ = _prepare(events)
+    cited = set().union(*(ev.source_keys for ev in evs)) if evs else set()
+    ev_by_day: dict[int, list[int]] = defaultdict(list)
+    for i in sorted(range(len(evs)), key=lambda k: evs[k].event_id):
+        ev_by_day[evs[i].day].append(i)
+    S = model.vectorizer.transform([ev.summary for ev in evs]).tocsr() if evs else None
+    by_day = _candidate_days(candidates, cited, tally)
 
     w = int(window_days)
     for n_day, day in enumerate(sorted(by_day)):
@@ -631,20 +669,7 @@ def score_candidates(
             tally.counts["candidates:outside_window"] += len(idx)
             continue
         rows = [candidates[i] for i in idx]
-        titles = [str(c.get("title") or "") for c in rows]
-        bodies = [str(c.get("text") or "") for c in rows]
-        Sw = S[window]
-        X = np.zeros((len(idx), len(window), len(FEATURES)), dtype=np.float64)
-        X[:, :, 0] = (model.vectorizer.transform(titles) @ Sw.T).toarray()
-        X[:, :, 1] = (model.vectorizer.transform(bodies) @ Sw.T).toarray()
-        ents = sorted({e for i in window for e in evs[i].entities})
-        if ents:
-            col = {e: j for j, e in enumerate(ents)}
-            inc_r = [col[e] for i in window for e in evs[i].entities]
-            inc_c = [k for k, i in enumerate(window) for _ in evs[i].entities]
-            M = sp.csr_matrix((np.ones(len(inc_r)), (inc_r, inc_c)), shape=(len(ents), len(window)))
-            X[:, :, 2] = (_presence(titles, ents) @ M).toarray()
-            X[:, :, 3] = (_presence(bodies, ents) @ M).toarray()
+        X = _day_features(model, rows, [evs[i] for i in window], S[window])
         p = model.predict_proba(X.reshape(-1, len(FEATURES))).reshape(len(idx), len(window))
         tally.counts["pairs_scored"] += p.size
         if progress_every and (n_day + 1) % progress_every == 0:

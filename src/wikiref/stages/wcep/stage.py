@@ -427,27 +427,8 @@ def _example_row(e: Mapping, split: str, documents: list, summary: list, standin
     )
 
 
-def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
-    """The build job. ``inputs``: ``events``, ``sources``, ``ccnews`` (shards), ``assignments``, ``stats``
-    (the events/sources/ccnews stats and classifier metrics, folded into the build metrics). ``outputs``:
-    ``splits`` (split -> the WCEP-<source_variant> common example files), ``total`` (split -> WCEP-total
-    files), ``table3``, ``table4`` (stems), ``fig1`` (stem) and ``metrics``."""
-    from wikiref import examples as ex
-    from wikiref.files import read_json, write_json
-    from wikiref.stages.wcep import report as rep
-    from wikiref.text import from_params, split_sentences
-
-    w = params["wcep"]
-    seed = int(params["seed"])
-    t0 = time.perf_counter()
-    evs, src_rows = _event_records(inputs["events"], inputs["sources"])
-    assigned: dict[str, list[dict]] = {}
-    for a in _rows(inputs["assignments"]):
-        assigned.setdefault(a["event_id"], []).append(a)
-    wanted = {a["article_id"] for rows_ in assigned.values() for a in rows_}
-    cands = {r["article_id"]: r for r in _read_candidates(inputs["ccnews"], only=wanted)}
-    tally = _tally()
-    tally.counts["events_read"] = len(evs)
+def _with_sources(evs: Sequence[dict], tally) -> list[dict]:
+    """The events that have a source URL and a fetched source article (the others counted as drops)."""
     kept = []
     for e in evs:
         if not e["urls"]:
@@ -459,9 +440,14 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         kept.append(e)
     if not kept:
         raise WcepError("no event has a source article")
-    split_of = chronological_split([e["date"] for e in kept], float(w["split"]["dev"]), float(w["split"]["test"]))
+    return kept
 
-    # sentences: every text once (sources, added articles, summaries), in one spaCy pass
+
+def _all_sentences(params: Mapping, kept: Sequence[dict], assigned: Mapping, cands: Mapping) -> dict[str, list]:
+    """Sentences of every text once (sources ``u:<url>``, added articles ``c:<id>``, summaries
+    ``s:<event id>``), in one spaCy pass."""
+    from wikiref.text import from_params, split_sentences
+
     nlp = from_params(params["text"])
     texts: dict[str, str] = {}
     for e in kept:
@@ -471,20 +457,52 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         for a in assigned.get(e["event_id"], []):
             texts.setdefault(f"c:{a['article_id']}", cands[a["article_id"]]["text"])
     keys = sorted(texts)
-    sentences = dict(zip(keys, split_sentences(nlp, (texts[k] for k in keys), 64)))
+    return dict(zip(keys, split_sentences(nlp, (texts[k] for k in keys), 64)))
 
-    total_rows, variant_rows = [], {int(n): [] for n in w["truncate"]}
-    cluster_stats = []
+
+def _original_documents(e: Mapping, sentences: Mapping) -> list[dict]:
+    """The event's source articles with sentences, as ``original`` documents."""
+    from wikiref import examples as ex
     from wikiref.files import stable_id
 
+    docs = []
+    for s in e["sources"]:
+        sents = sentences[f"u:{s['url']}"]
+        if sents:
+            docs.append(
+                ex.document(f"u{stable_id(s['url'])}", sents, title=s["title"], url=s["url"], origin="original")
+            )
+    return docs
+
+
+def _retrieved_documents(added: Sequence[Mapping], cands: Mapping, sentences: Mapping, tally) -> list[dict]:
+    """The assigned CC-NEWS articles with sentences (most probable first), as ``retrieved`` documents."""
+    from wikiref import examples as ex
+
+    retrieved = []
+    for a in added:
+        c = cands[a["article_id"]]
+        sents = sentences[f"c:{a['article_id']}"]
+        if not sents:
+            tally.counts["added_without_sentences"] += 1
+            continue
+        retrieved.append(
+            ex.document(
+                a["article_id"], sents, title=c["title"], url=c["url"], origin="retrieved", score=a["probability"]
+            )
+        )
+    return retrieved
+
+
+def _cluster_rows(params: Mapping, kept: Sequence[dict], data: Mapping, sentences: Mapping, tally) -> tuple:
+    """(WCEP-total rows, {n: WCEP-<n> rows}) of the events that keep a source sentence and a summary.
+    ``data``: ``assigned`` (event id -> assignments), ``cands`` (article id -> candidate), ``src_rows``
+    (URL -> source row), ``split_of`` (date -> split)."""
+    w, seed = params["wcep"], int(params["seed"])
+    assigned, cands, src_rows, split_of = data["assigned"], data["cands"], data["src_rows"], data["split_of"]
+    total_rows, variant_rows = [], {int(n): [] for n in w["truncate"]}
     for e in kept:
-        docs = []
-        for s in e["sources"]:
-            sents = sentences[f"u:{s['url']}"]
-            if sents:
-                docs.append(
-                    ex.document(f"u{stable_id(s['url'])}", sents, title=s["title"], url=s["url"], origin="original")
-                )
+        docs = _original_documents(e, sentences)
         if not docs:
             tally.drop("no_source_sentences", e["location"])
             continue
@@ -493,18 +511,7 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             tally.drop("empty_summary", e["location"])
             continue
         added = sorted(assigned.get(e["event_id"], []), key=lambda a: (-a["probability"], a["article_id"]))
-        retrieved = []
-        for a in added:
-            c = cands[a["article_id"]]
-            sents = sentences[f"c:{a['article_id']}"]
-            if not sents:
-                tally.counts["added_without_sentences"] += 1
-                continue
-            retrieved.append(
-                ex.document(
-                    a["article_id"], sents, title=c["title"], url=c["url"], origin="retrieved", score=a["probability"]
-                )
-            )
+        retrieved = _retrieved_documents(added, cands, sentences, tally)
         standin_flag = bool(e["standin"]) or any(src_rows[s["url"]]["standin"] for s in e["sources"])
         standin_flag = standin_flag or any(cands[a["article_id"]]["standin"] for a in added)
         meta = {
@@ -524,7 +531,12 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             kept_docs = docs + [d for d in retrieved if d["id"] in keep]
             variant_rows[n].append(_example_row(e, split, kept_docs, summary, standin_flag, meta))
         tally.counts[f"kept:{split_of[e['date']]}"] += 1
-        cluster_stats.append((split_of[e["date"]], e["date"], len(docs), len(retrieved), summary))
+    return total_rows, variant_rows
+
+
+def _main_rows(w: Mapping, total_rows: list, variant_rows: Mapping) -> list:
+    """The rows of ``wcep.source_variant`` (WCEP-<n>, 0 = WCEP-total), every split non-empty."""
+    from wikiref import examples as ex
 
     if not total_rows:
         raise WcepError("no WCEP example survived")
@@ -535,6 +547,35 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     for s in ex.SPLITS:
         if not any(r["split"] == s for r in main_rows):
             raise WcepError(f"split {s} is empty (events on too few dates?)")
+    return main_rows
+
+
+def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The build job. ``inputs``: ``events``, ``sources``, ``ccnews`` (shards), ``assignments``, ``stats``
+    (the events/sources/ccnews stats and classifier metrics, folded into the build metrics). ``outputs``:
+    ``splits`` (split -> the WCEP-<source_variant> common example files), ``total`` (split -> WCEP-total
+    files), ``table3``, ``table4`` (stems), ``fig1`` (stem) and ``metrics``."""
+    from wikiref import examples as ex
+    from wikiref.files import read_json, write_json
+    from wikiref.stages.wcep import report as rep
+
+    w = params["wcep"]
+    t0 = time.perf_counter()
+    evs, src_rows = _event_records(inputs["events"], inputs["sources"])
+    assigned: dict[str, list[dict]] = {}
+    for a in _rows(inputs["assignments"]):
+        assigned.setdefault(a["event_id"], []).append(a)
+    wanted = {a["article_id"] for rows_ in assigned.values() for a in rows_}
+    cands = {r["article_id"]: r for r in _read_candidates(inputs["ccnews"], only=wanted)}
+    tally = _tally()
+    tally.counts["events_read"] = len(evs)
+    kept = _with_sources(evs, tally)
+    split_of = chronological_split([e["date"] for e in kept], float(w["split"]["dev"]), float(w["split"]["test"]))
+    sentences = _all_sentences(params, kept, assigned, cands)
+    data = {"assigned": assigned, "cands": cands, "src_rows": src_rows, "split_of": split_of}
+    total_rows, variant_rows = _cluster_rows(params, kept, data, sentences, tally)
+    main_rows = _main_rows(w, total_rows, variant_rows)
+    n_src = int(w["source_variant"])
     standin_flag = any(r["standin"] for r in total_rows)
     profile = _profile(params, standin_flag)
     ex.write_splits(total_rows, outputs["total"])
@@ -605,6 +646,50 @@ def fit_idf(rows: Sequence[Mapping]):
     return make_vectorizer().fit(docs)
 
 
+def _tune(e: Mapping, dev: list, idf, common: Mapping) -> dict[str, dict]:
+    """Each tunable baseline's setting (TextRank / Centroid redundancy, SUBMODULAR diversity) that scores
+    best on ``tune_clusters`` random dev clusters, with the dev ROUGE-1 F1 of every grid point."""
+    from wikiref.stages.wcep import baselines as bl
+
+    tuned: dict[str, dict] = {}
+    for method, key, grid in (
+        ("textrank", "redundancy", e["redundancy_grid"]),
+        ("centroid", "redundancy", e["redundancy_grid"]),
+        ("submodular", "diversity", e["diversity_grid"]),
+    ):
+        best, scores = bl.tune(
+            method,
+            dev,
+            grid=[float(v) for v in grid],
+            max_clusters=int(e["tune_clusters"]),
+            seed=common["seed"],
+            idf=idf,
+            max_tokens=common["max_tokens"],
+            min_sentence_tokens=common["min_sentence_tokens"],
+        )
+        tuned[method] = {key: best, "dev_rouge1_f1": {str(k): round(v, 5) for k, v in scores.items()}}
+    return tuned
+
+
+def _fig2_points(e: Mapping, total_test: Sequence[Mapping], max_added: int, tuned: Mapping, idf, common) -> list:
+    """Fig. 2's points: each ``fig2_methods`` baseline's scores on the WCEP-total test clusters cut to
+    the first k added articles (k < 0: all of them), for every k of ``added_articles``."""
+    from wikiref.stages.wcep import baselines as bl
+    from wikiref.stages.wcep.evaluation import evaluate as score_summaries
+
+    fig2_points = []
+    for k in e["added_articles"]:
+        k_eff = max_added if int(k) < 0 else int(k)
+        clusters = clusters_from_rows(total_test, added=k_eff)
+        refs = {c.cluster_id: c.reference for c in clusters}
+        for method in e["fig2_methods"]:
+            kw = {kk: v for kk, v in tuned.get(method, {}).items() if kk in ("redundancy", "diversity")}
+            summ = {c.cluster_id: bl.summarize(method, c, idf=idf, **common, **kw) for c in clusters}
+            sc = score_summaries(summ, refs, max_tokens=common["max_tokens"], n_boot=1, seed=common["seed"])
+            fig2_points.append({"added": int(k), "added_articles": k_eff, "method": method, **sc["means"]})
+    return fig2_points
+
+
 def evaluate(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The evaluate job. ``inputs``: ``splits`` (split -> WCEP-<source_variant> files), ``total`` (split ->
     WCEP-total files), optional ``supervised`` (the BERT scorer's test summaries JSON). ``outputs``:
@@ -626,23 +711,7 @@ def evaluate(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     test = clusters_from_rows(rows["test"])
     common = {"max_tokens": int(e["max_tokens"]), "min_sentence_tokens": int(e["min_sentence_tokens"]), "seed": seed}
     n_boot = max(1, int(e["bootstrap"]))
-    tuned: dict[str, dict] = {}
-    for method, key, grid in (
-        ("textrank", "redundancy", e["redundancy_grid"]),
-        ("centroid", "redundancy", e["redundancy_grid"]),
-        ("submodular", "diversity", e["diversity_grid"]),
-    ):
-        best, scores = bl.tune(
-            method,
-            dev,
-            grid=[float(v) for v in grid],
-            max_clusters=int(e["tune_clusters"]),
-            seed=seed,
-            idf=idf,
-            max_tokens=common["max_tokens"],
-            min_sentence_tokens=common["min_sentence_tokens"],
-        )
-        tuned[method] = {key: best, "dev_rouge1_f1": {str(k): round(v, 5) for k, v in scores.items()}}
+    tuned = _tune(e, dev, idf, common)
     references = {c.cluster_id: c.reference for c in test}
     results: dict[str, dict] = {}
     timings: dict[str, float] = {}
@@ -665,16 +734,7 @@ def evaluate(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     # Fig. 2: scores against the number of added articles (WCEP-total test clusters, nested samples)
     total_test = ex.split_rows(ex.read(inputs["total"]["test"]))["test"]
     max_added = max((sum(d["origin"] == "retrieved" for d in r["documents"]) for r in total_test), default=0)
-    fig2_points = []
-    for k in e["added_articles"]:
-        k_eff = max_added if int(k) < 0 else int(k)
-        clusters = clusters_from_rows(total_test, added=k_eff)
-        refs = {c.cluster_id: c.reference for c in clusters}
-        for method in e["fig2_methods"]:
-            kw = {kk: v for kk, v in tuned.get(method, {}).items() if kk in ("redundancy", "diversity")}
-            summ = {c.cluster_id: bl.summarize(method, c, idf=idf, **common, **kw) for c in clusters}
-            sc = score_summaries(summ, refs, max_tokens=common["max_tokens"], n_boot=1, seed=seed)
-            fig2_points.append({"added": int(k), "added_articles": k_eff, "method": method, **sc["means"]})
+    fig2_points = _fig2_points(e, total_test, max_added, tuned, idf, common)
     profile = _profile(params, standin_flag)
     table = rep.table5(results, outputs["table5"], profile=profile, n_test=len(test), variant=w["source_variant"])
     fig = rep.added_articles_figure(fig2_points, outputs["fig2"], profile=profile, max_added=max_added)

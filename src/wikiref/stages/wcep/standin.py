@@ -173,23 +173,64 @@ def _date(i: int) -> dt.date:
     return START + dt.timedelta(days=i)
 
 
-def build(
-    dump_path: str | Path, out_dir: str | Path, *, seed: int, collect: Mapping, nlp, max_articles: int = 0
-) -> dict:
-    """Write the STAND-IN into ``out_dir`` (empty or a temporary folder the job swaps in) and return the
-    manifest. ``collect``: the collect params (section handling of the dump reader); ``nlp``: the spaCy
-    pipeline that cuts summaries into sentences."""
+def _summary(sents: list[str]) -> str:
+    """The first sentence(s) of a section, up to ``MAX_SUMMARY_WORDS`` words (stopping at 12 or more)."""
+    summary = ""
+    for s in sents:
+        s = " ".join(s.split())
+        if summary and _words(summary) + _words(s) > MAX_SUMMARY_WORDS:
+            break
+        summary = f"{summary} {s}".strip()
+        if _words(summary) >= 12:
+            break
+    return summary
+
+
+def _event(a: _Article, i: int, sents: list[str], day: dt.date, titles: list[str], seed: int, stats: Counter):
+    """The event of section ``i`` of article ``a`` on ``day``, or None (counted) when its summary is
+    unusable or the portal parser would not read it back unchanged."""
     from wikiref.stages.wcep.events import Event, clean_text
-    from wikiref.stages.wcep.portal_render import check_renderable, render_day_wikitext, render_month_html
-    from wikiref.standin import Standin, write_standin_warc
+    from wikiref.stages.wcep.portal_render import check_renderable
+
+    summary = clean_text(_summary(sents))  # as the parser will read it back (empty brackets dropped...)
+    bad = clean_text(summary) != summary or _MARKUP.search(summary)
+    if not summary or bad or not MIN_SUMMARY_WORDS <= _words(summary) <= 2 * MAX_SUMMARY_WORDS:
+        stats["skipped:no_summary"] += 1
+        return None
+    section = clean_text(a.sections[i][0].split(" > ")[-1])
+    stories = (
+        (a.title, section) if _fraction(seed, "substory", a.page_id, i) < 0.5 and section != a.title else (a.title,)
+    )
+    if _fraction(seed, "nosource", a.page_id, i) < NO_SOURCE_SHARE:
+        urls: tuple[str, ...] = ()
+    else:
+        k = 2 if _fraction(seed, "two", a.page_id, i) < TWO_SOURCES_SHARE else 1
+        urls = tuple(f"https://{SOURCE_HOST}/{day.isoformat()}/{_slug(a.title)}-{_slug(section)}-{j}" for j in range(k))
+    ents, links = _entities(summary, titles)
+    ev = Event(
+        date=day.isoformat(),
+        category=_pick(CATEGORIES, seed, "category", a.page_id),
+        stories=stories,
+        summary=summary,
+        entities=ents,
+        entity_links=links,
+        urls=urls,
+        origin="wikitext",
+        location="",
+    )
+    try:
+        check_renderable(ev)  # text the portal parser would not give back unchanged: not an event
+    except ValueError:
+        stats["skipped:not_renderable"] += 1
+        return None
+    return ev
+
+
+def _events(articles: list[_Article], seed: int, nlp, stats: Counter) -> list[tuple]:
+    """(event, article, section index) of every kept event, in day order."""
     from wikiref.text import split_sentences
 
-    out = Path(out_dir)
-    stats: Counter = Counter()
-    articles = _read_articles(Path(dump_path), collect, max_articles, stats)
     titles = sorted({a.title for a in articles}, key=lambda t: (-len(t), t))
-
-    # -- events: (article, section index) in dump order, dealt to days
     # The k-th eligible section of every article, then the (k+1)-th...: events of one day come from
     # different articles, so the classifier's same-date negatives are other topics, as on the portal.
     eligible = [
@@ -198,56 +239,21 @@ def build(
     ]
     picks = [(a, secs[k]) for k in range(EVENTS_PER_ARTICLE) for a, secs in zip(articles, eligible) if k < len(secs)]
     firsts = [a.sections[i][1][0] for a, i in picks]
-    events, plans = [], []
+    plans = []
     for (a, i), sents in zip(picks, split_sentences(nlp, firsts, 64)):
-        summary = ""
-        for s in sents:
-            s = " ".join(s.split())
-            if summary and _words(summary) + _words(s) > MAX_SUMMARY_WORDS:
-                break
-            summary = f"{summary} {s}".strip()
-            if _words(summary) >= 12:
-                break
-        summary = clean_text(summary)  # as the parser will read it back (empty brackets dropped...)
-        bad = clean_text(summary) != summary or _MARKUP.search(summary)
-        if not summary or bad or not MIN_SUMMARY_WORDS <= _words(summary) <= 2 * MAX_SUMMARY_WORDS:
-            stats["skipped:no_summary"] += 1
+        ev = _event(a, i, sents, _date(len(plans) // EVENTS_PER_DAY), titles, seed, stats)
+        if ev is None:
             continue
-        day = _date(len(plans) // EVENTS_PER_DAY)
-        section = clean_text(a.sections[i][0].split(" > ")[-1])
-        stories = (
-            (a.title, section) if _fraction(seed, "substory", a.page_id, i) < 0.5 and section != a.title else (a.title,)
-        )
-        if _fraction(seed, "nosource", a.page_id, i) < NO_SOURCE_SHARE:
-            urls: tuple[str, ...] = ()
-        else:
-            k = 2 if _fraction(seed, "two", a.page_id, i) < TWO_SOURCES_SHARE else 1
-            urls = tuple(
-                f"https://{SOURCE_HOST}/{day.isoformat()}/{_slug(a.title)}-{_slug(section)}-{j}" for j in range(k)
-            )
-        ents, links = _entities(summary, titles)
-        ev = Event(
-            date=day.isoformat(),
-            category=_pick(CATEGORIES, seed, "category", a.page_id),
-            stories=stories,
-            summary=summary,
-            entities=ents,
-            entity_links=links,
-            urls=urls,
-            origin="wikitext",
-            location="",
-        )
-        try:
-            check_renderable(ev)  # text the portal parser would not give back unchanged: not an event
-        except ValueError:
-            stats["skipped:not_renderable"] += 1
-            continue
-        events.append(ev)
         plans.append((ev, a, i))
         stats["events"] += 1
-        stats["events_without_source"] += not urls
+        stats["events_without_source"] += not ev.urls
+    return plans
 
-    # -- portal pages: two HTML months, then daily wikitext pages in a dump
+
+def _write_portal(out: Path, events: list, stats: Counter) -> dict[str, list]:
+    """Two HTML months, then daily wikitext pages in a dump; returns the events by day."""
+    from wikiref.stages.wcep.portal_render import render_day_wikitext, render_month_html
+
     by_day: dict[str, list] = {}
     for ev in events:
         by_day.setdefault(ev.date, []).append(ev)
@@ -270,8 +276,11 @@ def build(
         first = dt.date.fromisoformat(wikitext_days[0])
         pages.append((f"Portal:Current events/{first.strftime('%B')} {first.year}", 100, "{{Current events month}}\n"))
     _write_dump(out / layout.WCEP_STANDIN_PORTAL_DUMP, pages)
+    return by_day
 
-    # -- sources
+
+def _event_pages(plans: list[tuple], seed: int, stats: Counter) -> tuple[list, list]:
+    """(source pages, related CC-NEWS pages) of the events, each (url, title, paragraphs, day, article)."""
     sources, ccnews = [], []
     for ev, a, i in plans:
         section, paras = a.sections[i]
@@ -297,7 +306,12 @@ def build(
             ccnews.append((url, f"{a.title}: {pool[start].split('.')[0][:80]}", page, day.isoformat(), a))
             stats["ccnews_related"] += 1
             stats["ccnews_related_outside_window"] += abs(offset) > 1
-    days = sorted(by_day)
+    return sources, ccnews
+
+
+def _unrelated_pages(articles: list[_Article], days: list[str], seed: int, stats: Counter) -> list:
+    """A few CC-NEWS pages a day from other articles (not about that day's events)."""
+    ccnews = []
     for d in days:
         for k in range(UNRELATED_PER_DAY):
             a = _pick(articles, seed, "unrelated", d, k)
@@ -306,6 +320,12 @@ def build(
             url = f"https://{host}/{d}/{_slug(a.title)}-{_slug(section)}-feature-{k}"
             ccnews.append((url, f"{section} ({a.title})", _window(list(paras), SOURCE_TOKENS), d, a))
             stats["ccnews_unrelated"] += 1
+    return ccnews
+
+
+def _write_archives(out: Path, origin: str, sources: list, ccnews: list, days: list[str], stats: Counter) -> None:
+    """``sources.warc.gz`` and the CC-NEWS WARC files (one per ``DAYS_PER_WARC`` days from the first day)."""
+    from wikiref.standin import Standin, write_standin_warc
 
     def standin_page(url, title, paras, published, a):
         return Standin(url, title, a.title, a.page_id, [], list(paras), sum(map(_words, paras)), 0)
@@ -318,7 +338,7 @@ def build(
     stats["source_pages"] = write_standin_warc(
         src_pages,
         out / layout.WCEP_STANDIN_SOURCES,
-        f"the offline sample's Wikipedia dump ({Path(dump_path).name})",
+        origin,
         note=NOTE,
         render=lambda p: _page(p.url, p.title, p.paragraphs, published[p.url], p.article),
         software="wikiref wcep standin",
@@ -337,12 +357,31 @@ def build(
         write_standin_warc(
             pages_,
             out / layout.WCEP_STANDIN_CCNEWS / f"CC-NEWS-{stamp}000000-{idx:05d}.warc.gz",
-            f"the offline sample's Wikipedia dump ({Path(dump_path).name})",
+            origin,
             note=NOTE,
             render=lambda p: _page(p.url, p.title, p.paragraphs, published[p.url], p.article),
             software="wikiref wcep standin",
             warc_date=lambda p: f"{dt.date.fromisoformat(published[p.url]) + dt.timedelta(days=1)}T06:00:00Z",
         )
+
+
+def build(
+    dump_path: str | Path, out_dir: str | Path, *, seed: int, collect: Mapping, nlp, max_articles: int = 0
+) -> dict:
+    """Write the STAND-IN into ``out_dir`` (empty or a temporary folder the job swaps in) and return the
+    manifest. ``collect``: the collect params (section handling of the dump reader); ``nlp``: the spaCy
+    pipeline that cuts summaries into sentences."""
+    out = Path(out_dir)
+    stats: Counter = Counter()
+    articles = _read_articles(Path(dump_path), collect, max_articles, stats)
+    # events: (article, section index) in dump order, dealt to days
+    plans = _events(articles, seed, nlp, stats)
+    by_day = _write_portal(out, [ev for ev, _, _ in plans], stats)
+    sources, ccnews = _event_pages(plans, seed, stats)
+    days = sorted(by_day)
+    ccnews += _unrelated_pages(articles, days, seed, stats)
+    origin = f"the offline sample's Wikipedia dump ({Path(dump_path).name})"
+    _write_archives(out, origin, sources, ccnews, days, stats)
     write_text(out / NOTICE, NOTE + "\n")
     manifest = {
         "standin": True,

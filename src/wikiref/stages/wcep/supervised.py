@@ -53,36 +53,71 @@ def sentence_targets(sentences: Sequence[str], summary: Sequence[str]) -> list[f
     return [float(s.fmeasure) for s in scorer.sentence_scores()]
 
 
+def _examples(rs: Sequence[Mapping], cap: int | None, with_targets: bool) -> list:
+    """Scoring examples of the clusters that have sentences (targets: each sentence's ROUGE-1 F1)."""
+    from wikiref.model import training
+
+    out = []
+    for r in rs:
+        sents = cluster_sentences(r, cap)
+        if not sents:
+            continue
+        targets = sentence_targets(sents, r["summary"]) if with_targets else None
+        out.append(training.ScoringExample(_query(r), sents, targets, r["id"]))
+    return out
+
+
+def _train_rows(train: Sequence[Mapping], sup: Mapping, seed: int) -> list:
+    """The training clusters: at most ``max_train_clusters``, a seeded sample in id order."""
+    train_rows = list(train)
+    if sup["max_train_clusters"] is not None and len(train_rows) > int(sup["max_train_clusters"]):
+        train_rows = random.Random(f"{seed}:wcep-supervised").sample(train_rows, int(sup["max_train_clusters"]))
+        train_rows.sort(key=lambda r: r["id"])
+    return train_rows
+
+
+def _ranked_summaries(exs: Sequence, scores: Sequence, redundancy: float, common: Mapping) -> dict[str, list[str]]:
+    """Each example's summary: its sentences selected from the scorer's ranking under ``redundancy``."""
+    from wikiref.stages.wcep import baselines as bl
+
+    return {
+        x.id: [x.sentences[i] for i in bl.select_ranked(x.sentences, list(s), redundancy=redundancy, **common)]
+        for x, s in zip(exs, scores)
+    }
+
+
+def _tune_redundancy(grid, dev_ex, dev_scores, dev_rows, common: Mapping, seed: int) -> tuple[float, dict]:
+    """(the redundancy threshold of ``grid`` with the best dev mean ROUGE-1 F1, F1 by threshold)."""
+    from wikiref.stages.wcep.evaluation import evaluate
+
+    dev_refs = {r["id"]: list(r["summary"]) for r in dev_rows}
+    by_value = {}
+    for red in grid:
+        summ = _ranked_summaries(dev_ex, dev_scores, float(red), common)
+        refs = {k: dev_refs[k] for k in summ}
+        by_value[float(red)] = evaluate(summ, refs, max_tokens=common["max_tokens"], n_boot=1, seed=seed)["means"][
+            "rouge1_f1"
+        ]
+    return max(by_value, key=lambda v: (by_value[v], -v)), by_value
+
+
 def train_and_summarize(params: Mapping, rows: Mapping[str, Sequence[Mapping]], model_dir: str | Path) -> dict:
+    """Train the scorer on ``rows["train"]`` (best dev-loss epoch kept in ``model_dir``), tune the
+    redundancy threshold on dev, and summarise every test cluster; returns the summaries and the run's
+    settings and figures."""
     import torch
 
     from wikiref.glue.oracle import scorer_config
     from wikiref.model import build_scorer, load_scorer, score_sentences, training
-    from wikiref.stages.wcep import baselines as bl
-    from wikiref.stages.wcep.evaluation import evaluate
 
     w = params["wcep"]
     sup, ev = w["supervised"], w["evaluation"]
     seed = int(params["seed"])
     cap = sup["max_sentences"]
     t0 = time.perf_counter()
-    train_rows = list(rows["train"])
-    if sup["max_train_clusters"] is not None and len(train_rows) > int(sup["max_train_clusters"]):
-        train_rows = random.Random(f"{seed}:wcep-supervised").sample(train_rows, int(sup["max_train_clusters"]))
-        train_rows.sort(key=lambda r: r["id"])
-
-    def examples(rs, with_targets: bool):
-        out = []
-        for r in rs:
-            sents = cluster_sentences(r, cap)
-            if not sents:
-                continue
-            targets = sentence_targets(sents, r["summary"]) if with_targets else None
-            out.append(training.ScoringExample(_query(r), sents, targets, r["id"]))
-        return out
-
-    train_ex = examples(train_rows, True)
-    dev_ex = examples(rows["dev"], True)
+    train_rows = _train_rows(rows["train"], sup, seed)
+    train_ex = _examples(train_rows, cap, True)
+    dev_ex = _examples(rows["dev"], cap, True)
     if not train_ex or not dev_ex:
         raise ValueError(f"WCEP supervised: no train ({len(train_ex)}) or dev ({len(dev_ex)}) cluster with sentences")
     variant = {"pooling": sup["pooling"], "head": "regression", "init": "pretrained", "query": True}
@@ -105,25 +140,9 @@ def train_and_summarize(params: Mapping, rows: Mapping[str, Sequence[Mapping]], 
         )
 
     common = {"max_tokens": int(ev["max_tokens"]), "min_sentence_tokens": int(ev["min_sentence_tokens"])}
-    dev_scores = scores_of(dev_ex)
-    dev_refs = {r["id"]: list(r["summary"]) for r in rows["dev"]}
-    by_value = {}
-    for red in ev["redundancy_grid"]:
-        summ = {
-            x.id: [x.sentences[i] for i in bl.select_ranked(x.sentences, list(s), redundancy=float(red), **common)]
-            for x, s in zip(dev_ex, dev_scores)
-        }
-        refs = {k: dev_refs[k] for k in summ}
-        by_value[float(red)] = evaluate(summ, refs, max_tokens=common["max_tokens"], n_boot=1, seed=seed)["means"][
-            "rouge1_f1"
-        ]
-    best = max(by_value, key=lambda v: (by_value[v], -v))
-    test_ex = examples(rows["test"], False)
-    test_scores = scores_of(test_ex)
-    summaries = {
-        x.id: [x.sentences[i] for i in bl.select_ranked(x.sentences, list(s), redundancy=best, **common)]
-        for x, s in zip(test_ex, test_scores)
-    }
+    best, by_value = _tune_redundancy(ev["redundancy_grid"], dev_ex, scores_of(dev_ex), rows["dev"], common, seed)
+    test_ex = _examples(rows["test"], cap, False)
+    summaries = _ranked_summaries(test_ex, scores_of(test_ex), best, common)
     for r in rows["test"]:  # a cluster without sentences gets an empty summary (scored 0), never skipped
         summaries.setdefault(r["id"], [])
     return {
