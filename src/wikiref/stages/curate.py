@@ -412,31 +412,11 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     read back by the filter), ``stats`` (every input row kept or counted under one drop reason) and,
     optionally, ``metrics``. Raises :class:`CurateError` when no example survives filter (a).
     Returns the stats (also written)."""
-    import statistics
-    from collections import defaultdict
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from wikiref.files import read_json, write_json, write_parquet
 
     part_paths = [str(p) for p in inputs["parts"]]
-    # The filters only need a few small columns; the texts are read afterwards, only for kept rows,
-    # so the merge stays light at paper scale (millions of annotated rows).
-    light_cols = ["id", "lemma_recall", *CURATE_STATISTICS, "curate_oracle_score"]
-    light: list[dict] = []
-    for pi, path in enumerate(part_paths):
-        # collect's per-page STAND-IN flag travels into the metrics (derived from the data, not the profile)
-        cols = light_cols + [c for c in ("doc_standin",) if c in pq.read_schema(path).names]
-        for ri, row in enumerate(pq.read_table(path, columns=cols).to_pylist()):
-            row["_loc"] = (pi, ri)
-            light.append(row)
-    part_stats = []
-    for path in part_paths:
-        try:
-            part_stats.append(read_json(_part_stats_path(path)))
-        except FileNotFoundError:
-            part_stats.append({"part_file": path, "rows_in": None, "annotated": None, "dropped": {}})
+    light = _light_rows(part_paths)
+    part_stats = _read_part_stats(part_paths)
 
     cparams = params["curate"]
     # Compute the window on the survivors of (a), write it, then let (b) read exactly that file.
@@ -445,13 +425,7 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     thresholds = read_json(outputs["thresholds"])
     kept, _, stats = curate(light, cparams, thresholds=thresholds)
 
-    by_part: dict[int, list[int]] = defaultdict(list)
-    for row in kept:
-        pi, ri = row["_loc"]
-        by_part[pi].append(ri)
-    tables = [pq.read_table(p).take(sorted(by_part.get(pi, []))) for pi, p in enumerate(part_paths)]
-    table = pa.concat_tables(tables, promote_options="permissive").sort_by("id")
-    write_parquet(outputs["examples"], table)
+    write_parquet(outputs["examples"], _kept_table(part_paths, kept))
 
     dropped: Counter = Counter()
     rows_in = 0
@@ -476,18 +450,67 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             raise RuntimeError(f"curation lost rows: {rows_in} in, {accounted} kept or dropped")
     write_json(outputs["stats"], full)
     if outputs.get("metrics"):
-        write_json(
-            outputs["metrics"],
-            {
-                "rows_in": rows_in,
-                "kept": full["kept"],
-                "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
-                "dropped": full["dropped"],
-                "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6)
-                if kept
-                else 0.0,
-                "standin": any(r.get("doc_standin") for r in kept),
-                "standin_examples": sum(bool(r.get("doc_standin")) for r in kept),
-            },
-        )
+        write_json(outputs["metrics"], _merge_metrics(full, kept))
     return full
+
+
+def _light_rows(part_paths: list[str]) -> list[dict]:
+    """The few small columns the filters need, of every part's rows, each with ``_loc`` = (part, row).
+    The texts are read afterwards, only for kept rows, so the merge stays light at paper scale
+    (millions of annotated rows)."""
+    import pyarrow.parquet as pq
+
+    light_cols = ["id", "lemma_recall", *CURATE_STATISTICS, "curate_oracle_score"]
+    light: list[dict] = []
+    for pi, path in enumerate(part_paths):
+        # collect's per-page STAND-IN flag travels into the metrics (derived from the data, not the profile)
+        cols = light_cols + [c for c in ("doc_standin",) if c in pq.read_schema(path).names]
+        for ri, row in enumerate(pq.read_table(path, columns=cols).to_pylist()):
+            row["_loc"] = (pi, ri)
+            light.append(row)
+    return light
+
+
+def _read_part_stats(part_paths: list[str]) -> list[dict]:
+    """Each part's annotation stats (``rows_in`` None where the stats file is missing)."""
+    from wikiref.files import read_json
+
+    part_stats = []
+    for path in part_paths:
+        try:
+            part_stats.append(read_json(_part_stats_path(path)))
+        except FileNotFoundError:
+            part_stats.append({"part_file": path, "rows_in": None, "annotated": None, "dropped": {}})
+    return part_stats
+
+
+def _kept_table(part_paths: list[str], kept: list[dict]):
+    """The full rows of ``kept`` (found by their ``_loc``) from every part, sorted by id."""
+    from collections import defaultdict
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    by_part: dict[int, list[int]] = defaultdict(list)
+    for row in kept:
+        pi, ri = row["_loc"]
+        by_part[pi].append(ri)
+    tables = [pq.read_table(p).take(sorted(by_part.get(pi, []))) for pi, p in enumerate(part_paths)]
+    return pa.concat_tables(tables, promote_options="permissive").sort_by("id")
+
+
+def _merge_metrics(full: Mapping, kept: list[dict]) -> dict:
+    import statistics
+
+    rows_in = full["rows_in"]
+    return {
+        "rows_in": rows_in,
+        "kept": full["kept"],
+        "kept_fraction": round(full["kept"] / rows_in, 6) if rows_in else 0.0,
+        "dropped": full["dropped"],
+        "oracle_rouge2_recall_mean": round(statistics.fmean(r["curate_oracle_score"] for r in kept), 6)
+        if kept
+        else 0.0,
+        "standin": any(r.get("doc_standin") for r in kept),
+        "standin_examples": sum(bool(r.get("doc_standin")) for r in kept),
+    }

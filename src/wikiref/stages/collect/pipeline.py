@@ -199,6 +199,54 @@ def _parse_page(page) -> tuple[list[dict], Counter]:
     return _candidate_rows(page, article), stats
 
 
+class _ChunkWriter:
+    """Parses the pages of one chunk (by a process pool when ``dump.parse_workers`` > 1, results in page
+    order) and writes its ``cand-NNNNNN.json`` / ``.parquet`` files to ``work``."""
+
+    def __init__(self, work: Path, s: CollectSettings, killer: _Killer, readers: list):
+        self.work, self.s, self.killer, self.readers = work, s, killer, readers
+        self.pool = None
+        self.t0 = time.monotonic()
+
+    def _results(self, pending: list):
+        s = self.s
+        if s.parse_workers > 1 and len(pending) > 1:
+            if self.pool is None:
+                import multiprocessing
+
+                self.pool = multiprocessing.get_context("spawn").Pool(
+                    s.parse_workers, initializer=_init_worker, initargs=(s.statements,)
+                )
+            return self.pool.imap(_parse_page, pending, chunksize=max(1, len(pending) // (4 * s.parse_workers)))
+        return map(_parse_page, pending)
+
+    def write(self, pending: list, k: int, articles: int) -> None:
+        """Chunk ``k`` holding ``pending``; ``articles``: pages read so far (for the log)."""
+        rows: list[dict] = []
+        chunk_stats: Counter = Counter()
+        for page_rows, page_stats in self._results(pending):
+            rows.extend(page_rows)
+            chunk_stats.update(page_stats)
+            self.killer.tick()
+        write_json(self.work / f"cand-{k:06d}.json", {"articles": len(pending), "counters": dict(chunk_stats)})
+        self.killer.tick()
+        write_parquet(self.work / f"cand-{k:06d}.parquet", pa.Table.from_pylist(rows, schema=CAND_SCHEMA))
+        self.killer.tick()
+        mb = self.readers[0].count / 1e6 if self.readers else 0.0
+        log.info(
+            "parse: chunk %d done (%d articles so far, %.1f MB XML, %.2f MB/s)",
+            k,
+            articles,
+            mb,
+            mb / max(time.monotonic() - self.t0, 1e-9),
+        )
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool.join()
+
+
 def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer) -> tuple[Counter, Counter]:
     """Returns (dump-level counters, statement-level counters summed over chunks).
 
@@ -209,40 +257,12 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
     k, articles = 0, 0
     pending: list = []  # pages of the current chunk
     readers: list = []
-    t0 = time.monotonic()
-    pool = None
+    writer = _ChunkWriter(work, s, killer, readers)
     _init_worker(s.statements)
 
     def flush() -> None:
-        nonlocal pending, k, pool
-        rows: list[dict] = []
-        chunk_stats: Counter = Counter()
-        if s.parse_workers > 1 and len(pending) > 1:
-            if pool is None:
-                import multiprocessing
-
-                pool = multiprocessing.get_context("spawn").Pool(
-                    s.parse_workers, initializer=_init_worker, initargs=(s.statements,)
-                )
-            results = pool.imap(_parse_page, pending, chunksize=max(1, len(pending) // (4 * s.parse_workers)))
-        else:
-            results = map(_parse_page, pending)
-        for page_rows, page_stats in results:
-            rows.extend(page_rows)
-            chunk_stats.update(page_stats)
-            killer.tick()
-        write_json(work / f"cand-{k:06d}.json", {"articles": len(pending), "counters": dict(chunk_stats)})
-        killer.tick()
-        write_parquet(work / f"cand-{k:06d}.parquet", pa.Table.from_pylist(rows, schema=CAND_SCHEMA))
-        killer.tick()
-        mb = readers[0].count / 1e6 if readers else 0.0
-        log.info(
-            "parse: chunk %d done (%d articles so far, %.1f MB XML, %.2f MB/s)",
-            k,
-            articles,
-            mb,
-            mb / max(time.monotonic() - t0, 1e-9),
-        )
+        nonlocal pending, k
+        writer.write(pending, k, articles)
         pending, k = [], k + 1
 
     try:
@@ -270,15 +290,18 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
             else:
                 flush()
     finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+        writer.close()
     dump_stats["articles"] = articles
     dump_stats["xml_bytes"] = readers[0].count if readers else 0
-    # Sum the statement-level counters of every chunk (those parsed now and in earlier runs).
+    return dump_stats, _chunk_counters(work, k, articles)
+
+
+def _chunk_counters(work: Path, chunks: int, articles: int) -> Counter:
+    """The statement-level counters of every chunk (those parsed now and in earlier runs), summed; the
+    chunks must hold the ``articles`` pages read."""
     total: Counter = Counter()
     n_articles = 0
-    for i in range(k):
+    for i in range(chunks):
         meta = read_json(work / f"cand-{i:06d}.json")
         total.update(meta["counters"])
         n_articles += meta["articles"]
@@ -287,7 +310,7 @@ def parse_phase(dump_path: Path, work: Path, s: CollectSettings, killer: _Killer
             f"work folder {work} is inconsistent ({n_articles} articles in chunks, {articles} read); "
             "delete it and run again"
         )
-    return dump_stats, total
+    return total
 
 
 def _fetch_one(fetcher, s: CollectSettings, url: str, access_date: str, archive_url: str, title: str) -> dict:
@@ -427,8 +450,32 @@ def run_part(
     )
 
     docs = fetch_phase(cands, work, s, killer)
-    by_url = {r["url"]: r for r in docs.to_pylist()}
+    rows, ex_dropped = _raw_rows(cands, docs, part)
+    doc_rows = docs.to_pylist()
+    stats = _part_stats(part, dump_path, dump_stats, st, doc_rows, cands.num_rows, rows, ex_dropped)
+    check_accounting(stats)
+    write_parquet(out_path, pa.Table.from_pylist(rows, schema=RAW))
+    killer.tick()
+    write_json(stats_path, stats)
+    killer.tick()
+    if not keep_work:
+        shutil.rmtree(work, ignore_errors=True)
+    log.info(
+        "collect %s: %d raw examples from %d articles (%d statements kept, %d unique URLs, %d documents)",
+        part,
+        len(rows),
+        dump_stats["articles"],
+        st["statements_kept"],
+        len(doc_rows),
+        stats["urls"]["documents_ok"],
+    )
+    return stats
 
+
+def _raw_rows(cands: pa.Table, docs: pa.Table, part: str) -> tuple[list[dict], Counter]:
+    """(the :data:`wikiref.schemas.RAW` rows of the candidates whose document was fetched and extracted,
+    sorted by id; the other candidates counted by the document's failure reason)."""
+    by_url = {r["url"]: r for r in docs.to_pylist()}
     rows, ex_dropped = [], Counter()
     for c in cands.to_pylist():
         d = by_url[c["url"]]
@@ -458,10 +505,15 @@ def run_part(
     rows.sort(key=lambda r: r["id"])
     if len({r["id"] for r in rows}) != len(rows):
         raise RuntimeError("duplicate example ids (same article, section, statement index and URL twice)")
+    return rows, ex_dropped
 
-    doc_rows = docs.to_pylist()
+
+def _part_stats(
+    part: str, dump_path: Path, dump_stats: Mapping, st: Mapping, doc_rows: list, candidates: int, rows, ex_dropped
+) -> dict:
+    """The part's stats: every page, statement, URL and candidate either kept or dropped with a reason."""
     url_reasons = Counter(d["reason"] for d in doc_rows if not d["ok"])
-    stats = {
+    return {
         "part": part,
         "dump": {
             "file": dump_path.name,
@@ -491,30 +543,13 @@ def run_part(
             "dropped": dict(sorted(url_reasons.items())),
         },
         "examples": {
-            "candidates": cands.num_rows,
+            "candidates": candidates,
             "written": len(rows),
             "by_type": dict(sorted(Counter(r["citation_type"] for r in rows).items())),
             "standin_documents": sum(1 for r in rows if r["doc_standin"]),
             "dropped": dict(sorted(ex_dropped.items())),
         },
     }
-    check_accounting(stats)
-    write_parquet(out_path, pa.Table.from_pylist(rows, schema=RAW))
-    killer.tick()
-    write_json(stats_path, stats)
-    killer.tick()
-    if not keep_work:
-        shutil.rmtree(work, ignore_errors=True)
-    log.info(
-        "collect %s: %d raw examples from %d articles (%d statements kept, %d unique URLs, %d documents)",
-        part,
-        len(rows),
-        dump_stats["articles"],
-        st["statements_kept"],
-        len(doc_rows),
-        stats["urls"]["documents_ok"],
-    )
-    return stats
 
 
 def check_accounting(stats: Mapping) -> None:

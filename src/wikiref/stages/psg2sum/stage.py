@@ -113,6 +113,18 @@ def _pair_row(edit, pair, standin: bool) -> dict:
     }
 
 
+def _mine_edits(miner, edits, min_score: float, tally, standin: bool) -> list[dict]:
+    """The pair rows of a page's edits scoring at least ``min_score``."""
+    rows = []
+    for edit in edits:
+        # Miner.parse caches by the text's hash: an edit's parent is mostly the previous edit's child
+        parent, child = miner.parse(edit.parent.text), miner.parse(edit.child.text)
+        tally.counts["edits"] += 1
+        for pair in miner.mine(parent, child, min_score=min_score, tally=tally):
+            rows.append(_pair_row(edit, pair, standin))
+    return rows
+
+
 def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part_name: str) -> dict:
     """The part job. ``inputs["dump"]``: the history file (default: ``psg2sum.dump.dir`` / part);
     ``outputs``: ``pairs`` (parquet :data:`wikiref.schemas.PSG2SUM_PAIRS`, every candidate pair scoring >=
@@ -126,11 +138,9 @@ def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part_name: str) 
     import pyarrow as pa
 
     from wikiref.examples import Tally
-    from wikiref.files import read_json, write_json, write_parquet
+    from wikiref.files import write_json, write_parquet
     from wikiref.schemas import PSG2SUM_PAIRS
     from wikiref.stages.psg2sum import history
-    from wikiref.stages.psg2sum.mining import Miner
-    from wikiref.text import from_params
 
     p = params["psg2sum"]
     path = Path(inputs.get("dump") or resolve_part(p["dump"]["dir"], part_name))
@@ -142,42 +152,14 @@ def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part_name: str) 
     fp = _fingerprint(
         {"psg2sum": p, "text": params["text"], "skip": params["collect"]["statements"]["skip_sections"]}, path
     )
-    rows: list[dict] = []
     tally = Tally()
-    start_after = None
-    chunks = sorted(work.glob("chunk-*.json")) if work.is_dir() else []
-    if chunks and read_json(chunks[-1]).get("fingerprint") == fp:
-        for c in chunks:
-            rows.extend(_read_rows(c.with_suffix(".parquet")))
-        last = read_json(chunks[-1])
-        tally.counts.update(last["counts"])
-        for k, v in last["locations"].items():
-            tally.locations[k] = list(v)
-        start_after = last["last_page"]
-        log.info(
-            "psg2sum part %s: resuming after page %s (%d chunks, %d pairs)",
-            part_name,
-            start_after,
-            len(chunks),
-            len(rows),
-        )
-    else:
-        if work.exists():
-            shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
-    nlp = from_params(params["text"])
-    miner = Miner(
-        nlp,
-        skip_sections=params["collect"]["statements"]["skip_sections"],
-        min_sentence_tokens=int(p["min_sentence_tokens"]),
-        min_passage_tokens=int(p["min_passage_tokens"]),
-    )
+    rows, start_after, n_chunks = _resume(work, fp, tally, part_name)
+    miner = _miner(params)
     min_score = min(float(x) for x in p["overlap_grid"])
     kill_after = int(os.environ.get("WIKIREF_PSG2SUM_KILL_AFTER", "0") or 0)
     t0 = time.perf_counter()
     chunk_rows: list[dict] = []
     pages_in_chunk = 0
-    n_chunks = len(chunks) if start_after is not None else 0
 
     def flush(last_page: int) -> None:
         nonlocal chunk_rows, pages_in_chunk, n_chunks
@@ -195,12 +177,8 @@ def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part_name: str) 
     for page_id, title, revisions in history.iter_pages(
         path, tally, namespaces=tuple(p["namespaces"]), start_after_page=start_after
     ):
-        for edit in history.page_edits(page_id, title, revisions, tally, max_edit_chars=max_edit):
-            # Miner.parse caches by the text's hash: an edit's parent is mostly the previous edit's child
-            parent, child = miner.parse(edit.parent.text), miner.parse(edit.child.text)
-            tally.counts["edits"] += 1
-            for pair in miner.mine(parent, child, min_score=min_score, tally=tally):
-                chunk_rows.append(_pair_row(edit, pair, standin_flag))
+        edits = history.page_edits(page_id, title, revisions, tally, max_edit_chars=max_edit)
+        chunk_rows.extend(_mine_edits(miner, edits, min_score, tally, standin_flag))
         last_page = page_id
         pages_in_chunk += 1
         if pages_in_chunk >= int(p["pages_per_chunk"]):
@@ -229,6 +207,52 @@ def part(params: Mapping, inputs: Mapping, outputs: Mapping, *, part_name: str) 
     return stats
 
 
+def _resume(work: Path, fp: str, tally, part_name: str) -> tuple[list[dict], int | None, int]:
+    """(pairs of the checkpoints so far, the page they end after or None, their number): a run with the
+    same fingerprint resumes from ``work`` (counts and locations back in ``tally``), any other starts
+    afresh in an emptied ``work``."""
+    from wikiref.files import read_json
+
+    rows: list[dict] = []
+    start_after = None
+    chunks = sorted(work.glob("chunk-*.json")) if work.is_dir() else []
+    if chunks and read_json(chunks[-1]).get("fingerprint") == fp:
+        for c in chunks:
+            rows.extend(_read_rows(c.with_suffix(".parquet")))
+        last = read_json(chunks[-1])
+        tally.counts.update(last["counts"])
+        for k, v in last["locations"].items():
+            tally.locations[k] = list(v)
+        start_after = last["last_page"]
+        log.info(
+            "psg2sum part %s: resuming after page %s (%d chunks, %d pairs)",
+            part_name,
+            start_after,
+            len(chunks),
+            len(rows),
+        )
+    else:
+        if work.exists():
+            shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    return rows, start_after, len(chunks) if start_after is not None else 0
+
+
+def _miner(params: Mapping):
+    """The pair miner with the run's spaCy pipeline and thresholds."""
+    from wikiref.stages.psg2sum.mining import Miner
+    from wikiref.text import from_params
+
+    p = params["psg2sum"]
+    nlp = from_params(params["text"])
+    return Miner(
+        nlp,
+        skip_sections=params["collect"]["statements"]["skip_sections"],
+        min_sentence_tokens=int(p["min_sentence_tokens"]),
+        min_passage_tokens=int(p["min_passage_tokens"]),
+    )
+
+
 def _read_rows(path: Path) -> list[dict]:
     import pyarrow.parquet as pq
 
@@ -254,20 +278,11 @@ def split_ids(ids: list[str], dev: float, test: float, seed: int) -> dict[str, s
     return out
 
 
-def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
-    """The merge job. ``inputs``: ``pairs`` (every part's parquet), ``stats`` (their JSON). ``outputs``:
-    ``splits`` (split -> common example file), ``table2``, ``table3`` (stems), ``metrics``."""
-    from wikiref import examples as ex
-    from wikiref.files import read_json, stable_id, write_json
-    from wikiref.stages.psg2sum import report as rep
-    from wikiref.tables import STANDIN_NOTE
-    from wikiref.text import from_params, split_sentences
-
-    p = params["psg2sum"]
-    t0 = time.perf_counter()
-    tally = ex.Tally()
+def _unique_pairs(paths, tally) -> list[dict]:
+    """Every part's candidate pairs, in (page, revision, summary, passage) order, the first of each
+    (summary, passage) text kept (the others counted as ``duplicate_pair``)."""
     candidates = []
-    for path in inputs["pairs"]:
+    for path in paths:
         candidates.extend(_read_rows(Path(path)))
     tally.counts["candidates_read"] = len(candidates)
     seen: dict[tuple[str, str], dict] = {}
@@ -277,16 +292,17 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             tally.drop("duplicate_pair", f"{r['title']}@{r['rev_id']}")
             continue
         seen[key] = r
-    unique = list(seen.values())
-    grid = sorted(float(x) for x in p["overlap_grid"])
-    sizes = {lam: sum(r["score"] >= lam for r in unique) for lam in grid}
-    lam = float(p["min_overlap"])
-    kept = [r for r in unique if r["score"] >= lam]
-    for r in unique:
-        if r["score"] < lam:
-            tally.drop("below_min_overlap", f"{r['title']}@{r['rev_id']}")
-    if not kept:
-        raise Psg2SumError(f"no pair scores >= {lam} ({len(unique)} candidates)")
+    return list(seen.values())
+
+
+def _example_rows(params: Mapping, kept: list[dict], tally) -> list[dict]:
+    """The kept pairs as common examples: passages split into sentences (one spaCy pass), ids, a seeded
+    train/dev/test split (:func:`split_ids`); a passage without sentences is counted as ``empty_passage``."""
+    from wikiref import examples as ex
+    from wikiref.files import stable_id
+    from wikiref.text import from_params, split_sentences
+
+    p = params["psg2sum"]
     nlp = from_params(params["text"])
     sentences = list(split_sentences(nlp, (r["passage"] for r in kept), 64))
     ids = [stable_id(str(r["page_id"]), str(r["rev_id"]), r["summary"], r["passage"]) for r in kept]
@@ -319,6 +335,31 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             )
         )
         tally.counts[f"kept:{split_of[sid]}"] += 1
+    return rows
+
+
+def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The merge job. ``inputs``: ``pairs`` (every part's parquet), ``stats`` (their JSON). ``outputs``:
+    ``splits`` (split -> common example file), ``table2``, ``table3`` (stems), ``metrics``."""
+    from wikiref import examples as ex
+    from wikiref.files import read_json, write_json
+    from wikiref.stages.psg2sum import report as rep
+    from wikiref.tables import STANDIN_NOTE
+
+    p = params["psg2sum"]
+    t0 = time.perf_counter()
+    tally = ex.Tally()
+    unique = _unique_pairs(inputs["pairs"], tally)
+    grid = sorted(float(x) for x in p["overlap_grid"])
+    sizes = {lam: sum(r["score"] >= lam for r in unique) for lam in grid}
+    lam = float(p["min_overlap"])
+    kept = [r for r in unique if r["score"] >= lam]
+    for r in unique:
+        if r["score"] < lam:
+            tally.drop("below_min_overlap", f"{r['title']}@{r['rev_id']}")
+    if not kept:
+        raise Psg2SumError(f"no pair scores >= {lam} ({len(unique)} candidates)")
+    rows = _example_rows(params, kept, tally)
     standin_flag = any(r["standin"] for r in rows)
     profile = dict(params["profile"], standin=standin_flag)
     sizes_out = ex.write_splits(rows, outputs["splits"])

@@ -107,45 +107,17 @@ def _fetcher(params: Mapping, warc_paths: Sequence[str]):
     return fetcher_for(params["collect"]["fetch"], params["qmdscnn"]["titles"]["backend"], warc_paths)
 
 
-def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) -> dict:
-    """The articles job of one shard.
+def _shard_stories(root: Path, q: Mapping, shard: int, tally) -> tuple[dict, dict, dict, list[str], list[str]]:
+    """(URL -> split, story id -> URL, story id -> file, the shard's story ids, those to read): the
+    stories of the shard that are neither missing, unlisted nor listed in several splits (counted drops)."""
+    from wikiref.stages.qmdscnn.corpus import EXPECTED_LAYOUT, read_split_lists, story_id
 
-    ``params``: seed, text, collect (``collect.fetch``: cache and HTTP settings of the title lookups),
-    qmdscnn; ``inputs["stories"]``: the corpus folder (``.story`` files + URL lists), ``inputs["warc_paths"]``
-    (optional): archives for the titles (default ``qmdscnn.titles.warc_paths``); ``outputs["articles"]``
-    (parquet, :data:`wikiref.schemas.QMDSCNN_ARTICLES`, rows sorted by story id) and ``outputs["stats"]``
-    (JSON counts). Stories whose sha1 falls in another shard are left to their own job. Counted drops:
-    ``missing_story`` (listed, no file), ``not_in_split_lists`` (a file no list names), ``not_utf8``,
-    ``no_highlights``, ``empty_article``, ``empty_highlights``, ``text_after_highlights``, ``no_title``,
-    ``url_in_several_splits``; each with up to 20 file names in ``locations``."""
-    import pyarrow as pa
-
-    from wikiref.examples import Tally
-    from wikiref.files import write_json, write_parquet
-    from wikiref.schemas import QMDSCNN_ARTICLES
-    from wikiref.stages.qmdscnn.corpus import (
-        EXPECTED_LAYOUT,
-        is_standin_dir,
-        original_url,
-        parse_story,
-        read_split_lists,
-        story_id,
-    )
-    from wikiref.text import from_params, split_sentences
-
-    q = params["qmdscnn"]
     shards = int(q["shards"])
-    if not 0 <= shard < shards:
-        raise CorpusError(f"shard {shard} outside 0..{shards - 1} (qmdscnn.shards)")
-    root = Path(inputs["stories"])
-    tally = Tally(max_locations=MAX_LOCATIONS)
     stats, drop = tally.counts, tally.drop
-
     list_stats: Counter = Counter()
     url_split = read_split_lists(root, q["split_lists"], list_stats)
     if shard == 0:  # facts about the lists, counted once over the shards
         stats.update(list_stats)
-    standin = is_standin_dir(root)
     by_id = {story_id(u): u for u in url_split}
     files = {p.stem: p for p in sorted(root.glob("*.story"))}
     if not files:
@@ -161,35 +133,50 @@ def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) 
     todo = [s for s in mine if s in files and s in by_id and url_split[by_id[s]] is not None]
     stats["story_files"] = sum(1 for s in files if shard_of(s, shards) == shard)
     stats["listed_urls"] = sum(1 for s in by_id if shard_of(s, shards) == shard)
+    return url_split, by_id, files, mine, todo
 
+
+def _read_stories(params: Mapping, inputs: Mapping, todo: list[str], files: Mapping, by_id: Mapping, tally, log_as):
+    """(story id, list URL, URL, title, query origin, title_fetch, story) of every readable story with a
+    title (counted drops: ``not_utf8``, the parser's reasons, ``no_title``). ``log_as``: (shard, start time)."""
+    from wikiref.stages.qmdscnn.corpus import original_url, parse_story
+
+    q = params["qmdscnn"]
+    shard, started = log_as
     warc_paths = inputs.get("warc_paths", q["titles"]["warc_paths"])
     fetcher = _fetcher(params, warc_paths)
     strip = list(q["titles"]["strip"])
-    lo, hi = q["chunk_paragraphs"]
-    seed = int(params["seed"])
     parsed = []
-    started = time.monotonic()
     for n, sid in enumerate(todo, 1):
         path = files[sid]
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            drop("not_utf8", f"{path.name} (byte {exc.start})")
+            tally.drop("not_utf8", f"{path.name} (byte {exc.start})")
             continue
         story, reason = parse_story(text)
         if story is None:
-            drop(reason, path.name)
+            tally.drop(reason, path.name)
             continue
         list_url = by_id[sid]
         url = original_url(list_url)
-        title, origin, why = _title(fetcher, url, list_url, strip, stats)
+        title, origin, why = _title(fetcher, url, list_url, strip, tally.counts)
         if not title:
-            drop("no_title", path.name)
+            tally.drop("no_title", path.name)
             continue
         parsed.append((sid, list_url, url, title, origin, why, story))
         if n % 1000 == 0:
             log.info("shard %d: %d/%d stories read (%.0f/s)", shard, n, len(todo), n / (time.monotonic() - started))
+    return parsed
 
+
+def _article_rows(params: Mapping, parsed: list, url_split: Mapping, root: Path, standin: bool, stats) -> list[dict]:
+    """One :data:`wikiref.schemas.QMDSCNN_ARTICLES` row per parsed story: its paragraphs split into
+    sentences (one spaCy pass over the shard) and grouped into the story's seeded chunks."""
+    from wikiref.text import from_params, split_sentences
+
+    lo, hi = params["qmdscnn"]["chunk_paragraphs"]
+    seed = int(params["seed"])
     # sentences of every paragraph (the project's spaCy pipeline, one pass over the shard)
     nlp = from_params(params["text"])
     paragraphs = [p for *_, story in parsed for p in story.paragraphs]
@@ -224,6 +211,39 @@ def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) 
         stats[f"kept:{url_split[list_url]}"] += 1
         stats["chunks"] += len(kept)
         stats["paragraphs"] += len(story.paragraphs)
+    return rows
+
+
+def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) -> dict:
+    """The articles job of one shard.
+
+    ``params``: seed, text, collect (``collect.fetch``: cache and HTTP settings of the title lookups),
+    qmdscnn; ``inputs["stories"]``: the corpus folder (``.story`` files + URL lists), ``inputs["warc_paths"]``
+    (optional): archives for the titles (default ``qmdscnn.titles.warc_paths``); ``outputs["articles"]``
+    (parquet, :data:`wikiref.schemas.QMDSCNN_ARTICLES`, rows sorted by story id) and ``outputs["stats"]``
+    (JSON counts). Stories whose sha1 falls in another shard are left to their own job. Counted drops:
+    ``missing_story`` (listed, no file), ``not_in_split_lists`` (a file no list names), ``not_utf8``,
+    ``no_highlights``, ``empty_article``, ``empty_highlights``, ``text_after_highlights``, ``no_title``,
+    ``url_in_several_splits``; each with up to 20 file names in ``locations``."""
+    import pyarrow as pa
+
+    from wikiref.examples import Tally
+    from wikiref.files import write_json, write_parquet
+    from wikiref.schemas import QMDSCNN_ARTICLES
+    from wikiref.stages.qmdscnn.corpus import is_standin_dir
+
+    q = params["qmdscnn"]
+    shards = int(q["shards"])
+    if not 0 <= shard < shards:
+        raise CorpusError(f"shard {shard} outside 0..{shards - 1} (qmdscnn.shards)")
+    root = Path(inputs["stories"])
+    tally = Tally(max_locations=MAX_LOCATIONS)
+    stats = tally.counts
+    url_split, by_id, files, mine, todo = _shard_stories(root, q, shard, tally)
+    standin = is_standin_dir(root)
+    started = time.monotonic()
+    parsed = _read_stories(params, inputs, todo, files, by_id, tally, (shard, started))
+    rows = _article_rows(params, parsed, url_split, root, standin, stats)
     stats["kept"] = len(rows)
     write_parquet(outputs["articles"], pa.Table.from_pylist(rows, schema=QMDSCNN_ARTICLES))
     out = {
@@ -240,6 +260,93 @@ def articles(params: Mapping, inputs: Mapping, outputs: Mapping, *, shard: int) 
 
 
 # ----------------------------------------------------------------------------------------------- build
+def _read_articles(paths: Sequence) -> list[dict]:
+    """Every shard's article rows, ordered by story id (a story in two shards is an error)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref.schemas import QMDSCNN_ARTICLES, require_columns
+
+    tables = []
+    for path in paths:
+        t = pq.read_table(str(path))
+        require_columns(t.column_names, QMDSCNN_ARTICLES.names, str(path))
+        tables.append(t.select(QMDSCNN_ARTICLES.names).cast(QMDSCNN_ARTICLES))
+    arts = pa.concat_tables(tables).to_pylist() if tables else []
+    arts.sort(key=lambda r: r["story_id"])
+    dup = [k for k, v in Counter(r["story_id"] for r in arts).items() if v > 1]
+    if dup:
+        raise CorpusError(f"story ids in several shards: {dup[:5]}")
+    return arts
+
+
+def _shard_counts(paths: Sequence) -> tuple[Counter, dict[str, list[str]]]:
+    """The articles jobs' counts summed and their drop locations joined."""
+    from wikiref.files import read_json
+
+    counts: Counter = Counter()
+    locations: dict[str, list[str]] = {}
+    for path in paths:
+        shard_stats = read_json(path)
+        counts.update(shard_stats["counts"])
+        for reason, where in shard_stats.get("locations", {}).items():
+            locations.setdefault(reason, []).extend(where)
+    return counts, locations
+
+
+def _example(art: Mapping, hits, owner: list, arts: list) -> dict:
+    """One common example: the article's chunks (``original``) then the retrieved chunks of others."""
+    from wikiref import examples
+
+    sid = art["story_id"]
+    docs = [
+        examples.document(f"{sid}-c{j}", sents, title=art["title"], url=art["url"], origin="original")
+        for j, sents in enumerate(art["chunks"])
+    ]
+    for hit in hits:
+        a, j = owner[hit.chunk]
+        other = arts[a]
+        docs.append(
+            examples.document(
+                f"{other['story_id']}-c{j}",
+                other["chunks"][j],
+                title=other["title"],
+                url=other["url"],
+                origin="retrieved",
+                score=hit.score,
+            )
+        )
+    return examples.example(
+        SOURCE,
+        sid,
+        split=art["split"],
+        query=[art["title"]],
+        documents=docs,
+        summary=art["highlights"],
+        query_origin=art["query_origin"],
+        standin=art["standin"],
+        input_file=art["input_file"],
+        meta={
+            "url": art["url"],
+            "list_url": art["list_url"],
+            "title_fetch": art["title_fetch"],
+            "chunk_paragraphs": art["chunk_paragraphs"],
+        },
+    )
+
+
+def _notes(q: Mapping, k: int, counts: Mapping) -> str:
+    return (
+        "Documents: the article's chunks of "
+        f"{q['chunk_paragraphs'][0]}-{q['chunk_paragraphs'][1]} consecutive paragraphs (original) + the top "
+        f"{k} BM25 chunks of other articles for the title (retrieved"
+        + (", whole corpus as in the paper" if q["retrieve_across_splits"] else ", same split only")
+        + "). Tokens: \\w+ runs and punctuation marks. Queries: "
+        + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(counts.items()) if k.startswith("title:"))
+        + "."
+    )
+
+
 def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The build job: ``inputs["articles"]`` / ``inputs["stats"]`` (every shard) -> ``outputs["splits"]``
     (split -> common example file), ``outputs["table"]`` (stem) and ``outputs["metrics"]``. Params:
@@ -252,33 +359,14 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     ``retrieve_across_splits: false``, from its own split only. Fewer hits than asked (few chunks share a
     query word) are counted as ``few_retrieved``."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from wikiref import examples
-    from wikiref.files import read_json
     from wikiref.layout import SPLITS
-    from wikiref.schemas import QMDSCNN_ARTICLES, require_columns
     from wikiref.stages.qmdscnn.retrieval import ChunkIndex, tokenize
 
     q = params["qmdscnn"]
-    tables = []
-    for path in inputs["articles"]:
-        t = pq.read_table(str(path))
-        require_columns(t.column_names, QMDSCNN_ARTICLES.names, str(path))
-        tables.append(t.select(QMDSCNN_ARTICLES.names).cast(QMDSCNN_ARTICLES))
-    arts = pa.concat_tables(tables).to_pylist() if tables else []
-    arts.sort(key=lambda r: r["story_id"])
-    dup = [k for k, v in Counter(r["story_id"] for r in arts).items() if v > 1]
-    if dup:
-        raise CorpusError(f"story ids in several shards: {dup[:5]}")
-    counts: Counter = Counter()
-    locations: dict[str, list[str]] = {}
-    for path in inputs["stats"]:
-        shard_stats = read_json(path)
-        counts.update(shard_stats["counts"])
-        for reason, where in shard_stats.get("locations", {}).items():
-            locations.setdefault(reason, []).extend(where)
+    arts = _read_articles(inputs["articles"])
+    counts, locations = _shard_counts(inputs["stats"])
 
     chunk_text, groups, owner = [], [], []
     for i, art in enumerate(arts):
@@ -297,64 +385,19 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     rows = []
     started = time.monotonic()
     for i, art in enumerate(arts):
-        sid = art["story_id"]
         if not art["chunks"]:
             counts["dropped:no_sentence"] += 1
             continue
-        docs = [
-            examples.document(f"{sid}-c{j}", sents, title=art["title"], url=art["url"], origin="original")
-            for j, sents in enumerate(art["chunks"])
-        ]
         hits = index.top(
             query_tokens[i], k, exclude_group=i, allowed=None if allowed is None else allowed[art["split"]]
         )
         if len(hits) < k:
             counts["few_retrieved"] += 1
-        for hit in hits:
-            a, j = owner[hit.chunk]
-            other = arts[a]
-            docs.append(
-                examples.document(
-                    f"{other['story_id']}-c{j}",
-                    other["chunks"][j],
-                    title=other["title"],
-                    url=other["url"],
-                    origin="retrieved",
-                    score=hit.score,
-                )
-            )
-        rows.append(
-            examples.example(
-                SOURCE,
-                sid,
-                split=art["split"],
-                query=[art["title"]],
-                documents=docs,
-                summary=art["highlights"],
-                query_origin=art["query_origin"],
-                standin=art["standin"],
-                input_file=art["input_file"],
-                meta={
-                    "url": art["url"],
-                    "list_url": art["list_url"],
-                    "title_fetch": art["title_fetch"],
-                    "chunk_paragraphs": art["chunk_paragraphs"],
-                },
-            )
-        )
+        rows.append(_example(art, hits, owner, arts))
         if (i + 1) % 10000 == 0:
             log.info("retrieval: %d/%d examples (%.0f/s)", i + 1, len(arts), (i + 1) / (time.monotonic() - started))
     retrieval_seconds = time.monotonic() - started
     counts["examples"] = len(rows)
-    notes = (
-        "Documents: the article's chunks of "
-        f"{q['chunk_paragraphs'][0]}-{q['chunk_paragraphs'][1]} consecutive paragraphs (original) + the top "
-        f"{k} BM25 chunks of other articles for the title (retrieved"
-        + (", whole corpus as in the paper" if q["retrieve_across_splits"] else ", same split only")
-        + "). Tokens: \\w+ runs and punctuation marks. Queries: "
-        + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(counts.items()) if k.startswith("title:"))
-        + "."
-    )
     return examples.finish(
         SOURCE,
         rows,
@@ -362,7 +405,7 @@ def build(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         profile=params["profile"],
         title=TITLE,
         counts=counts,
-        notes=notes,
+        notes=_notes(q, k, counts),
         extra={
             "chunks": len(chunk_text),
             "index_bytes": index.nbytes(),

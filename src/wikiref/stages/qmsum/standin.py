@@ -246,14 +246,9 @@ def _summary_of(p: _Proposal, rng: random.Random) -> str:
     return _cap(" ".join(parts)).replace(" .", ".").replace(" ,", ",")
 
 
-def _meeting(rng: random.Random) -> dict:
-    roles = rng.sample(ROLES, rng.randint(3, 5))
-    chair = roles[0]
-    subjects = rng.sample(SUBJECTS, rng.randint(3, 5))
-    turns: list[tuple[str, str]] = [(chair, NOTICE_TURN)]
-    # Opening chit-chat: what LEAD reads first, as in real meetings.
-    for line in rng.sample(CHITCHAT, rng.randint(2, 4)):
-        turns.append((rng.choice(roles), line))
+def _agenda(rng: random.Random, roles: list[str], chair: str, subjects: list) -> tuple[list[_Item], list[list]]:
+    """The items of the meeting and, per item, its essential turns (kind, speaker, text): the chair's
+    opening, then per proposal the proposal, maybe a concern, and the agreement."""
     items: list[_Item] = []
     essential: list[list[tuple[str, str, str]]] = []  # per item: (kind, speaker, text)
     for subject, label, options, reasons, concerns in subjects:
@@ -271,6 +266,12 @@ def _meeting(rng: random.Random) -> dict:
             block.append(("agree", rng.choice(roles), rng.choice(AGREE).format(option=option, subject=subject)))
         items.append(item)
         essential.append(block)
+    return items, essential
+
+
+def _lay_out(rng: random.Random, roles: list[str], turns: list, items: list[_Item], essential: list[list]) -> None:
+    """Append the items' turns to ``turns``, with fillers up to a random meeting length, and record the
+    turn indices of every item and proposal."""
     target = rng.randint(MIN_TURNS, MAX_TURNS)
     n_fixed = len(turns) + sum(len(b) for b in essential) + len(CLOSE)
     # Fillers go after any turn of a block but the first (so an item starts with the chair's opening).
@@ -295,12 +296,12 @@ def _meeting(rng: random.Random) -> dict:
                 pool = FILLERS if rng.random() < 0.8 else CHITCHAT
                 turns.append((rng.choice(roles), rng.choice(pool)))
         item.last = len(turns) - 1
-    for line in CLOSE:
-        turns.append((chair, line))
 
+
+def _specific_queries(rng: random.Random, items: list[_Item]) -> list[dict]:
+    """What the specific queries ask about, each at most once: one proposal, one item, or two proposals
+    of two different items (two spans)."""
     specific = []
-    # What the specific queries ask about, each at most once: one proposal, one item, or two proposals
-    # of two different items (two spans).
     proposals = [p for item in items for p in item.proposals]
     pairs = [(a, b) for a in range(len(items)) for b in range(a + 1, len(items))]
     targets = [("proposal", p) for p in proposals] + [("item", item) for item in items]
@@ -322,6 +323,23 @@ def _meeting(rng: random.Random) -> dict:
             spans = [(pa.first, pa.last), (pb.first, pb.last)]
             answer = f"{_summary_of(pa, rng)} {_summary_of(pb, rng)}"
         specific.append({"query": query, "answer": answer, "relevant_text_span": [[str(s), str(e)] for s, e in spans]})
+    return specific
+
+
+def _meeting(rng: random.Random) -> dict:
+    roles = rng.sample(ROLES, rng.randint(3, 5))
+    chair = roles[0]
+    subjects = rng.sample(SUBJECTS, rng.randint(3, 5))
+    turns: list[tuple[str, str]] = [(chair, NOTICE_TURN)]
+    # Opening chit-chat: what LEAD reads first, as in real meetings.
+    for line in rng.sample(CHITCHAT, rng.randint(2, 4)):
+        turns.append((rng.choice(roles), line))
+    items, essential = _agenda(rng, roles, chair, subjects)
+    _lay_out(rng, roles, turns, items, essential)
+    for line in CLOSE:
+        turns.append((chair, line))
+
+    specific = _specific_queries(rng, items)
     decided = "; ".join(f"{p.option} for {p.subject}" for p in (rng.choice(item.proposals) for item in items))
     general = (
         "The group discussed "
