@@ -64,3 +64,11 @@ def test_standin_data_under_a_real_profile_is_an_error(tmp_path):
 def test_an_unknown_data_label_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="Data column values"):
         write_table(pd.DataFrame({"x": [1], "Data": ["maybe"]}), tmp_path / "t", title="T", profile=SAMPLE)
+
+
+def test_paper_rows_are_not_ours_and_do_not_make_a_table_mixed(tmp_path):
+    df = pd.DataFrame({"Dataset": ["ours", "paper"], "Data": ["STAND-IN", "paper"]})
+    assert rows_standin(df) == "all"
+    _, md, _ = _files(tmp_path, df, profile=SAMPLE)
+    assert STANDIN_NOTE in md and "rows whose Data column says" not in md
+    assert rows_standin(pd.DataFrame({"Data": ["real", "paper"]})) == "none"

@@ -45,6 +45,7 @@ def profile_caption(profile: Mapping, encoder: str | None = None) -> str:
 
 REAL = "real"
 STANDIN = "STAND-IN"
+PAPER = "paper"  # a row of a paper's printed numbers, beside ours
 DATA_COLUMN = "Data"
 
 
@@ -58,14 +59,16 @@ def stand_in_rows(df: pd.DataFrame, profile: Mapping) -> pd.DataFrame:
 
 
 def rows_standin(df: pd.DataFrame) -> str:
-    """What the rows of a labelled table say: ``"all"`` (every row STAND-IN), ``"some"`` or ``"none"``."""
+    """What the rows of a labelled table say: ``"all"`` (every row of ours STAND-IN), ``"some"`` or ``"none"``.
+    Rows labelled ``paper`` (a paper's printed numbers) are not ours and do not count."""
     values = set(df[DATA_COLUMN].astype(str)) if DATA_COLUMN in df.columns else set()
-    unknown = values - {STANDIN, REAL}
+    unknown = values - {STANDIN, REAL, PAPER}
     if unknown:
-        raise ValueError(f"Data column values {sorted(unknown)}: expected {STANDIN!r} or {REAL!r} per row")
-    if not values or values == {REAL}:
+        raise ValueError(f"Data column values {sorted(unknown)}: expected {STANDIN!r}, {REAL!r} or {PAPER!r} per row")
+    ours = values - {PAPER}
+    if STANDIN not in ours:
         return "none"
-    return "all" if values == {STANDIN} else "some"
+    return "all" if ours == {STANDIN} else "some"
 
 
 def rows_caption(df: pd.DataFrame, profile: Mapping, encoder: str | None = None) -> str:

@@ -40,9 +40,8 @@ def table2(rows: Sequence[Mapping], stem: str | Path, *, profile: Mapping, paper
         "Output words": paper["output_words"],
         "References": 1,
     }
-    records = [ours, theirs]
-    if profile.get("standin"):  # the paper's row is the paper's; only this run's row is STAND-IN
-        records = [dict(ours, Data="STAND-IN"), dict(theirs, Data="paper")]
+    # the paper's row is the paper's printed numbers; only this run's row can be STAND-IN
+    records = [dict(ours, Data="STAND-IN" if profile.get("standin") else "real"), dict(theirs, Data="paper")]
     write_table(
         pd.DataFrame(records),
         stem,
