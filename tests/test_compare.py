@@ -127,11 +127,12 @@ def test_scoring_example_with_document_lengths_trains_and_scores(tiny):
 
 
 def test_max_steps_stops_mid_epoch_and_spans_the_schedule(tmp_path):
+    from wikiref.glue.oracle import to_examples
     from wikiref.stages import pretrain as pt
 
     train_df = pt.synthetic_oracle_frame(24, seed=1, prefix="tr")
     dev_df = pt.synthetic_oracle_frame(6, seed=2, prefix="dv")
-    tr, dv = pt.to_examples(train_df, "regression"), pt.to_examples(dev_df, "regression")
+    tr, dv = to_examples(train_df, "regression"), to_examples(dev_df, "regression")
     torch.manual_seed(0)
     model, tok = build_scorer(
         ScorerConfig(encoder="tiny-random", pooling="query", head="regression", max_length=48, stride=16, num_levels=4)
