@@ -109,7 +109,7 @@ def test_code_deps_cover_every_module_a_stage_runs(repo, subprocess_env):
         loaded = set(res.stdout.split())
         assert loaded <= set(modules), f"{st.name}: modules loaded but not in its code deps: {loaded - set(modules)}"
     # what the rules files import is part of the stage's code (finetune.smk's helpers, say)
-    assert "src/wikiref/stages/ablations.py" in code_deps("ablations")
+    assert "src/wikiref/stages/ablations/cells.py" in code_deps("ablations")
 
 
 def test_import_scan_sees_lazy_imports(tmp_path):

@@ -1,4 +1,4 @@
-# Journal §VI: the analyses as two grids of cells (src/wikiref/stages/ablations.py).
+# Journal §VI: the analyses as two grids of cells (src/wikiref/stages/ablations/).
 #   ablations_pretrain   one augmentation model per {aug} cell: WikiRef subset (size / quality) x pooling,
 #                        or gradual magnitude pruning on WikiRef (Table IX ITERATIVE) -> WikiRef dev/test ROUGE
 #   ablations_finetune   one DUC run per ({aug}, {duc}) pair: fine-tune on the training years (a percentage of

@@ -1,4 +1,4 @@
-# Which augmentation source helps most? (src/wikiref/stages/compare.py) One grid of cells
+# Which augmentation source helps most? (src/wikiref/stages/compare/) One grid of cells
 # source~S_budget~B (Snakemake Paramspace, like the ablations):
 #   compare_oracle    per source: data/sources/<source>/<split>.parquet -> the oracle over pooled sentences
 #   compare_pretrain  per cell: extractive pre-training under the cell's budget (equal: same examples and

@@ -182,26 +182,38 @@ def render(
                     borderaxespad=0.0,
                 )
             top -= block
-        fig.text(0.5, 1 - 0.06 / height, "\n".join(title_lines), ha="center", va="top", fontsize=8, fontweight="bold")
-        y = 0.06 / height
-        if standin:
-            fig.text(
-                0.5,
-                y,
-                "STAND-IN DATA: not comparable to the paper",
-                ha="center",
-                va="bottom",
-                fontsize=7.5,
-                color=STANDIN_COLOR,
-                fontweight="bold",
-            )
-            y += 0.2 / height
-        fig.text(0.5, y, "\n".join(footer_lines), ha="center", va="bottom", fontsize=6, color=GREY)
-        paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(paths[0]) as tmp:
-            fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
-        with atomic_path(paths[1]) as tmp:
-            fig.savefig(tmp, format="svg", metadata={"Date": None, "Creator": None})
+        _title_and_footer(fig, height, title_lines, footer_lines, standin)
+        paths = _save(fig, stem, dpi)
         plt.close(fig)
+    return paths
+
+
+def _title_and_footer(fig, height: float, title_lines: list[str], footer_lines: list[str], standin: bool) -> None:
+    """The title at the top of ``fig`` (``height`` inches tall); at the bottom the footer and, for stand-in
+    data, the red warning above it."""
+    fig.text(0.5, 1 - 0.06 / height, "\n".join(title_lines), ha="center", va="top", fontsize=8, fontweight="bold")
+    y = 0.06 / height
+    if standin:
+        fig.text(
+            0.5,
+            y,
+            "STAND-IN DATA: not comparable to the paper",
+            ha="center",
+            va="bottom",
+            fontsize=7.5,
+            color=STANDIN_COLOR,
+            fontweight="bold",
+        )
+        y += 0.2 / height
+    fig.text(0.5, y, "\n".join(footer_lines), ha="center", va="bottom", fontsize=6, color=GREY)
+
+
+def _save(fig, stem: Path, dpi: int) -> list[Path]:
+    """``<stem>.png`` and ``<stem>.svg``, written atomically without a date or software stamp."""
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(paths[0]) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
+    with atomic_path(paths[1]) as tmp:
+        fig.savefig(tmp, format="svg", metadata={"Date": None, "Creator": None})
     return paths

@@ -371,19 +371,10 @@ def train_and_test(
     output (``iterative``). Returns (metrics, per-document predictions of the test year, summaries by
     topic). The best dev epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
     """
-    from wikiref.files import write_json
-    from wikiref.model import load_scorer
-    from wikiref.model.training import TrainSettings, train
-
     t_start = time.perf_counter()
-    finetune_params, duc, seed = params["finetune"], params["duc"], params["seed"]
+    finetune_params, duc = params["finetune"], params["duc"]
     spec = find_setting(finetune_params, setting_name)
-    years = sorted(int(y) for y in year_paths)
-    if year not in years:
-        raise FinetuneError(f"held-out year {year} is not among the DUC years {years}")
-    train_years = [y for y in years if y != year]
-    if not train_years:
-        raise FinetuneError("held-out-year fine-tuning needs at least two DUC years")
+    train_years = _train_years(year, year_paths)
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)
     model, tok, start = start_model(
@@ -400,49 +391,20 @@ def train_and_test(
         "flags": duc["rouge_flags"],
     }
     if spec["method"] != "none":
-        pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
-        pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
-        train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
-        train_ex, _, train_counts = to_examples(
-            train_df,
-            max_doc_sentences=finetune_params["max_doc_sentences"],
-            target_scale=finetune_params["target_scale"],
-        )
-        dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=finetune_params["target_scale"])
-        gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
-        hooks = gradient_mask.hooks() if gradient_mask is not None else {}
-        last = out_dir / "last"
-        train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
-        result = train(
+        train_paths = [year_paths[y] for y in train_years]
+        model, tok, trained = _finetune_held_out(
+            params,
+            spec,
             model,
             tok,
-            train_ex,
-            dev_ex,
-            train_settings,
+            year,
+            train_paths,
             out_dir,
-            select_fn=dev_metric_fn(dev_used, duc),
+            prune_dir=prune_dir,
             live_dir=live_dir,
-            **hooks,
+            progress=progress,
         )
-        if last.exists():
-            shutil.rmtree(last)
-        if mask_stats:
-            write_json(out_dir / "subnet.json", mask_stats)
-        model, tok = load_scorer(out_dir)  # the best dev epoch
-        metrics.update(
-            train_clusters=[f"{y}/{t}" for y, t in _topic_keys(train_df)],
-            dev_clusters=[f"{y}/{t}" for y, t in _topic_keys(dev_df)],
-            rows={"train": train_counts, "dev": dev_counts},
-            subnet=mask_stats,
-            training={
-                "best_epoch": result.best_epoch,
-                "dev_rouge2_recall": result.best_metric,
-                "history": result.history,
-                "train_seconds": result.train_seconds,
-                "windows_per_second": result.windows_per_second,
-                "pack_stats": result.pack_stats,
-            },
-        )
+        metrics.update(trained)
     scores = score_rows(model, tok, test_df, params["model"], progress=progress)
     rouge, summaries = evaluate_year(test_df, scores, duc)
     metrics["test"] = rouge
@@ -463,6 +425,85 @@ def train_and_test(
     return metrics, preds, summaries
 
 
+def _train_years(year: int, year_paths: Mapping[int, str | Path]) -> list[int]:
+    """The DUC years a held-out-year run trains on (every year but ``year``); an error when there are none."""
+    years = sorted(int(y) for y in year_paths)
+    if year not in years:
+        raise FinetuneError(f"held-out year {year} is not among the DUC years {years}")
+    train_years = [y for y in years if y != year]
+    if not train_years:
+        raise FinetuneError("held-out-year fine-tuning needs at least two DUC years")
+    return train_years
+
+
+def _finetune_held_out(
+    params: Mapping,
+    spec: Mapping,
+    model,
+    tok,
+    year: int,
+    train_paths: Sequence[str | Path],
+    out_dir: Path,
+    *,
+    prune_dir: str | Path | None,
+    live_dir: str | Path | None,
+    progress: bool,
+) -> tuple[Any, Any, dict]:
+    """The fine-tuning of :func:`train_and_test`: ``model`` trained on the clusters of the other years
+    (``train_paths``; capped, a seeded dev part held out), the setting's subnetwork mask applied, the best dev
+    epoch kept in ``out_dir``. Returns (the best epoch's model, its tokenizer, the metrics it adds: clusters,
+    rows, subnetwork, training)."""
+    from wikiref.files import write_json
+    from wikiref.model import load_scorer
+    from wikiref.model.training import TrainSettings, train
+
+    finetune_params, duc, seed = params["finetune"], params["duc"], params["seed"]
+    pool = pd.concat([load_year(p) for p in train_paths], ignore_index=True)
+    pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
+    train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
+    train_ex, _, train_counts = to_examples(
+        train_df,
+        max_doc_sentences=finetune_params["max_doc_sentences"],
+        target_scale=finetune_params["target_scale"],
+    )
+    dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=finetune_params["target_scale"])
+    gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
+    hooks = gradient_mask.hooks() if gradient_mask is not None else {}
+    last = out_dir / "last"
+    train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
+    result = train(
+        model,
+        tok,
+        train_ex,
+        dev_ex,
+        train_settings,
+        out_dir,
+        select_fn=dev_metric_fn(dev_used, duc),
+        live_dir=live_dir,
+        **hooks,
+    )
+    if last.exists():
+        shutil.rmtree(last)
+    if mask_stats:
+        write_json(out_dir / "subnet.json", mask_stats)
+    model, tok = load_scorer(out_dir)  # the best dev epoch
+    trained = {
+        "train_clusters": [f"{y}/{t}" for y, t in _topic_keys(train_df)],
+        "dev_clusters": [f"{y}/{t}" for y, t in _topic_keys(dev_df)],
+        "rows": {"train": train_counts, "dev": dev_counts},
+        "subnet": mask_stats,
+        "training": {
+            "best_epoch": result.best_epoch,
+            "dev_rouge2_recall": result.best_metric,
+            "history": result.history,
+            "train_seconds": result.train_seconds,
+            "windows_per_second": result.windows_per_second,
+            "pack_stats": result.pack_stats,
+        },
+    }
+    return model, tok, trained
+
+
 def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, progress: bool = True) -> dict:
     """Table IX "ITERATIVE": train on WikiRef (the oracle splits, the ``pretrain`` section's training
     settings and caps) from the setting's start while pruning the encoder layers gradually (Zhu &
@@ -475,9 +516,8 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     """
     from wikiref.files import write_json
     from wikiref.glue import oracle as pretrain
-    from wikiref.model import load_scorer
     from wikiref.model import subnetworks as subnet
-    from wikiref.model.training import TrainSettings, epoch_batches, pack_examples, train
+    from wikiref.model.training import TrainSettings, train
 
     finetune_params, pre, seed = params["finetune"], params["pretrain"], params["seed"]
     spec = find_setting(finetune_params, setting)
@@ -497,18 +537,7 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     dev_df, _ = pretrain.read_split(inputs["dev"], pre["max_eval_examples"], seed)
     train_ex, dev_ex = pretrain.to_examples(train_df, head), pretrain.to_examples(dev_df, head)
     train_settings = TrainSettings.from_params(seed, params["model"], pre, progress)
-    windows, _ = pack_examples(model.config, tok, train_ex)
-    n_batches = len(epoch_batches(windows, train_settings.batch_size, train_settings.bucket_batches, seed, 0))
-    total = math.ceil(n_batches / train_settings.grad_accum_steps) * train_settings.epochs
-    iterative = finetune_params["iterative"]
-    schedule = subnet.schedule_from_fractions(
-        total,
-        1.0 - finetune_params["subnet"]["fraction"],
-        begin=iterative["begin"],
-        end=iterative["end"],
-        frequency=iterative["frequency"],
-        initial_sparsity=iterative["initial_sparsity"],
-    )
+    schedule, total = _pruning_schedule(model, tok, train_ex, train_settings, finetune_params, seed)
     pruner = subnet.MagnitudePruner(model, schedule, finetune_params["subnet"]["vectors"])
     base_fn = pretrain.dev_rouge2_fn(dev_df, pre)
 
@@ -525,11 +554,7 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
             f"pruning schedule did not finish ({pruner.current_sparsity:.3f} < "
             f"{schedule.final_sparsity:.3f}); check finetune.iterative"
         )
-    best, _ = load_scorer(out_dir)
-    params_best = dict(best.named_parameters())
-    leaked = [n for n, m in pruner.masks.items() if int((params_best[n].detach()[~m.cpu()] != 0).sum())]
-    if leaked:
-        raise RuntimeError(f"the saved epoch has non-zero pruned entries in {leaked[:3]}")
+    best = _pruned_best(out_dir, pruner)
     subnet.save_masks(out_dir / subnet.MASKS_FILE, pruner.masks, {"final_sparsity": str(schedule.final_sparsity)})
     info = {
         "setting": setting,
@@ -551,6 +576,39 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     }
     write_json(out_dir / "pruning.json", info)
     return info
+
+
+def _pruning_schedule(model, tok, train_ex, train_settings, finetune_params: Mapping, seed: int):
+    """The gradual-pruning schedule of :func:`prune` over the run's optimizer steps (``finetune.iterative``,
+    to ``1 - subnet.fraction`` sparsity). Returns (the schedule, the run's optimizer steps)."""
+    from wikiref.model import subnetworks as subnet
+    from wikiref.model.training import epoch_batches, pack_examples
+
+    windows, _ = pack_examples(model.config, tok, train_ex)
+    n_batches = len(epoch_batches(windows, train_settings.batch_size, train_settings.bucket_batches, seed, 0))
+    total = math.ceil(n_batches / train_settings.grad_accum_steps) * train_settings.epochs
+    iterative = finetune_params["iterative"]
+    schedule = subnet.schedule_from_fractions(
+        total,
+        1.0 - finetune_params["subnet"]["fraction"],
+        begin=iterative["begin"],
+        end=iterative["end"],
+        frequency=iterative["frequency"],
+        initial_sparsity=iterative["initial_sparsity"],
+    )
+    return schedule, total
+
+
+def _pruned_best(out_dir: Path, pruner):
+    """The saved best epoch of a pruning run, checked: every pruned entry is zero in it."""
+    from wikiref.model import load_scorer
+
+    best, _ = load_scorer(out_dir)
+    params_best = dict(best.named_parameters())
+    leaked = [n for n, m in pruner.masks.items() if int((params_best[n].detach()[~m.cpu()] != 0).sum())]
+    if leaked:
+        raise RuntimeError(f"the saved epoch has non-zero pruned entries in {leaked[:3]}")
+    return best
 
 
 def recall_x100(scores: Mapping) -> dict[str, float]:

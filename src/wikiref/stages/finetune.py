@@ -253,6 +253,18 @@ def summary_metrics(
         for k, v in base.items()
         if all(str(y) in v for y in years)
     }
+    out["comparisons"] = _comparisons(job_metrics, setting_specs, years, r2)
+    return out
+
+
+def _comparisons(
+    job_metrics: Mapping[str, Mapping[int, Mapping]],
+    setting_specs: Sequence[Mapping],
+    years: Sequence[int],
+    r2: Mapping[str, list[float]],
+) -> list[dict]:
+    """The DA and ST comparisons of :func:`summary_metrics` that the settings allow (``r2``: setting -> its
+    R-2 recall per year)."""
 
     def compare(a: str, b: str, what: str) -> dict:
         d = [x - y for x, y in zip(r2[a], r2[b])]
@@ -301,8 +313,7 @@ def summary_metrics(
                 and start_of(a).get("variant") == start_of(b).get("variant")
             ):
                 cmps.append(compare(a, b, "fine-tuning vs DA PRE-TRAINED"))
-    out["comparisons"] = cmps
-    return out
+    return cmps
 
 
 def table6_notes(params: Mapping, summary: Mapping) -> str:

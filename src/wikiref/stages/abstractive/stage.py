@@ -36,6 +36,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,24 +139,78 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
     ``data/duc/<year>.parquet``; its ``.stats.json`` beside, or ``duc_stats``: year -> stats file).
     ``outputs``: ``model_dir``, ``summaries`` (JSON), ``metrics`` (JSON), ``live_dir`` (dvclive, optional).
     Returns the metrics (also written)."""
-    import pyarrow.parquet as pq
-
-    from wikiref.extractive import official as bl
     from wikiref.files import write_json
     from wikiref.model import abstractive as am
-    from wikiref.model.decoding import DecodeSettings
-    from wikiref.model.training import TrainSettings, resolve_device
-    from wikiref.tables import STANDIN_NOTE
+    from wikiref.model.training import resolve_device
 
     t0 = time.perf_counter()
     entry = R.run_entry(params, run)
-    fam = entry["family"]
-    a = params["abstractive"]
-    seed = int(params["seed"])
     config, use_query = model_config(params, entry)
     years = R.duc_years(params, run)
+    data = _run_data(params, inputs, entry, run)
+    standin = data.standin
+    vocab, result = _fit(params, entry, config, use_query, data, outputs, progress)
+    t_train = time.perf_counter() - t0
+    device = resolve_device(params["model"]["device"])
+    summariser = am.load(outputs["model_dir"], device=device)
 
-    # data
+    dec, batch = decode_settings(params, entry)
+    summaries: dict[str, Any] = {"run": run, "standin": standin, "test": {}, "duc": {}}
+    test_metrics = _test_splits(params, summariser, data.test_rows, dec, batch, summaries["test"])
+    t_test = time.perf_counter() - t0 - t_train
+
+    duc_metrics: dict[str, Any] = {}
+    duc_decode = None
+    if years:
+        ddec, dbatch = decode_settings(params, entry, duc=True)
+        duc_decode = {**ddec, "batch_size": dbatch}
+        duc_metrics, duc_standin_seen = _duc_tests(params, inputs, summariser, years, ddec, dbatch, summaries["duc"])
+        standin = standin or duc_standin_seen
+    summaries["standin"] = standin
+    write_json(outputs["summaries"], summaries)
+    metrics = _run_metrics(
+        run,
+        entry,
+        config=config,
+        use_query=use_query,
+        years=years,
+        standin=standin,
+        data=data,
+        vocab_size=len(vocab),
+        res=result.to_dict(),
+        select=params["abstractive"][entry["family"]]["select"],
+        decode={**dec, "batch_size": batch},
+        duc_decode=duc_decode,
+        test_metrics=test_metrics,
+        duc_metrics=duc_metrics,
+        seconds=(t0, t_train, t_test),
+    )
+    write_json(outputs["metrics"], metrics)
+    return metrics
+
+
+@dataclass
+class _RunData:
+    """A run's rows (seeded subsets, in id order) and the items made of them (with the counts dropped)."""
+
+    train_rows: list
+    dev_rows: list
+    test_rows: dict[str, list]
+    train_items: list
+    train_drops: dict[str, int]
+    dev_items: list
+    dev_drops: dict[str, int]
+
+    @property
+    def standin(self) -> bool:
+        """Whether any example used is STAND-IN."""
+        return any(r["standin"] for rows in (self.train_rows, self.dev_rows, *self.test_rows.values()) for r in rows)
+
+
+def _run_data(params: Mapping, inputs: Mapping, entry: Mapping, run: str) -> _RunData:
+    """Step 1 (*Data*) of :func:`run_train`: an error when no train or no dev example is usable."""
+    a = params["abstractive"]
+    seed = int(params["seed"])
     train_by_src = _split_rows(inputs["train"], entry["train"], "train")
     dev_by_src = _split_rows(inputs["dev"], entry["train"], "dev")
     test_by_src = _split_rows(inputs.get("test", {}), entry["test"], "test")
@@ -174,10 +229,21 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
         raise AbstractiveError(
             f"run {run}: no usable train ({len(train_items)}) or dev ({len(dev_items)}) example in {entry['train']}"
         )
-    standin = any(r["standin"] for rows in (train_rows, dev_rows, *test_rows.values()) for r in rows)
+    return _RunData(train_rows, dev_rows, test_rows, train_items, train_drops, dev_items, dev_drops)
 
-    # train
-    vocab = am.build_vocab(train_items, int(a["vocab"]["max_words"]))
+
+def _fit(
+    params: Mapping, entry: Mapping, config: dict, use_query: bool, data: _RunData, outputs: Mapping, progress: bool
+):
+    """Step 2 (*Model*) of :func:`run_train`: the vocabulary, the model (weights drawn from ``seed``) and its
+    training, the best epoch saved in ``outputs["model_dir"]``. Returns (vocabulary, training result)."""
+    from wikiref.model import abstractive as am
+    from wikiref.model.training import TrainSettings
+
+    fam = entry["family"]
+    a = params["abstractive"]
+    seed = int(params["seed"])
+    vocab = am.build_vocab(data.train_items, int(a["vocab"]["max_words"]))
     model = am.build_model(fam, vocab, config, seed=seed)
     settings = TrainSettings.from_params(seed, params["model"], a[fam]["train"], progress=progress)
     live_dir = outputs.get("live_dir")
@@ -187,21 +253,26 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
         fam,
         model,
         vocab,
-        train_items,
-        dev_items,
+        data.train_items,
+        data.dev_items,
         settings,
         outputs["model_dir"],
         live_dir=live_dir,
         use_query=use_query,
         select=a[fam]["select"],
     )
-    t_train = time.perf_counter() - t0
-    device = resolve_device(params["model"]["device"])
-    summariser = am.load(outputs["model_dir"], device=device)
+    return vocab, result
 
-    # test splits
-    dec, batch = decode_settings(params, entry)
-    summaries: dict[str, Any] = {"run": run, "standin": standin, "test": {}, "duc": {}}
+
+def _test_splits(
+    params: Mapping, summariser, test_rows: Mapping[str, list], dec: dict, batch: int, summaries: dict
+) -> dict[str, Any]:
+    """Step 3 (*Test*) of :func:`run_train`: each test source's rows summarised (``summaries``: source -> id ->
+    sentences) and scored. Returns the test metrics by source."""
+    from wikiref.extractive import official as bl
+    from wikiref.model import abstractive as am
+    from wikiref.model.decoding import DecodeSettings
+
     test_metrics: dict[str, Any] = {}
     for s, rows in test_rows.items():
         items, drops = items_of(rows, need_summary=False)
@@ -211,7 +282,7 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
         system = {str(r["id"]): sents.get(str(r["id"]), []) for r in rows}
         refs = {str(r["id"]): [str(x) for x in r["summary"]] for r in rows}
         flags = test_flags(params, s)
-        summaries["test"][s] = system
+        summaries[s] = system
         test_metrics[s] = {
             "examples": len(rows),
             "dropped": drops,
@@ -219,37 +290,69 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
             "summary_tokens_mean": round(sum(len(t) for t in gen) / max(len(gen), 1), 3),
             "scores": bl.score(system, refs, flags=flags) if rows else None,
         }
-    t_test = time.perf_counter() - t0 - t_train
+    return test_metrics
 
-    # DUC
+
+def _duc_tests(
+    params: Mapping, inputs: Mapping, summariser, years: Sequence, ddec: dict, dbatch: int, summaries: dict
+) -> tuple[dict[str, Any], bool]:
+    """Step 4 (*DUC*) of :func:`run_train`: every topic of each year summarised (``summaries``: year -> topic ->
+    sentences) and scored. Returns (the DUC metrics by year, whether any year is STAND-IN)."""
+    import pyarrow.parquet as pq
+
+    from wikiref.model import abstractive as am
+    from wikiref.model.decoding import DecodeSettings
+
     duc_metrics: dict[str, Any] = {}
-    if years:
-        ddec, dbatch = decode_settings(params, entry, duc=True)
-        words = int(params["duc"]["summary_words"])
-        flags = R.duc_flags(params["duc"]["rouge_flags"])
-        for y in years:
-            path = inputs["duc"][y] if y in inputs["duc"] else inputs["duc"][str(y)]
-            stats = (inputs.get("duc_stats") or {}).get(y) or (inputs.get("duc_stats") or {}).get(str(y))
-            year_standin = duc_standin(path, stats)
-            standin = standin or year_standin
-            items, topics = duc_items(pq.read_table(str(path)).to_pylist())
-            gen = am.summarise(summariser, items, DecodeSettings(**ddec), batch_size=dbatch)
-            system = {it.id: am.split_sentences(truncate_words(toks, words)) for it, toks in zip(items, gen)}
-            summaries["duc"][str(y)] = system
-            duc_metrics[str(y)] = {
-                "topics": len(topics),
-                "standin": year_standin,
-                "flags": flags,
-                "summary_words": words,
-                "summary_tokens_mean": round(sum(len(t) for t in gen) / max(len(gen), 1), 3),
-                "scores": duc_scores(system, topics, flags),
-            }
-    summaries["standin"] = standin
-    write_json(outputs["summaries"], summaries)
-    res = result.to_dict()
-    metrics = {
+    standin = False
+    words = int(params["duc"]["summary_words"])
+    flags = R.duc_flags(params["duc"]["rouge_flags"])
+    for y in years:
+        path = inputs["duc"][y] if y in inputs["duc"] else inputs["duc"][str(y)]
+        stats = (inputs.get("duc_stats") or {}).get(y) or (inputs.get("duc_stats") or {}).get(str(y))
+        year_standin = duc_standin(path, stats)
+        standin = standin or year_standin
+        items, topics = duc_items(pq.read_table(str(path)).to_pylist())
+        gen = am.summarise(summariser, items, DecodeSettings(**ddec), batch_size=dbatch)
+        system = {it.id: am.split_sentences(truncate_words(toks, words)) for it, toks in zip(items, gen)}
+        summaries[str(y)] = system
+        duc_metrics[str(y)] = {
+            "topics": len(topics),
+            "standin": year_standin,
+            "flags": flags,
+            "summary_words": words,
+            "summary_tokens_mean": round(sum(len(t) for t in gen) / max(len(gen), 1), 3),
+            "scores": duc_scores(system, topics, flags),
+        }
+    return duc_metrics, standin
+
+
+def _run_metrics(
+    run: str,
+    entry: Mapping,
+    *,
+    config: dict,
+    use_query: bool,
+    years: list,
+    standin: bool,
+    data: _RunData,
+    vocab_size: int,
+    res: Mapping,
+    select: str,
+    decode: dict,
+    duc_decode: dict | None,
+    test_metrics: dict,
+    duc_metrics: dict,
+    seconds: tuple[float, float, float],
+) -> dict:
+    """The run's metrics record (``results/metrics/abstractive/<run>.json``); ``seconds``: (start time, training
+    seconds, test seconds), the total measured now."""
+    from wikiref.tables import STANDIN_NOTE
+
+    t0, t_train, t_test = seconds
+    return {
         "run": run,
-        "family": fam,
+        "family": entry["family"],
         "standin": standin,
         **({"label": STANDIN_NOTE} if standin else {}),
         "config": config,
@@ -258,15 +361,15 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
         "test_sources": list(entry["test"]),
         "duc_years": years,
         "data": {
-            "train_examples": len(train_items),
-            "dev_examples": len(dev_items),
-            "dropped": {"train": train_drops, "dev": dev_drops},
-            "vocab_size": len(vocab),
+            "train_examples": len(data.train_items),
+            "dev_examples": len(data.dev_items),
+            "dropped": {"train": data.train_drops, "dev": data.dev_drops},
+            "vocab_size": vocab_size,
         },
         "training": {
             "best_epoch": res["best_epoch"],
             "best_metric": round(float(res["best_metric"]), 6),
-            "select": a[fam]["select"],
+            "select": select,
             "epochs": len(res["history"]),
             "history": res["history"],
             "seconds": round(float(res["train_seconds"]), 3),
@@ -276,8 +379,8 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
             ),
             "variant": res["extra"].get("variant"),
         },
-        "decode": {**dec, "batch_size": batch},
-        **({"duc_decode": {**ddec, "batch_size": dbatch}} if years else {}),
+        "decode": decode,
+        **({"duc_decode": duc_decode} if years else {}),
         "test": test_metrics,
         "duc": duc_metrics,
         "seconds": {
@@ -286,8 +389,6 @@ def run_train(params: Mapping, inputs: Mapping, outputs: Mapping, *, run: str, p
             "total": round(time.perf_counter() - t0, 3),
         },
     }
-    write_json(outputs["metrics"], metrics)
-    return metrics
 
 
 # ------------------------------------------------------------------------------------------ table

@@ -214,13 +214,10 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     (the Table VI stem: + .csv / .md / .tex) and optionally ``rouge_dir`` (the summaries and references
     as SPL files plus a ROUGE XML config per system and year, to rerun ROUGE-1.5.5.pl on them).
     Raises :class:`DucError` for a year file without topics. Returns the metrics (also written)."""
-    import time
-
     import pandas as pd
 
     from wikiref.extractive import baselines as systems
-    from wikiref.extractive.baselines import rows_to_topics
-    from wikiref.files import read_json, write_json
+    from wikiref.files import write_json
     from wikiref.rouge import official
     from wikiref.tables import write_table
 
@@ -237,16 +234,7 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "systems": {},
         "years": {},
     }
-    per_year: dict[int, list] = {}
-    for path in inputs["years"]:
-        topics = rows_to_topics(pd.read_parquet(path).to_dict("records"))
-        if not topics:
-            raise DucError(f"{path} has no topics")
-        year = topics[0]["year"]
-        per_year[year] = topics
-        stats_path = Path(str(Path(path).with_suffix("")) + ".stats.json")
-        if stats_path.exists():
-            metrics["years"][str(year)] = read_json(stats_path)
+    per_year = _read_years(inputs["years"], metrics["years"])
     years = sorted(per_year)
     rouge_dir = outputs.get("rouge_dir")
     table_rows = []
@@ -254,38 +242,10 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         metrics["systems"][system] = {}
         row: dict = {"System": systems.SYSTEMS[system]}
         for year in years:
-            t0 = time.monotonic()
-            topics = per_year[year]
-            summaries = {
-                t["topic"]: systems.summarize(
-                    system,
-                    t,
-                    max_words=duc["summary_words"],
-                    max_bigram_overlap=select["max_bigram_overlap"],
-                    fill=select["fill"],
-                )
-                for t in topics
-            }
-            scores = systems.evaluate(summaries, topics, flags)
-            scores["summary_words_mean"] = round(
-                sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
-            )
+            scores = _system_year(system, year, per_year[year], duc, measures, rouge_dir)
             metrics["systems"][system][str(year)] = scores
             for m in measures:
                 row[f"{year} {measure_label(m)}"] = round(100 * scores[m]["R"], 2)
-            if rouge_dir:
-                official.write_spl_config(
-                    Path(rouge_dir) / system / str(year),
-                    [(t["topic"], summaries[t["topic"]], t["references"]) for t in topics],
-                )
-            log.info(
-                "%s %d: %s (%d topics, %.1fs)",
-                system,
-                year,
-                " ".join(f"{measure_label(m)}={100 * scores[m]['R']:.2f}" for m in measures),
-                len(topics),
-                time.monotonic() - t0,
-            )
         table_rows.append(row)
     write_json(outputs["metrics"], metrics)
     kind = "STAND-IN pseudo-years" if duc["standin"] else "DUC"
@@ -302,3 +262,67 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
     write_table(pd.DataFrame(table_rows), outputs["table"], title=title, profile=params["profile"], notes=notes)
     return metrics
+
+
+def _read_years(paths: Sequence[str | Path], year_stats: dict) -> dict[int, list]:
+    """Each DUC year file's topics, by year; each year's prepare stats (``<year>.stats.json`` beside the
+    file, when present) go into ``year_stats``. Raises :class:`DucError` for a year file without topics."""
+    import pandas as pd
+
+    from wikiref.extractive.baselines import rows_to_topics
+    from wikiref.files import read_json
+
+    per_year: dict[int, list] = {}
+    for path in paths:
+        topics = rows_to_topics(pd.read_parquet(path).to_dict("records"))
+        if not topics:
+            raise DucError(f"{path} has no topics")
+        year = topics[0]["year"]
+        per_year[year] = topics
+        stats_path = Path(str(Path(path).with_suffix("")) + ".stats.json")
+        if stats_path.exists():
+            year_stats[str(year)] = read_json(stats_path)
+    return per_year
+
+
+def _system_year(
+    system: str, year: int, topics: list, duc: Mapping, measures: Sequence[str], rouge_dir: str | Path | None
+) -> dict:
+    """One baseline on one year's topics: the summaries, their official ROUGE (+ the mean summary length), the
+    SPL files and ROUGE config in ``rouge_dir`` (when given) and a log line. Returns the scores."""
+    import time
+
+    from wikiref.extractive import baselines as systems
+    from wikiref.rouge import official
+
+    select = duc["select"]
+    flags = duc["rouge_flags"]
+    t0 = time.monotonic()
+    summaries = {
+        t["topic"]: systems.summarize(
+            system,
+            t,
+            max_words=duc["summary_words"],
+            max_bigram_overlap=select["max_bigram_overlap"],
+            fill=select["fill"],
+        )
+        for t in topics
+    }
+    scores = systems.evaluate(summaries, topics, flags)
+    scores["summary_words_mean"] = round(
+        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
+    )
+    if rouge_dir:
+        official.write_spl_config(
+            Path(rouge_dir) / system / str(year),
+            [(t["topic"], summaries[t["topic"]], t["references"]) for t in topics],
+        )
+    log.info(
+        "%s %d: %s (%d topics, %.1fs)",
+        system,
+        year,
+        " ".join(f"{measure_label(m)}={100 * scores[m]['R']:.2f}" for m in measures),
+        len(topics),
+        time.monotonic() - t0,
+    )
+    return scores
