@@ -80,14 +80,22 @@ def _blocked(history: Sequence[int]) -> set[int]:
 
 
 def _constrain(logp: torch.Tensor, histories: Sequence[Sequence[int]], settings: DecodeSettings) -> torch.Tensor:
-    """Apply min_length (no </s> yet) and trigram blocking to log-probabilities [R, V_ext], row by row."""
-    logp = logp.clone()
+    """Apply min_length (no </s> yet) and trigram blocking to log-probabilities [R, V_ext]: the forbidden
+    (row, word) pairs are gathered in Python and set to -inf in one indexed write on ``logp``'s device."""
+    rows: list[int] = []
+    words: list[int] = []
     for r, hist in enumerate(histories):
         if len(hist) < settings.min_length:
-            logp[r, EOS_ID] = float("-inf")
+            rows.append(r)
+            words.append(EOS_ID)
         if settings.block_trigrams:
-            for w in _blocked(hist):
-                logp[r, w] = float("-inf")
+            blocked = sorted(_blocked(hist))
+            rows.extend([r] * len(blocked))
+            words.extend(blocked)
+    logp = logp.clone()
+    if rows:
+        index = torch.tensor([rows, words], dtype=torch.long, device=logp.device)
+        logp[index[0], index[1]] = float("-inf")
     return logp
 
 
@@ -108,8 +116,8 @@ def greedy_decode(model: Seq2Seq, batch, settings: DecodeSettings = DecodeSettin
     """The most probable word at each step, per example; extended ids, without ``</s>``."""
     _check_batch(model, batch)
     enc, state = model.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"])
-    b = batch["src"].shape[0]
-    inputs = torch.full((b,), BOS_ID, dtype=torch.long)
+    b, device = batch["src"].shape[0], batch["src"].device
+    inputs = torch.full((b,), BOS_ID, dtype=torch.long, device=device)
     out: list[list[int]] = [[] for _ in range(b)]
     done = [False] * b
     for _ in range(settings.steps(model)):
@@ -117,11 +125,12 @@ def greedy_decode(model: Seq2Seq, batch, settings: DecodeSettings = DecodeSettin
         state = step.state
         logp = _constrain(model.log_distribution(enc, step), out, settings)
         best_logp, best = logp.max(-1)
+        words, word_logp = best.tolist(), best_logp.tolist()  # one device-to-host copy per step
         for k in range(b):
             if done[k]:
                 continue
-            w = int(best[k])
-            if w == EOS_ID or best_logp[k] == float("-inf"):  # </s>, or every word forbidden
+            w = words[k]
+            if w == EOS_ID or word_logp[k] == float("-inf"):  # </s>, or every word forbidden
                 done[k] = True
             else:
                 out[k].append(w)
@@ -137,20 +146,61 @@ class _Hyp:
     score: float
 
 
+def _extend(
+    live: list[list[_Hyp]],
+    finished: list[list[_Hyp]],
+    done: list[bool],
+    top_scores: list[list[float]],
+    top_index: list[list[int]],
+    n_ext: int,
+    k_beam: int,
+) -> tuple[list[int], list[int]]:
+    """One beam-search step on the host: each example's best extensions (``top_*``, best first) fill its
+    finished list and its new live beam (``live``, ``finished``, ``done`` updated in place). Returns the rows
+    to continue from (unused rows keep their own) and the next input word of each row."""
+    select = list(range(len(done) * k_beam))
+    next_inputs = [UNK_ID] * (len(done) * k_beam)
+    for i in range(len(done)):
+        if done[i]:
+            continue
+        new_live: list[_Hyp] = []
+        for score, index in zip(top_scores[i], top_index[i]):
+            if score == float("-inf"):
+                break
+            k, w = divmod(index, n_ext)
+            parent = live[i][k]
+            if w == EOS_ID:
+                finished[i].append(_Hyp(parent.ids, score))
+                if len(finished[i]) >= k_beam:
+                    break
+                continue
+            row = i * k_beam + len(new_live)
+            select[row] = i * k_beam + k
+            next_inputs[row] = w
+            new_live.append(_Hyp([*parent.ids, w], score))
+            if len(new_live) == k_beam:
+                break
+        if new_live or finished[i]:
+            live[i] = new_live
+        if len(finished[i]) >= k_beam or not new_live:
+            done[i] = True  # enough finished, or every extension forbidden (the live beam is kept)
+    return select, next_inputs
+
+
 @torch.no_grad()
 def beam_search(model: Seq2Seq, batch, settings: DecodeSettings = DecodeSettings()) -> list[list[int]]:
     """The best hypothesis of each example (by ``score / len**alpha``); extended ids, without ``</s>``."""
     _check_batch(model, batch)
     k_beam = settings.beam
     enc, state = model.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"])
-    b = batch["src"].shape[0]
-    rows = torch.arange(b).repeat_interleave(k_beam)
+    b, device = batch["src"].shape[0], batch["src"].device
+    rows = torch.arange(b, device=device).repeat_interleave(k_beam)
     enc, state = enc.index_select(rows), state.index_select(rows)
     # Live hypotheses per example; at the start one (the others are copies that would only duplicate it).
     live: list[list[_Hyp]] = [[_Hyp([], 0.0)] for _ in range(b)]
     finished: list[list[_Hyp]] = [[] for _ in range(b)]
     done = [False] * b
-    inputs = torch.full((b * k_beam,), BOS_ID, dtype=torch.long)
+    inputs = torch.full((b * k_beam,), BOS_ID, dtype=torch.long, device=device)
     n_steps = settings.steps(model)
     for t in range(n_steps):
         step = model.step(enc, state, inputs)
@@ -164,40 +214,16 @@ def beam_search(model: Seq2Seq, batch, settings: DecodeSettings = DecodeSettings
                 for k in range(k_beam)
             ],
             dtype=logp.dtype,
+            device=device,
         )
         total = (base.unsqueeze(-1) + logp).view(b, k_beam * n_ext)
         n_cand = min(2 * k_beam, total.shape[1])
         top_scores, top_index = total.topk(n_cand, dim=-1)  # sorted, best first
-        select = torch.arange(b * k_beam)  # rows to continue from (unused rows keep their own)
-        next_inputs = torch.full((b * k_beam,), UNK_ID, dtype=torch.long)
-        for i in range(b):
-            if done[i]:
-                continue
-            new_live: list[_Hyp] = []
-            for score, index in zip(top_scores[i].tolist(), top_index[i].tolist()):
-                if score == float("-inf"):
-                    break
-                k, w = divmod(index, n_ext)
-                parent = live[i][k]
-                if w == EOS_ID:
-                    finished[i].append(_Hyp(parent.ids, score))
-                    if len(finished[i]) >= k_beam:
-                        break
-                    continue
-                row = i * k_beam + len(new_live)
-                select[row] = i * k_beam + k
-                next_inputs[row] = w
-                new_live.append(_Hyp([*parent.ids, w], score))
-                if len(new_live) == k_beam:
-                    break
-            if new_live or finished[i]:
-                live[i] = new_live
-            if len(finished[i]) >= k_beam or not new_live:
-                done[i] = True  # enough finished, or every extension forbidden (the live beam is kept)
+        select, next_inputs = _extend(live, finished, done, top_scores.tolist(), top_index.tolist(), n_ext, k_beam)
         if all(done) or t == n_steps - 1:
             break
-        state = step.state.index_select(select)
-        inputs = _feed(next_inputs, model.config.vocab_size)
+        state = step.state.index_select(torch.tensor(select, dtype=torch.long, device=device))
+        inputs = _feed(torch.tensor(next_inputs, dtype=torch.long, device=device), model.config.vocab_size)
     results: list[list[int]] = []
     for i in range(b):
         pool = finished[i] or live[i]

@@ -64,7 +64,8 @@ from torch import nn
 from torch.nn import functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from wikiref.files import atomic_path, write_json
+from wikiref.files import write_json
+from wikiref.model.weights import load_weights, save_weights
 
 FORMAT = "wikiref-seq2seq/1"
 VOCAB_FORMAT = "wikiref-vocab/1"
@@ -590,16 +591,20 @@ class Seq2Seq(nn.Module):
         valid = torch.arange(n_ext, device=out.device)[None, :] < (v + enc.n_oov)[:, None]
         return out.masked_fill(~valid, float("-inf"))
 
-    def target_log_prob(self, enc: EncoderOutput, step: StepOutput, target: torch.Tensor) -> torch.Tensor:
+    def target_log_prob(
+        self, enc: EncoderOutput, step: StepOutput, target: torch.Tensor, check: bool = True
+    ) -> torch.Tensor:
         """``log P(w*_t)`` [B] of target extended ids [B] (eq. 6 negated), computed only at the targets and
-        in log space: ``logaddexp(log p_gen + log P_vocab(w), log(1 - p_gen) + log sum_{i: w_i = w} a_i)``;
-        a branch with probability zero is a large finite negative number, so there is no NaN gradient."""
+            in log space: ``logaddexp(log p_gen + log P_vocab(w), log(1 - p_gen) + log sum_{i: w_i = w} a_i)``;
+            a branch with probability zero is a large finite negative number, so there is no NaN gradient.
+        ``check=False`` skips the check of the targets against the vocabulary (a host sync per step; :meth:`forward`
+        checks the whole batch once)."""
         v = self.config.vocab_size
         log_vocab = torch.log_softmax(step.logits, dim=-1)
         in_vocab = target < v
         lv = log_vocab.gather(1, torch.where(in_vocab, target, 0).unsqueeze(-1)).squeeze(-1)
         if not self.config.copy:
-            if bool((~in_vocab).any()):
+            if check and bool((~in_vocab).any()):
                 raise ValueError("a target id is past the vocabulary but the model does not copy")
             return lv
         lv = torch.where(in_vocab, lv, torch.full_like(lv, _LOG_ZERO))
@@ -624,7 +629,7 @@ class Seq2Seq(nn.Module):
         for t in range(dec_in.shape[1]):
             step = self.step(enc, state, dec_in[:, t])
             state = step.state
-            nll.append(-self.target_log_prob(enc, step, dec_out[:, t]))
+            nll.append(-self.target_log_prob(enc, step, dec_out[:, t], check=False))
             if step.attention is not None:
                 attn.append(step.attention)
             if step.coverage is not None:
@@ -663,24 +668,22 @@ def coverage_loss(attentions: torch.Tensor, mask: torch.Tensor | None = None) ->
 
 def save_model_dir(model: nn.Module, vocab: Vocab, out_dir: str | os.PathLike, fmt: str) -> None:
     """Write ``model.safetensors`` (metadata ``format``) + ``config.json`` (the model's ``config.to_dict()``)
-    + ``vocab.json`` into ``out_dir``, each atomically; shared by the abstractive models."""
-    from safetensors.torch import save_model
-
+    + ``vocab.json`` into ``out_dir``, each atomically; shared by the abstractive models. The weights are
+    copied to the CPU first (:func:`wikiref.model.weights.save_weights`), so RNN weights that cuDNN flattened
+    into one buffer on CUDA save too."""
     module = model.module if hasattr(model, "module") else model  # DDP wrapper
     if len(vocab) != module.config.vocab_size:
         raise ValueError(f"vocabulary has {len(vocab)} words, the model {module.config.vocab_size}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out_dir / WEIGHTS_FILE) as tmp:
-        save_model(module, str(tmp), metadata={"format": fmt})
+    save_weights(module, out_dir / WEIGHTS_FILE, metadata={"format": fmt})
     write_json(out_dir / CONFIG_FILE, module.config.to_dict())
     vocab.save(out_dir / VOCAB_FILE)
 
 
 def load_model_dir(model_dir: str | os.PathLike, config_cls, model_cls, device: torch.device | str = "cpu"):
-    """(model, vocabulary) rebuilt from a :func:`save_model_dir` folder: safetensors + JSON, nothing unpickled."""
-    from safetensors.torch import load_model
-
+    """(model, vocabulary) rebuilt from a :func:`save_model_dir` folder: safetensors + JSON, nothing unpickled;
+    the model is built and loaded on the CPU, then moved to ``device``."""
     model_dir = Path(model_dir)
     with open(model_dir / CONFIG_FILE, encoding="utf-8") as fh:
         config = config_cls.from_dict(json.load(fh))
@@ -688,7 +691,7 @@ def load_model_dir(model_dir: str | os.PathLike, config_cls, model_cls, device: 
     if len(vocab) != config.vocab_size:
         raise ValueError(f"{model_dir}: vocabulary has {len(vocab)} words, the config {config.vocab_size}")
     model = model_cls(config)
-    load_model(model, str(model_dir / WEIGHTS_FILE), strict=True, device=str(device))
+    load_weights(model, model_dir / WEIGHTS_FILE)
     return model.to(device), vocab
 
 

@@ -64,6 +64,7 @@ from wikiref.model.scorer import (
     save_scorer,
     to_device,
 )
+from wikiref.model.weights import load_weights, save_weights
 
 log = logging.getLogger(__name__)
 
@@ -301,11 +302,10 @@ def save_training_state(
     scaler: torch.amp.GradScaler | None = None,
 ) -> None:
     """Everything needed to resume, as safetensors (tensors) + JSON (the rest); written atomically."""
-    from safetensors.torch import save_file, save_model
+    from safetensors.torch import save_file
 
     path.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path / "model.safetensors") as tmp:
-        save_model(model, str(tmp))
+    save_weights(model, path / "model.safetensors")  # CPU copies: cuDNN-flattened RNN weights save too
     opt = optimizer.state_dict()
     tensors: dict[str, torch.Tensor] = {}
     for idx, st in opt["state"].items():
@@ -329,10 +329,10 @@ def save_training_state(
 def load_training_state(
     path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer, device: torch.device, scaler=None
 ) -> dict:
-    from safetensors.torch import load_file, load_model
+    from safetensors.torch import load_file
 
     state = read_json(path / STATE_JSON)
-    load_model(model, str(path / "model.safetensors"), strict=True, device=str(device))
+    load_weights(model, path / "model.safetensors")  # into the model's parameters, wherever they are
     tensors = load_file(str(path / STATE_TENSORS))
     opt_state: dict[int, dict] = {}
     for key, v in tensors.items():
