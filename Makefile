@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # DVC's anonymous usage reports need the network; never send them.
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results
+.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results gpu-check
 
 env: $(STAMP)
 
@@ -63,3 +63,10 @@ bench: env
 
 dvc-check: env
 	$(BIN)/wikiref dvc-yaml --check
+
+## every training job kind on CUDA, checked and timed (docs/gpu.md): one JSON line per job, exit 1 on a failure.
+## Needs only torch, transformers, safetensors, numpy and tqdm (what GPU machines have); not the venv.
+GPU_PYTHON ?= python3
+gpu-check:
+	$(GPU_PYTHON) scripts/gpu-check --rates gpu-rates.json $(ARGS)
+

@@ -474,6 +474,15 @@ def _run_child(args, model_name: str, size: str) -> dict:
 # --------------------------------------------------------------------------- estimate
 
 
+def _gpu_rate(args, key: str) -> float | None:
+    """A training tokens/s measured on the GPU by ``scripts/gpu-check --rates`` (its models are small: the
+    figure is a lower bound on the GPU-hours of the paper-size models), or None without ``--gpu-rates``."""
+    if args.gpu_rates is None:
+        return None
+    value = json.loads(Path(args.gpu_rates).read_text()).get(key)
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
 def estimate(results: dict, args) -> dict:
     """GPU-hours of the papers' training runs from the paper-size bucketed tokens/s (see the docstring)."""
     out: dict = {
@@ -504,6 +513,9 @@ def estimate(results: dict, args) -> dict:
                 "cpu_hours": s2s_tokens / tps / 3600,
                 "gpu_hours": s2s_tokens / (tps * args.speedup) / 3600,
             }
+            gpu_tps = _gpu_rate(args, "abstractive_seq2seq_tokens_per_second")
+            if gpu_tps:
+                out["psg2sum"][name]["gpu_hours_measured"] = s2s_tokens / gpu_tps / 3600
     for name in ("hs-base", "hs-all"):
         r = results.get((name, "paper"))
         if not r:
@@ -538,6 +550,9 @@ def estimate(results: dict, args) -> dict:
             "gpu_hours": gpu_hours,
             "speedup_matching_reported": hs_tokens / tps / 3600 / reported,
         }
+        gpu_tps = _gpu_rate(args, "abstractive_hiersumm_tokens_per_second")
+        if gpu_tps:
+            out["herosumm"][name]["gpu_hours_measured"] = hs_tokens / gpu_tps / 3600
     return out
 
 
@@ -592,6 +607,12 @@ def parse_args(argv):
     ap.add_argument("--data", default=None, help="read data/sources/<DATA>/train.parquet instead of synthetic data")
     ap.add_argument("--max-decode", type=int, default=0, help="decoding steps (0: 10 quick, 30 paper, 40 tiny)")
     ap.add_argument("--speedup", type=float, default=30.0, help="assumed GPU/CPU training throughput ratio")
+    ap.add_argument(
+        "--gpu-rates",
+        type=Path,
+        default=None,
+        help="rates JSON of scripts/gpu-check --rates: GPU-hours from its measured abstractive tokens/s, not --speedup",
+    )
     ap.add_argument("--psg2sum-epochs", type=float, default=20.0, help="assumed Psg2Sum training epochs")
     ap.add_argument("--in-process", action="store_true", help="no child processes (memory figures then shared)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)

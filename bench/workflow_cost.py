@@ -15,8 +15,9 @@ pre-training, DUC and QMSum jobs, its training windows and measured windows/s) a
 grid of a paper-scale profile (``--paper-params``, default config/paper.yaml): its number of cells and
 jobs, the training windows of its equal-budget cells (steps x batch), the CPU-hours they take at the
 windows/s measured in this run, and GPU-hours at ``--gpu-windows-per-second`` (a rate measured on the
-GPU you will use, e.g. with bench/train.py there; no GPU exists here, so without it the GPU figure is
-null rather than a guess). Natural-budget cells depend on the real sources' sizes and are counted, not
+GPU you will use, e.g. with bench/train.py there, or ``--rates gpu-rates.json`` as written by
+``make gpu-check`` on that GPU; no GPU exists here, so without it the GPU figure is null rather than a guess).
+docs/gpu.md quotes one H100's 380 windows/s (bert-base shape, 512 tokens) until measured figures replace it. Natural-budget cells depend on the real sources' sizes and are counted, not
 estimated.
 """
 
@@ -123,6 +124,14 @@ def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> 
     return out
 
 
+def gpu_rate_from(path: Path, key: str) -> float:
+    """A training windows/s measured on the GPU (``scripts/gpu-check --rates``); a clear error when absent."""
+    rates = json.loads(Path(path).read_text())
+    if not isinstance(rates.get(key), (int, float)) or rates[key] <= 0:
+        raise SystemExit(f"{path}: no positive rate {key!r} (has {sorted(k for k in rates if k != 'device')})")
+    return float(rates[key])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", nargs="?", default=".", help="the folder Snakemake ran in (default: here)")
@@ -130,7 +139,15 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true", help="+ the source comparison per cell and the paper grid")
     ap.add_argument("--paper-params", default="config/paper.yaml", help="the paper-scale profile (--compare)")
     ap.add_argument("--gpu-windows-per-second", type=float, help="training windows/s measured on your GPU")
+    ap.add_argument("--rates", type=Path, help="rates JSON written by scripts/gpu-check --rates on your GPU")
+    ap.add_argument(
+        "--rates-key",
+        default="finetune_windows_per_second_bert-base",
+        help="which rate of --rates is the paper profile's encoder (default: the bert-base shape)",
+    )
     args = ap.parse_args(argv)
+    if args.rates and args.gpu_windows_per_second is None:
+        args.gpu_windows_per_second = gpu_rate_from(args.rates, args.rates_key)
     run_dir = Path(args.run_dir)
     root = run_dir / "logs" / "benchmarks"
     names = rules_from_logs(run_dir)

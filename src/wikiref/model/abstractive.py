@@ -206,9 +206,9 @@ class AbstractiveTask:
         }
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict[str, torch.Tensor]:
-        from wikiref.model.scorer import to_device
+        from wikiref.model.training import batch_to_device
 
-        return to_device(_collate(self.family, self.config, [self.train_items[i] for i in idx]), device)
+        return batch_to_device(_collate(self.family, self.config, [self.train_items[i] for i in idx]), device)
 
     def forward(self, forward: torch.nn.Module, batch: dict) -> Any:
         return forward(batch)
@@ -224,13 +224,16 @@ class AbstractiveTask:
 
         was = model.training
         model.eval()
-        total, n = 0.0, 0
+        sums, n = [], 0
         for idx in length_sorted_batches(self.dev_examples, batch_size):
             batch = to_device(_collate(self.family, self.config, [self.dev_examples[i] for i in idx]), device)
             with autocast_context(device, amp):
                 out = model(batch)
-            total += float(out.example_loss.float().sum())
+            sums.append(out.example_loss.float().sum())  # fetched once below: no host sync per batch
             n += len(idx)
+        total = 0.0
+        for v in torch.stack(sums).tolist():  # the same float32 sums, added in the same order as before
+            total += v
         predictions: list = []
         if self.select == "rougeL":
             summariser = Summariser(self.family, model, self.vocab, self.use_query)

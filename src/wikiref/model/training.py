@@ -48,46 +48,57 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
 
-from wikiref.files import atomic_path, read_json, write_json
-from wikiref.model.packing import PackedWindow, PackStats
-from wikiref.model.scorer import (
-    SentenceScorer,
-    autocast_context,
-    collate,
-    length_sorted_batches,
-    make_packer,
-    save_scorer,
-    to_device,
+from wikiref.files import read_json, write_json
+from wikiref.model.checkpoint import LAST_DIR, STATE_JSON, STATE_TENSORS, load_training_state, save_training_state
+from wikiref.model.optim import TASK_PARAM_PREFIXES, lr_factor, make_optimizer, make_scheduler, param_groups
+from wikiref.model.packing import PackedWindow
+from wikiref.model.scorer import SentenceScorer, autocast_context
+from wikiref.model.scoring_task import (
+    ScorerTask,
+    ScoringExample,
+    TrainingTask,
+    batch_to_device,
+    examples_digest,
+    pack_examples,
+    packing_input,
+    predict,
 )
-from wikiref.model.weights import load_weights, save_weights
+
+__all__ = [
+    "LAST_DIR",
+    "STATE_JSON",
+    "STATE_TENSORS",
+    "TASK_PARAM_PREFIXES",
+    "ScorerTask",
+    "ScoringExample",
+    "TrainResult",
+    "TrainSettings",
+    "TrainingInterrupted",
+    "TrainingTask",
+    "batch_to_device",
+    "dist_info",
+    "epoch_batches",
+    "examples_digest",
+    "fit",
+    "load_training_state",
+    "lr_factor",
+    "make_optimizer",
+    "make_scheduler",
+    "pack_examples",
+    "packing_input",
+    "param_groups",
+    "predict",
+    "resolve_device",
+    "save_training_state",
+    "train",
+]
 
 log = logging.getLogger(__name__)
-
-LAST_DIR = "last"
-STATE_JSON = "state.json"
-STATE_TENSORS = "state.safetensors"
-
-
-@dataclass
-class ScoringExample:
-    """One (query, document) pair with a target per sentence (None at inference)."""
-
-    query: list[str]
-    sentences: list[str]
-    targets: list[float] | None = None
-    id: str = ""
-    doc_lengths: list[int] | None = None  # sentences per document (multi-document examples); None = one
-
-
-def packing_input(e: ScoringExample) -> tuple:
-    """What :meth:`wikiref.model.packing.Packer.pack_many` takes for one example."""
-    return (e.query, e.sentences) if e.doc_lengths is None else (e.query, e.sentences, e.doc_lengths)
-
 
 # TrainSettings fields taken as they are from a params training section (``pretrain`` or ``finetune``).
 _SECTION_KEYS = (
@@ -194,11 +205,6 @@ def dist_info() -> tuple[int, int, int]:
     return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
 
 
-def pack_examples(model_config, tokenizer, examples: Sequence[ScoringExample]) -> tuple[list[PackedWindow], PackStats]:
-    packer = make_packer(model_config, tokenizer)
-    return packer.pack_many([packing_input(e) for e in examples])
-
-
 def epoch_batches(
     windows: Sequence[PackedWindow], batch_size: int, bucket_batches: int, seed: int, epoch: int
 ) -> list[list[int]]:
@@ -214,294 +220,7 @@ def epoch_batches(
     return [batches[i] for i in perm]
 
 
-def lr_factor(step: int, total: int, warmup: int) -> float:
-    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at ``total``."""
-    if warmup > 0 and step < warmup:
-        return (step + 1) / warmup
-    return max(0.0, (total - step) / max(1, total - warmup))
-
-
-# Parameters the scorer creates for this task (the pooling vector / W_q and the output layer); the
-# encoder's own weights come pre-trained. `head_lr_scale` gives these their own learning rate.
-TASK_PARAM_PREFIXES = ("pooler.", "head.")
-
-
-def param_groups(model: torch.nn.Module, weight_decay: float, head_lr_scale: float = 1.0) -> list[dict]:
-    """AdamW groups: decay / no decay (bias and LayerNorm, as in BERT), and when ``head_lr_scale`` is
-    not 1 the task parameters (pooler, head) in groups of their own with ``lr_scale`` set; the
-    schedule multiplies each group's learning rate by its ``lr_scale``."""
-    groups: dict[tuple[bool, bool], list] = {}
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        task = head_lr_scale != 1.0 and name.startswith(TASK_PARAM_PREFIXES)  # built before any DDP wrapper
-        decay = not (p.ndim < 2 or "LayerNorm" in name or name.endswith(".bias"))
-        groups.setdefault((task, decay), []).append(p)
-    order = [(False, True), (False, False), (True, True), (True, False)]
-    return [
-        {
-            "params": groups.get(k, []),
-            "weight_decay": weight_decay if k[1] else 0.0,
-            "lr_scale": head_lr_scale if k[0] else 1.0,
-        }
-        for k in order
-        if k in groups or not k[0]
-    ]
-
-
-def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
-    """AdamW, fused kernel where torch has one (CPU and CUDA; ~10x faster steps on CPU than the
-    per-tensor loop, which matters for the large embedding matrix), else torch's default."""
-    kw = {"lr": settings.lr, "betas": tuple(settings.betas), "eps": settings.eps}
-    groups = param_groups(model, settings.weight_decay, settings.head_lr_scale)
-    for g in groups:
-        g["lr"] = settings.lr * g["lr_scale"]
-    try:
-        return torch.optim.AdamW(groups, fused=True, **kw)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.AdamW(groups, **kw)
-
-
-def make_scheduler(
-    optimizer: torch.optim.Optimizer, lr: float, total_steps: int, warmup: int, done_steps: int = 0
-) -> torch.optim.lr_scheduler.LambdaLR:
-    """The schedule of :func:`lr_factor` as a ``LambdaLR``, set for optimizer step ``done_steps`` (the scheduler
-    steps once per optimizer step). Group ``g`` gets ``g["lr_scale"] * (lr * lr_factor(step))``.
-
-    The scheduler's base lr of a group (``initial_lr``) is its ``lr_scale`` and the multiplier is the
-    scheduled lr itself, ``lr * lr_factor(step)``: float products commute but do not associate, and this
-    order gives bit for bit the learning rates of the hand-written loop this replaced
-    (``lr * factor * lr_scale``), which ``lr * lr_scale`` as the base lr would not for ``lr_scale`` != 1.
-    Nothing of the scheduler needs saving: a resumed run rebuilds it from the saved step count.
-    """
-    for g in optimizer.param_groups:
-        g["initial_lr"] = g.get("lr_scale", 1.0)
-
-    def scheduled_lr(step: int) -> float:
-        return lr * lr_factor(step, total_steps, warmup)
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, scheduled_lr, last_epoch=done_steps - 1)
-
-
-def examples_digest(examples: Sequence[ScoringExample]) -> str:
-    h = hashlib.sha1()
-    for e in examples:
-        item = [e.id, e.query, e.sentences, e.targets] + ([] if e.doc_lengths is None else [e.doc_lengths])
-        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8"))
-    return h.hexdigest()
-
-
-# --------------------------------------------------------------------------- state (safetensors + JSON)
-
-
-def save_training_state(
-    path: Path,
-    model: SentenceScorer,
-    optimizer: torch.optim.Optimizer,
-    meta: Mapping[str, Any],
-    scaler: torch.amp.GradScaler | None = None,
-) -> None:
-    """Everything needed to resume, as safetensors (tensors) + JSON (the rest); written atomically."""
-    from safetensors.torch import save_file
-
-    path.mkdir(parents=True, exist_ok=True)
-    save_weights(model, path / "model.safetensors")  # CPU copies: cuDNN-flattened RNN weights save too
-    opt = optimizer.state_dict()
-    tensors: dict[str, torch.Tensor] = {}
-    for idx, st in opt["state"].items():
-        for k, v in st.items():
-            if not torch.is_tensor(v):
-                raise TypeError(f"optimizer state {k} is not a tensor")
-            tensors[f"optim.{idx}.{k}"] = v.detach().cpu().contiguous()
-    tensors["rng.cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available():
-        for i, s in enumerate(torch.cuda.get_rng_state_all()):
-            tensors[f"rng.cuda.{i}"] = s
-    with atomic_path(path / STATE_TENSORS) as tmp:
-        save_file(tensors, str(tmp))
-    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
-    state = {**meta, "param_groups": groups}
-    if scaler is not None:
-        state["grad_scaler"] = {k: (float(v) if torch.is_tensor(v) else v) for k, v in scaler.state_dict().items()}
-    write_json(path / STATE_JSON, state)  # written last: its presence marks a complete checkpoint
-
-
-def load_training_state(
-    path: Path, model: SentenceScorer, optimizer: torch.optim.Optimizer, device: torch.device, scaler=None
-) -> dict:
-    from safetensors.torch import load_file
-
-    state = read_json(path / STATE_JSON)
-    load_weights(model, path / "model.safetensors")  # into the model's parameters, wherever they are
-    tensors = load_file(str(path / STATE_TENSORS))
-    opt_state: dict[int, dict] = {}
-    for key, v in tensors.items():
-        if key.startswith("optim."):
-            _, idx, k = key.split(".", 2)
-            opt_state.setdefault(int(idx), {})[k] = v
-    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in state["param_groups"]]
-    optimizer.load_state_dict({"state": opt_state, "param_groups": groups})
-    torch.set_rng_state(tensors["rng.cpu"])
-    if torch.cuda.is_available():
-        cuda_states = [tensors[k] for k in sorted(tensors) if k.startswith("rng.cuda.")]
-        if len(cuda_states) == torch.cuda.device_count():
-            torch.cuda.set_rng_state_all(cuda_states)
-    if scaler is not None and "grad_scaler" in state:
-        scaler.load_state_dict(state["grad_scaler"])
-    return state
-
-
-# --------------------------------------------------------------------------- evaluation
-
-
-@torch.no_grad()
-def predict(
-    model: SentenceScorer,
-    windows: Sequence[PackedWindow],
-    sentence_counts: Sequence[int],
-    targets: Sequence[Sequence[float]] | None,
-    *,
-    batch_size: int,
-    device: torch.device,
-    amp: bool,
-    pad_id: int,
-) -> tuple[list[np.ndarray], float | None]:
-    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss."""
-    was = model.training
-    model.eval()
-    out = [np.full(int(n), np.nan) for n in sentence_counts]
-    loss_sum, n_sent = 0.0, 0
-    for idx in length_sorted_batches(windows, batch_size):
-        batch = to_device(collate([windows[i] for i in idx], pad_id, targets), device)
-        with autocast_context(device, amp):
-            raw = model(batch)
-        if targets is not None:
-            loss_sum += float(model.loss(raw, batch["targets"])) * len(raw)
-            n_sent += len(raw)
-        scores = model.to_scores(raw).float().cpu().numpy()
-        for e, j, s in zip(batch["sent_example"].tolist(), batch["sent_index"].tolist(), scores):
-            out[e][j] = float(s)
-    model.train(was)
-    return out, (loss_sum / n_sent if n_sent else None)
-
-
 # --------------------------------------------------------------------------- training
-
-
-def _targets(examples: Sequence[ScoringExample], what: str) -> list[list[float]]:
-    out = []
-    for e in examples:
-        if e.targets is None or len(e.targets) != len(e.sentences):
-            raise ValueError(
-                f"{what} example {e.id!r}: needs one target per sentence "
-                f"({len(e.sentences)} sentences, {None if e.targets is None else len(e.targets)} targets)"
-            )
-        out.append([float(t) for t in e.targets])
-    return out
-
-
-class TrainingTask(Protocol):
-    """What :func:`fit` trains on: the examples and how a batch of them becomes a loss.
-
-    The loop (optimizer, schedule, accumulation, AMP, DDP, checkpoints, resuming, dvclive) is the same for
-    every model; a task says how its data is batched and scored. :class:`ScorerTask` is the sentence
-    scorer's (packed windows); :mod:`wikiref.model.abstractive` has the abstractive models'.
-    """
-
-    train_items: Sequence  # what the epoch batches index; ``len(item)`` is its length in tokens (bucketing)
-    train_stats: dict  # how the training / dev data was prepared (TrainResult.pack_stats / dev_pack_stats)
-    dev_stats: dict
-
-    def batch(self, idx: Sequence[int], device: torch.device) -> Any:
-        """The training batch of ``train_items[i] for i in idx``, on ``device``."""
-
-    def forward(self, forward: torch.nn.Module, batch: Any) -> Any:
-        """The forward pass (under autocast); ``forward`` is the model or its DDP wrapper."""
-
-    def loss(self, model: torch.nn.Module, output: Any, batch: Any) -> torch.Tensor:
-        """The batch's loss from the forward pass's ``output`` (outside autocast)."""
-
-    def evaluate(
-        self, model: torch.nn.Module, *, device: torch.device, batch_size: int, amp: bool
-    ) -> tuple[list, float | None]:
-        """(dev predictions, passed to ``select_fn``; mean dev loss or None)."""
-
-    def save(self, model: torch.nn.Module, out_dir: Path) -> None:
-        """Save the best epoch's model to ``out_dir``."""
-
-    def fingerprint(self) -> dict:
-        """JSON-able description of the model and the data (with the settings, what ``last/`` must match)."""
-
-    def live_params(self) -> dict:
-        """The model's settings logged to dvclive."""
-
-
-class ScorerTask:
-    """The sentence scorer's task: examples packed into windows (:func:`pack_examples`), one target per
-    sentence, dev scored by :func:`predict`, the best epoch saved with its tokenizer."""
-
-    def __init__(
-        self,
-        model: SentenceScorer,
-        tokenizer,
-        train_examples: Sequence[ScoringExample],
-        dev_examples: Sequence[ScoringExample],
-        pad_to_max_length: bool = False,
-    ) -> None:
-        self.model_config = model.config
-        self.tokenizer = tokenizer
-        self.train_targets = _targets(train_examples, "train")
-        self.dev_targets = _targets(dev_examples, "dev")
-        self.train_items, pstats = pack_examples(model.config, tokenizer, train_examples)
-        self.dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
-        if not self.train_items:
-            raise ValueError("no training windows: every training example has an empty document")
-        log.info(
-            "train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
-            len(train_examples),
-            len(self.train_items),
-            pstats.partial_sentences,
-            len(dev_examples),
-            len(self.dev_windows),
-        )
-        self.train_stats, self.dev_stats = pstats.as_dict(), dstats.as_dict()
-        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
-        self.pad_id = tokenizer.pad_token_id or 0
-        self.pad_to = model.config.max_length if pad_to_max_length else None
-        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
-
-    def batch(self, idx: Sequence[int], device: torch.device) -> dict:
-        windows = [self.train_items[i] for i in idx]
-        return to_device(collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to), device)
-
-    def forward(self, forward: torch.nn.Module, batch: dict) -> torch.Tensor:
-        return forward(batch)
-
-    def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
-        return model.loss(output, batch["targets"])
-
-    def evaluate(
-        self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool
-    ) -> tuple[list[np.ndarray], float | None]:
-        return predict(
-            model,
-            self.dev_windows,
-            self.dev_sentence_counts,
-            self.dev_targets,
-            batch_size=batch_size,
-            device=device,
-            amp=amp,
-            pad_id=self.pad_id,
-        )
-
-    def save(self, model: SentenceScorer, out_dir: Path) -> None:
-        save_scorer(model, self.tokenizer, out_dir)
-
-    def fingerprint(self) -> dict:
-        return {"model": self.model_config.to_dict(), **self._digests}
-
-    def live_params(self) -> dict:
-        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}
 
 
 @dataclass
@@ -521,6 +240,7 @@ class _LoopState:
     seen_tokens: int = 0  # their tokens (len of each item)
     running_loss: float = 0.0  # sum and count of the current epoch's micro-batch losses
     running_n: int = 0
+    pending_losses: list = field(default_factory=list)  # losses still on the accelerator (_add_loss)
 
 
 @dataclass
@@ -664,6 +384,10 @@ def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
         torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
     if settings.deterministic and device.type == "cpu":
         torch.use_deterministic_algorithms(True, warn_only=True)
+    if device.type == "cuda" and settings.amp:
+        # mixed precision asked for: the float32 matrix products left outside autocast may use TF32 too
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     return rank, world, device
 
 
@@ -763,6 +487,7 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
     batches = epoch_batches(items, s.batch_size, s.bucket_batches, s.seed, epoch)
     mine = batches[: run.local_batches * run.world][run.rank :: run.world]
     state.running_loss, state.running_n = 0.0, 0
+    state.pending_losses.clear()
     # tqdm on a terminal; in logs (Snakemake) a line every log_every_steps optimizer steps instead
     bar = tqdm(
         total=len(mine),
@@ -777,8 +502,7 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
         last_micro = micro == s.grad_accum_steps - 1 or i == len(mine) - 1
         n_micro = min(s.grad_accum_steps, len(mine) - (i - micro))  # the last group may be short
         t_batch, c_batch = time.perf_counter(), time.process_time()
-        state.running_loss += _forward_backward(run, idx, n_micro, sync=last_micro)
-        state.running_n += 1
+        _add_loss(run, state, _forward_backward(run, idx, n_micro, sync=last_micro))
         state.seen_windows += len(idx)
         state.seen_tokens += sum(len(items[j]) for j in idx)
         if last_micro:
@@ -786,10 +510,16 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
         state.loop_seconds += time.perf_counter() - t_batch
         state.loop_cpu += time.process_time() - c_batch
         bar.update(1)
-        bar.set_postfix(loss=f"{state.running_loss / state.running_n:.4f}")
+        if not state.pending_losses:  # on CUDA only when the losses were fetched (every log_every_steps steps)
+            bar.set_postfix(loss=f"{state.running_loss / state.running_n:.4f}")
         if last_micro and state.global_step >= run.total_steps:  # the step budget (max_steps) is spent
             break
     bar.close()
+    if run.device.type == "cuda":  # the work queued by the last steps belongs to the timed loop
+        t_sync = time.perf_counter()
+        torch.cuda.synchronize(run.device)
+        state.loop_seconds += time.perf_counter() - t_sync
+    _fetch_losses(state)
     epoch_loss = state.running_loss / max(1, state.running_n)
     if run.distributed:
         t = torch.tensor([epoch_loss], device=run.device)
@@ -798,7 +528,27 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
     return epoch_loss
 
 
-def _forward_backward(run: _Run, idx: list[int], n_micro: int, sync: bool) -> float:
+def _add_loss(run: _Run, state: _LoopState, loss: torch.Tensor) -> None:
+    """Add a micro-batch loss to the epoch's running sum. On the CPU at once (``.item()`` costs nothing there);
+    on an accelerator it stays on the device until :func:`_fetch_losses` copies the pending ones in one transfer
+    (every ``log_every_steps`` optimizer steps and at the end of the epoch), so a step never waits for the GPU.
+    Either way the same float32 values are summed in the same order: the running loss is identical."""
+    if run.device.type == "cpu":
+        state.running_loss += loss.item()
+        state.running_n += 1
+    else:
+        state.pending_losses.append(loss)
+
+
+def _fetch_losses(state: _LoopState) -> None:
+    if state.pending_losses:
+        for v in torch.stack(state.pending_losses).tolist():
+            state.running_loss += v
+            state.running_n += 1
+        state.pending_losses.clear()
+
+
+def _forward_backward(run: _Run, idx: list[int], n_micro: int, sync: bool) -> torch.Tensor:
     """Loss of one micro-batch (``train_items[i] for i in idx``); its gradient / ``n_micro`` is added to the
     parameters' (DDP all-reduces the gradients only when ``sync``, on the last micro-batch of an optimizer step)."""
     batch = run.task.batch(idx, run.device)
@@ -809,7 +559,7 @@ def _forward_backward(run: _Run, idx: list[int], n_micro: int, sync: bool) -> fl
         loss = run.task.loss(run.model, output, batch)
         scaled = loss / n_micro
         (run.scaler.scale(scaled) if run.scaler else scaled).backward()
-    return loss.detach().item()
+    return loss.detach()
 
 
 def _optimizer_step(run: _Run, state: _LoopState, epoch: int) -> None:
@@ -837,6 +587,7 @@ def _optimizer_step(run: _Run, state: _LoopState, epoch: int) -> None:
 
 
 def _log_step(run: _Run, state: _LoopState, epoch: int, lr: float) -> None:
+    _fetch_losses(state)
     loss = state.running_loss / state.running_n
     if run.is_main:
         log.info(

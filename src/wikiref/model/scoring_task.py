@@ -1,0 +1,219 @@
+"""The sentence scorer's side of the training loop: :class:`ScoringExample`, the :class:`TrainingTask` protocol
+that :func:`wikiref.model.training.fit` trains on, the scorer's task (:class:`ScorerTask`: examples packed into
+windows, one target per sentence) and dev scoring (:func:`predict`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from wikiref.model.packing import PackedWindow, PackStats
+from wikiref.model.scorer import (
+    SentenceScorer,
+    autocast_context,
+    collate,
+    length_sorted_batches,
+    make_packer,
+    save_scorer,
+    to_device,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ScoringExample:
+    """One (query, document) pair with a target per sentence (None at inference)."""
+
+    query: list[str]
+    sentences: list[str]
+    targets: list[float] | None = None
+    id: str = ""
+    doc_lengths: list[int] | None = None  # sentences per document (multi-document examples); None = one
+
+
+def packing_input(e: ScoringExample) -> tuple:
+    """What :meth:`wikiref.model.packing.Packer.pack_many` takes for one example."""
+    return (e.query, e.sentences) if e.doc_lengths is None else (e.query, e.sentences, e.doc_lengths)
+
+
+def batch_to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """A CPU batch on ``device``: on CUDA through pinned memory with non-blocking copies (the copy overlaps the
+    work already queued); elsewhere :func:`wikiref.model.scorer.to_device` as before."""
+    if device.type == "cuda":
+        return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}
+    return to_device(batch, device)
+
+
+def pack_examples(model_config, tokenizer, examples: Sequence[ScoringExample]) -> tuple[list[PackedWindow], PackStats]:
+    packer = make_packer(model_config, tokenizer)
+    return packer.pack_many([packing_input(e) for e in examples])
+
+
+def examples_digest(examples: Sequence[ScoringExample]) -> str:
+    h = hashlib.sha1()
+    for e in examples:
+        item = [e.id, e.query, e.sentences, e.targets] + ([] if e.doc_lengths is None else [e.doc_lengths])
+        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@torch.no_grad()
+def predict(
+    model: SentenceScorer,
+    windows: Sequence[PackedWindow],
+    sentence_counts: Sequence[int],
+    targets: Sequence[Sequence[float]] | None,
+    *,
+    batch_size: int,
+    device: torch.device,
+    amp: bool,
+    pad_id: int,
+) -> tuple[list[np.ndarray], float | None]:
+    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss."""
+    was = model.training
+    model.eval()
+    out = [np.full(int(n), np.nan) for n in sentence_counts]
+    loss_sum, n_sent = 0.0, 0
+    for idx in length_sorted_batches(windows, batch_size):
+        batch = batch_to_device(collate([windows[i] for i in idx], pad_id, targets), device)
+        with autocast_context(device, amp):
+            raw = model(batch)
+        if targets is not None:
+            loss_sum += float(model.loss(raw, batch["targets"])) * len(raw)
+            n_sent += len(raw)
+        scores = model.to_scores(raw).float().cpu().numpy()
+        for e, j, s in zip(batch["sent_example"].tolist(), batch["sent_index"].tolist(), scores):
+            out[e][j] = float(s)
+    model.train(was)
+    return out, (loss_sum / n_sent if n_sent else None)
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _targets(examples: Sequence[ScoringExample], what: str) -> list[list[float]]:
+    out = []
+    for e in examples:
+        if e.targets is None or len(e.targets) != len(e.sentences):
+            raise ValueError(
+                f"{what} example {e.id!r}: needs one target per sentence "
+                f"({len(e.sentences)} sentences, {None if e.targets is None else len(e.targets)} targets)"
+            )
+        out.append([float(t) for t in e.targets])
+    return out
+
+
+class TrainingTask(Protocol):
+    """What :func:`fit` trains on: the examples and how a batch of them becomes a loss.
+
+    The loop (optimizer, schedule, accumulation, AMP, DDP, checkpoints, resuming, dvclive) is the same for
+    every model; a task says how its data is batched and scored. :class:`ScorerTask` is the sentence
+    scorer's (packed windows); :mod:`wikiref.model.abstractive` has the abstractive models'.
+    """
+
+    train_items: Sequence  # what the epoch batches index; ``len(item)`` is its length in tokens (bucketing)
+    train_stats: dict  # how the training / dev data was prepared (TrainResult.pack_stats / dev_pack_stats)
+    dev_stats: dict
+
+    def batch(self, idx: Sequence[int], device: torch.device) -> Any:
+        """The training batch of ``train_items[i] for i in idx``, on ``device``."""
+
+    def forward(self, forward: torch.nn.Module, batch: Any) -> Any:
+        """The forward pass (under autocast); ``forward`` is the model or its DDP wrapper."""
+
+    def loss(self, model: torch.nn.Module, output: Any, batch: Any) -> torch.Tensor:
+        """The batch's loss from the forward pass's ``output`` (outside autocast)."""
+
+    def evaluate(
+        self, model: torch.nn.Module, *, device: torch.device, batch_size: int, amp: bool
+    ) -> tuple[list, float | None]:
+        """(dev predictions, passed to ``select_fn``; mean dev loss or None)."""
+
+    def save(self, model: torch.nn.Module, out_dir: Path) -> None:
+        """Save the best epoch's model to ``out_dir``."""
+
+    def fingerprint(self) -> dict:
+        """JSON-able description of the model and the data (with the settings, what ``last/`` must match)."""
+
+    def live_params(self) -> dict:
+        """The model's settings logged to dvclive."""
+
+
+class ScorerTask:
+    """The sentence scorer's task: examples packed into windows (:func:`pack_examples`), one target per
+    sentence, dev scored by :func:`predict`, the best epoch saved with its tokenizer."""
+
+    def __init__(
+        self,
+        model: SentenceScorer,
+        tokenizer,
+        train_examples: Sequence[ScoringExample],
+        dev_examples: Sequence[ScoringExample],
+        pad_to_max_length: bool = False,
+    ) -> None:
+        self.model_config = model.config
+        self.tokenizer = tokenizer
+        self.train_targets = _targets(train_examples, "train")
+        self.dev_targets = _targets(dev_examples, "dev")
+        self.train_items, pstats = pack_examples(model.config, tokenizer, train_examples)
+        self.dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
+        if not self.train_items:
+            raise ValueError("no training windows: every training example has an empty document")
+        log.info(
+            "train: %d examples -> %d windows (%d partial sentences); dev: %d examples -> %d windows",
+            len(train_examples),
+            len(self.train_items),
+            pstats.partial_sentences,
+            len(dev_examples),
+            len(self.dev_windows),
+        )
+        self.train_stats, self.dev_stats = pstats.as_dict(), dstats.as_dict()
+        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
+        self.pad_id = tokenizer.pad_token_id or 0
+        self.pad_to = model.config.max_length if pad_to_max_length else None
+        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
+
+    def batch(self, idx: Sequence[int], device: torch.device) -> dict:
+        windows = [self.train_items[i] for i in idx]
+        return batch_to_device(collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to), device)
+
+    def forward(self, forward: torch.nn.Module, batch: dict) -> torch.Tensor:
+        return forward(batch)
+
+    def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
+        return model.loss(output, batch["targets"])
+
+    def evaluate(
+        self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool
+    ) -> tuple[list[np.ndarray], float | None]:
+        return predict(
+            model,
+            self.dev_windows,
+            self.dev_sentence_counts,
+            self.dev_targets,
+            batch_size=batch_size,
+            device=device,
+            amp=amp,
+            pad_id=self.pad_id,
+        )
+
+    def save(self, model: SentenceScorer, out_dir: Path) -> None:
+        save_scorer(model, self.tokenizer, out_dir)
+
+    def fingerprint(self) -> dict:
+        return {"model": self.model_config.to_dict(), **self._digests}
+
+    def live_params(self) -> dict:
+        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}

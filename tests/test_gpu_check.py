@@ -1,0 +1,58 @@
+"""scripts/gpu-check (issue 29) end to end on the CPU, on a subset of its jobs with a tiny encoder: every line
+is valid JSON, the jobs pass their own checks (resume, reload, decoding, frozen entries, parity) and the
+rates file is written. The whole list runs with ``scripts/gpu-check --device cpu --quick`` (slower)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+JOBS = [
+    "pretrain/classification/query",
+    "finetune/subnet",
+    "finetune/iterative",
+    "abstractive/seq2seq/pgn/lstm",
+    "abstractive/hiersumm/hs-joint",
+    "parity/*",
+]
+
+
+def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
+    rates = tmp_path / "rates.json"
+    cmd = [sys.executable, "scripts/gpu-check", "--device", "cpu", "--quick", "--jobs", ",".join(JOBS)]
+    proc = subprocess.run(
+        [*cmd, "--rates", str(rates)], cwd=repo, env=subprocess_env, capture_output=True, text=True, timeout=1200
+    )
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    by_job = {x["job"]: x for x in lines}
+    assert set(by_job) == {
+        "pretrain/classification/query",
+        "finetune/subnet",
+        "finetune/iterative",
+        "abstractive/seq2seq/pgn/lstm",
+        "abstractive/hiersumm/hs-joint",
+        "parity/cpu-vs-cpu",
+        "summary",
+    }
+    assert all(x["ok"] for x in lines)
+    assert by_job["pretrain/classification/query"]["resumed"] is True
+    assert by_job["pretrain/classification/query"]["windows_per_second"] > 0
+    assert by_job["abstractive/hiersumm/hs-joint"]["beam_summary_tokens"] > 0
+    assert by_job["finetune/iterative"]["sparsity"] >= 0.9 - 1e-9
+    assert by_job["parity/cpu-vs-cpu"]["dev_loss_rel_diff"] == 0.0  # the same device twice: identical
+    assert json.loads(rates.read_text())["device"] == "cpu"
+
+
+def test_gpu_check_fails_without_cuda_when_asked_for_it(repo, subprocess_env):
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the no-device path is not reachable")
+    proc = subprocess.run(
+        [sys.executable, "scripts/gpu-check"], cwd=repo, env=subprocess_env, capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout.splitlines()[-1])["ok"] is False
