@@ -81,22 +81,33 @@ def predict(
     amp: bool,
     pad_id: int,
 ) -> tuple[list[np.ndarray], float | None]:
-    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss."""
+    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss. Scores and
+    losses stay on the device until every batch has run (one transfer at the end, no host sync per batch)."""
     was = model.training
     model.eval()
     out = [np.full(int(n), np.nan) for n in sentence_counts]
-    loss_sum, n_sent = 0.0, 0
+    scores, losses, where = [], [], []
     for idx in length_sorted_batches(windows, batch_size):
-        batch = batch_to_device(collate([windows[i] for i in idx], pad_id, targets), device)
+        cpu_batch = collate([windows[i] for i in idx], pad_id, targets)
+        batch = batch_to_device(cpu_batch, device)
         with autocast_context(device, amp):
             raw = model(batch)
         if targets is not None:
-            loss_sum += float(model.loss(raw, batch["targets"])) * len(raw)
-            n_sent += len(raw)
-        scores = model.to_scores(raw).float().cpu().numpy()
-        for e, j, s in zip(batch["sent_example"].tolist(), batch["sent_index"].tolist(), scores):
-            out[e][j] = float(s)
+            losses.append((model.loss(raw, batch["targets"]), len(raw)))
+        scores.append(model.to_scores(raw).float())
+        where.append((cpu_batch["sent_example"].tolist(), cpu_batch["sent_index"].tolist()))
     model.train(was)
+    loss_sum, n_sent = 0.0, 0
+    if losses:
+        for value, (_, n) in zip(torch.stack([t for t, _ in losses]).tolist(), losses):
+            loss_sum += value * n  # the float32 batch losses, summed in batch order as before
+            n_sent += n
+    flat = torch.cat(scores).cpu().numpy() if scores else np.zeros(0)
+    k = 0
+    for examples, indices in where:
+        for e, j in zip(examples, indices):
+            out[e][j] = float(flat[k])
+            k += 1
     return out, (loss_sum / n_sent if n_sent else None)
 
 

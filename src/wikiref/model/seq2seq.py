@@ -489,15 +489,18 @@ class Seq2Seq(nn.Module):
             raise ValueError(
                 f"src and src_ext must be [B, S] of one shape, got {tuple(src.shape)}, {tuple(src_ext.shape)}"
             )
-        if int(src_len.min()) < 1:
+        # One device-to-host transfer: the lengths (packing wants them on the CPU) and the largest source id.
+        host = torch.cat([src_len, src.max().view(1)]).cpu()
+        lengths, max_id = host[:-1], int(host[-1])
+        if int(lengths.min()) < 1:
             raise ValueError("an empty source in the batch")
-        if int(src_len.max()) > src.shape[1]:
+        if int(lengths.max()) > src.shape[1]:
             raise ValueError("src_len longer than the padded source")
-        if int(src.max()) >= self.config.vocab_size:
+        if max_id >= self.config.vocab_size:
             raise ValueError("src holds ids past the vocabulary (OOV words must be <unk> in src)")
         b = src.shape[0]
         emb = self.dropout(self.embedding(src))
-        packed = pack_padded_sequence(emb, src_len.cpu(), batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
         out, final = self.encoder(packed)
         states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
         mask = torch.arange(src.shape[1], device=src.device)[None, :] < src_len[:, None]
