@@ -279,3 +279,76 @@ def test_untied_cpu_weights_file_is_byte_identical_to_save_model(tmp_path):
     save_weights(model, tmp_path / "ours.safetensors", metadata={"format": seq2seq.FORMAT})
     save_model(model, str(tmp_path / "theirs.safetensors"), metadata={"format": seq2seq.FORMAT})
     assert (tmp_path / "ours.safetensors").read_bytes() == (tmp_path / "theirs.safetensors").read_bytes()
+
+
+# --------------------------------------------------------------------------- the training loop on the device
+
+
+def _sentence(rng) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 9))) + " ."
+
+
+def test_scorer_training_loop_with_subnetwork_hooks_runs_on_the_device(tmp_path):
+    """train(): batches, AMP gate, optimizer, hooks, dev scoring, checkpoints, stop and resume, all on the device."""
+    import random
+
+    from wikiref.model import subnetworks as subnet
+    from wikiref.model import training
+    from wikiref.model.scorer import ScorerConfig, build_scorer, load_scorer
+
+    rng = random.Random(0)
+    examples = [
+        training.ScoringExample([_sentence(rng)], [_sentence(rng) for _ in range(4)], [1.0, 0.0, 0.0, 1.0], f"e{i}")
+        for i in range(6)
+    ]
+    settings = training.TrainSettings(epochs=2, batch_size=3, lr=1e-3, progress=False, device="meta")
+
+    def model():
+        torch.manual_seed(0)
+        m, tok = build_scorer(
+            ScorerConfig(encoder="tiny-random", pooling="query", max_length=64, stride=16, num_levels=4)
+        )
+        return m, tok, subnet.GradientMask(m, subnet.magnitude_masks(m, 0.1)).hooks()
+
+    with emulated_accelerator() as device:
+        m, tok, hooks = model()
+        with pytest.raises(training.TrainingInterrupted):
+            training.train(m, tok, examples[:4], examples[4:], settings, tmp_path, stop_after_epochs=1, **hooks)
+        m, tok, hooks = model()
+        result = training.train(m, tok, examples[:4], examples[4:], settings, tmp_path, **hooks)
+        loaded = load_scorer(tmp_path)[0].to(device)  # (safetensors cannot load onto "meta" itself; CUDA it can)
+        assert next(loaded.parameters()).device == device
+    assert result.resumed_from_epoch == 1
+
+
+@pytest.mark.parametrize("family", ["seq2seq", "hiersumm"])
+def test_abstractive_training_loop_runs_on_the_device(family, tmp_path):
+    """abstractive.fit() with dev ROUGE-L selection (greedy decoding every epoch), stop and resume, reload, beam."""
+    import random
+
+    from wikiref.model import abstractive, training
+
+    rng = random.Random(0)
+    items = [
+        abstractive.Item(f"i{i}", _sentence(rng).split(), [_sentence(rng).split(), _sentence(rng).split()], ["a", "b"])
+        for i in range(5)
+    ]
+    voc = abstractive.build_vocab(items, 100)
+    config = {
+        "seq2seq": {"embedding_size": 16, "hidden_size": 32, "copy": True, "coverage": True, "max_target_length": 6},
+        "hiersumm": {"d_model": 32, "heads": 4, "ff_size": 64, "local_layers": 1, "global_layers": 1,
+                     "max_target_length": 6, **HIER_VARIANTS["joint"]},
+    }[family]  # fmt: skip
+    settings = training.TrainSettings(epochs=2, batch_size=2, lr=1e-3, progress=False, device="meta")
+    with emulated_accelerator() as device:
+        model = abstractive.build_model(family, voc, config, seed=0)
+        with pytest.raises(training.TrainingInterrupted):
+            abstractive.fit(
+                family, model, voc, items[:3], items[3:], settings, tmp_path, select="rougeL", stop_after_epochs=1
+            )
+        model = abstractive.build_model(family, voc, config, seed=0)
+        result = abstractive.fit(family, model, voc, items[:3], items[3:], settings, tmp_path, select="rougeL")
+        summariser = abstractive.load(tmp_path, device=device)
+        beams = abstractive.summarise(summariser, items, DecodeSettings(beam=3, block_trigrams=True))
+    assert result.resumed_from_epoch == 1
+    assert len(beams) == len(items)

@@ -54,6 +54,9 @@ def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.opt
     groups = param_groups(model, settings.weight_decay, settings.head_lr_scale)
     for g in groups:
         g["lr"] = settings.lr * g["lr_scale"]
+    devices = {p.device.type for g in groups for p in g["params"]}
+    if not devices <= {"cpu", "cuda"}:  # torch's fused kernel is checked only at the first step
+        return torch.optim.AdamW(groups, **kw)
     try:
         return torch.optim.AdamW(groups, fused=True, **kw)
     except (RuntimeError, TypeError, ValueError):
