@@ -129,3 +129,16 @@ def test_argument_errors(bench):
         bench.parse_args(["--models", "s2s,transformer"])
     assert bench.parse_args(["--quick"]).sizes == ["tiny"]
     assert bench.parse_args([]).sizes == list(bench.SIZES)
+
+
+def test_gpu_hours_from_measured_rates(bench, tmp_path):
+    """--gpu-rates (scripts/gpu-check --rates): GPU-hours from the measured tokens/s, beside the --speedup ones."""
+    rates = tmp_path / "rates.json"
+    rates.write_text(json.dumps({"device": "x", "abstractive_seq2seq_tokens_per_second": 5000.0}))
+    args = bench.parse_args(["--psg2sum-epochs", "2", "--gpu-rates", str(rates)])
+    results = {("s2s", "paper"): _fake_case(100.0), ("hs-base", "paper"): _fake_case(1000.0, 0.2)}
+    est = bench.estimate(results, args)
+    tokens = 92_118 * (118.26 + 22.20 + 1) * 2
+    assert est["psg2sum"]["s2s"]["gpu_hours_measured"] == pytest.approx(tokens / 5000 / 3600)
+    assert "gpu_hours_measured" not in est["herosumm"]["hs-base"]  # no hiersumm rate in the file
+    assert "gpu_hours_measured" not in bench.estimate(results, bench.parse_args([]))["psg2sum"]["s2s"]

@@ -384,10 +384,11 @@ def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
         torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
     if settings.deterministic and device.type == "cpu":
         torch.use_deterministic_algorithms(True, warn_only=True)
-    if device.type == "cuda" and settings.amp:
-        # mixed precision asked for: the float32 matrix products left outside autocast may use TF32 too
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    if device.type == "cuda":
+        # TF32 follows model.amp: with mixed precision the float32 products left outside autocast may use it too;
+        # without, float32 stays float32 (e.g. a CPU / CUDA comparison)
+        torch.backends.cuda.matmul.allow_tf32 = settings.amp
+        torch.backends.cudnn.allow_tf32 = settings.amp
     return rank, world, device
 
 
