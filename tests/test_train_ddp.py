@@ -13,13 +13,14 @@ WORKER = textwrap.dedent(
     import hashlib, json, os, sys
     import torch
     torch.set_num_threads(1)
+    from wikiref.glue.oracle import to_examples
     from wikiref.stages import pretrain as pt
     from wikiref.model import ScorerConfig, build_scorer
     from wikiref.model.training import TrainSettings, train
 
     out = sys.argv[1]
-    tr = pt.to_examples(pt.synthetic_oracle_frame(16, seed=1, prefix="tr"), "classification")
-    dv = pt.to_examples(pt.synthetic_oracle_frame(4, seed=2, prefix="dv"), "classification")
+    tr = to_examples(pt.synthetic_oracle_frame(16, seed=1, prefix="tr"), "classification")
+    dv = to_examples(pt.synthetic_oracle_frame(4, seed=2, prefix="dv"), "classification")
     torch.manual_seed(0)
     model, tok = build_scorer(ScorerConfig(encoder="tiny-random", pooling="query", max_length=48, stride=16, num_levels=4))
     rank = int(os.environ["RANK"])
