@@ -21,7 +21,7 @@ from wikiref.schemas import DUC
 from wikiref.stages.abstractive import runs as R
 from wikiref.stages.abstractive import stage as S
 from wikiref.stages.abstractive import tables as T
-from wikiref.tables import StandinMismatch
+from wikiref.tables import STANDIN_NOTE, StandinMismatch
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = ["params.yaml", "config/tiny.yaml", "config/paper.yaml"]
@@ -388,7 +388,7 @@ def test_table_renders_every_row_beside_the_paper(trained, tmp_path):
     assert "(not run)" in t4["Method"][0] and t4["R-1 F"][0] == ""  # psg2sum-s2s is not in this profile
     assert "(not run)" not in t4["Method"][2] and " ± " in t4["R-1 F"][2]  # our PGN
     assert " ± " in t4["R-2 P"][3] and "(not run)" in t4["Method"][5]  # LEAD1 from the baselines; no BERT row
-    assert "Data" not in t4.columns  # real data under a real profile: no STAND-IN label
+    assert set(t4["Data"]) == {"real"}  # real data under a real profile: every row says real
     ir = got["qmdsir_table4"]
     assert list(ir["Model"]) == list(T.HS_VARIANTS.values())
     assert list(ir["Paper R-1"]) == ["43.60", "43.37", "39.37", "44.11", "45.53"]
@@ -420,9 +420,12 @@ def test_a_standin_input_labels_every_row(trained, tmp_path):
         _table(tmp_path / "refused", trained["params"], metrics, _baselines())
     params = dict(trained["params"], profile={"name": "test", "standin": True, "description": "t"})
     got = _table(tmp_path, params, metrics, _baselines(standin=True))
-    for name in ("psg2sum_table4", "qmdscnn_table3", "qmdsir_table4", "duc_table5"):
+    for name in ("psg2sum_table4", "qmdsir_table4", "duc_table5"):
         assert set(got[name]["Data"]) == {"STAND-IN"}, name
         assert "STAND-IN" in (tmp_path / f"{name}.md").read_text()
+    # QmdsCnn Table 3's runs read real data: its rows say so, and so does its caption, whatever the profile
+    assert set(got["qmdscnn_table3"]["Data"]) == {"real"}
+    assert STANDIN_NOTE not in (tmp_path / "qmdscnn_table3.md").read_text()
     assert got["metrics"]["standin"] is True
 
 

@@ -88,8 +88,8 @@ def _write(rows: list[dict], stem, *, title: str, notes: str, profile: Mapping, 
 
     df = pd.DataFrame(rows)
     write_table(df, stem, title=title, profile=profile, notes=notes, standin=standin)
-    labelled = df.assign(Data="STAND-IN") if standin or profile.get("standin") else df
-    return {"standin": bool(standin or profile.get("standin")), "rows": labelled.to_dict("records")}
+    labelled = df.assign(Data="STAND-IN" if standin else "real")  # as write_table labels the rows
+    return {"standin": bool(standin), "rows": labelled.to_dict("records")}
 
 
 # ------------------------------------------------------------------------------------- Psg2Sum Table 4
