@@ -506,6 +506,8 @@ class Check:
         rc, wall, log = self.snakemake(workdir, "slurm")
         self.figures["slurm_wall_s"] = round(wall, 1)
         if not self.record("run", rc == 0, f"exit {rc}, {wall:.0f} s (SCRATCH/logs/slurm.log)"):
+            errors = [line for line in log.splitlines() if re.search(r"error|refused|failed", line, re.I)]
+            print("\n".join(line[:400] for line in errors[-8:]), flush=True)
             return False
         subs, (total, local) = submissions(log), job_counts(log)
         records = self.cluster.sacct("--name", run_id(log))

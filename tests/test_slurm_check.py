@@ -84,7 +84,14 @@ def test_overlay_refuses_an_unmapped_partition(sc):
 def test_expected_resources_merge_rule_over_default(sc, shipped):
     profile = {**shipped, **sc.overlay_profile(shipped, sc.PARTITIONS, "acct")}
     want = sc.expected_resources(profile, "pretrain_variant", gpu=2)
-    assert want == {"partition": "local-gpu", "account": "acct", "cpus": 4, "mem_mb": 64000, "time_min": 1440, "gpus": 2}
+    assert want == {
+        "partition": "local-gpu",
+        "account": "acct",
+        "cpus": 4,
+        "mem_mb": 64000,
+        "time_min": 1440,
+        "gpus": 2,
+    }
     assert sc.expected_resources(profile, "split")["partition"] == "local-cpu"
 
 
