@@ -69,6 +69,11 @@ PACKAGES = {  # command -> Debian package
 # The jobstep executor inside each job drops SLURM_* variables (SLURM_CONF too) before it calls srun, so srun
 # reads the compiled-in default path: a link to the generated file is put there for the run (never over a file).
 DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
+# snakemake-executor-plugin-slurm 2.8.0 reads job states with sacct, which prints 'CANCELLED by <uid>' for a job
+# a user cancelled; the plugin knows only 'CANCELLED' and keeps waiting for that job forever (seen here with
+# SLURM 22.05). squeue prints 'CANCELLED' (jobs stay listed for MinJobAge = 300 s), so the cancelled run asks
+# squeue; every other run keeps the default (sacct).
+CANCEL_STATUS = ("--slurm-status-command", "squeue")
 CANCEL_VARIANT = "reg_bert"
 DDP_VARIANT = "reg_bert"
 SACCT_FIELDS = "JobIDRaw,JobName,Account,Partition,AllocCPUS,ReqMem,TimelimitRaw,ReqTRES,State,ExitCode,Comment"
@@ -462,9 +467,13 @@ class Check:
         print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
         return ok
 
-    def snakemake(self, workdir: Path, log_name: str, *extra: str, slurm: bool = True, background: bool = False):
-        """One Snakemake invocation from the repository root; its log goes to SCRATCH/logs/<log_name>.log."""
-        cmd = [sys.executable, "-m", "snakemake", "--configfile", "config/tiny.yaml", "--directory", str(workdir)]
+    def snakemake(
+        self, workdir: Path, log_name: str, *extra: str, configs=(), slurm: bool = True, background: bool = False
+    ):
+        """One Snakemake invocation from the repository root; its log goes to SCRATCH/logs/<log_name>.log.
+        Extra config files follow tiny.yaml in the same --configfile (a second --configfile replaces the first)."""
+        cmd = [sys.executable, "-m", "snakemake", "--configfile", "config/tiny.yaml", *map(str, configs)]
+        cmd += ["--directory", str(workdir)]
         if slurm:
             cmd += ["--profile", str(SHIPPED_PROFILE.relative_to(REPO)), "--profile", str(self.overlay_dir)]
         else:
@@ -566,7 +575,7 @@ class Check:
         model_dir = workdir / "models" / "pretrain" / CANCEL_VARIANT
         target = f"models/pretrain/{CANCEL_VARIANT}/model.safetensors"
         proc, log = self.snakemake(
-            workdir, "cancel", "--configfile", str(conf), "--retries", "0", target, background=True
+            workdir, "cancel", *CANCEL_STATUS, "--retries", "0", target, configs=[conf], background=True
         )
         deadline, cancelled = time.monotonic() + 900, None
         while proc.poll() is None and time.monotonic() < deadline:
@@ -576,7 +585,12 @@ class Check:
                 sh(["scancel", str(cancelled)], env=self.env)
                 break
             time.sleep(0.2)
-        rc = proc.wait(timeout=900)
+        try:
+            rc = proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            stop_running()
+            rc = None  # Snakemake never noticed the cancelled job
+
         text = log.read_text(errors="replace")
         failed_ok = (
             cancelled is not None
@@ -586,7 +600,7 @@ class Check:
             and (model_dir / "last").is_dir()
         )
         self.record("cancel-fails", failed_ok, f"scancel {cancelled} after epoch 1: Snakemake exit {rc}, last/ kept")
-        rc2, wall, text2 = self.snakemake(workdir, "cancel-rerun", "--configfile", str(conf), target)
+        rc2, wall, text2 = self.snakemake(workdir, "cancel-rerun", target, configs=[conf])
         training = (
             json.loads((model_dir / "training.json").read_text()) if (model_dir / "training.json").exists() else {}
         )
@@ -608,7 +622,7 @@ class Check:
             (self.scratch / "runs" / "slurm" / model_dir.relative_to(workdir) / "training.json").read_text()
         )
         rc, wall, log = self.snakemake(
-            workdir, "ddp", "--configfile", str(conf), f"models/pretrain/{DDP_VARIANT}/model.safetensors"
+            workdir, "ddp", f"models/pretrain/{DDP_VARIANT}/model.safetensors", configs=[conf]
         )
         if not self.record("ddp-run", rc == 0, f"exit {rc}, {wall:.0f} s"):
             return False
@@ -663,6 +677,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--skip", action="append", default=[], choices=["cancel", "ddp", "outputs"], help="leave a check out"
     )
+    ap.add_argument(
+        "--slurm-run",
+        type=Path,
+        help="a finished SLURM run folder (SCRATCH/runs/slurm of an earlier check) to start the cancel and ddp "
+        "checks from, instead of the whole run and its checks",
+    )
     ap.add_argument("--print-overlay", action="store_true", help="print the overlay profile and exit")
     args = ap.parse_args(argv)
     args.scratch = args.scratch.resolve()
@@ -670,11 +690,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run_checks(check: Check) -> None:
-    if not check.env_probe() or not check.main_run():
+    if not check.env_probe():
         return
-    check.second_run()
-    if "outputs" not in check.args.skip:
-        check.outputs(check.local_run())
+    if check.args.slurm_run:
+        shutil.copytree(check.args.slurm_run, check.scratch / "runs" / "slurm", symlinks=True)
+    else:
+        if not check.main_run():
+            return
+        check.second_run()
+        if "outputs" not in check.args.skip:
+            check.outputs(check.local_run())
     if "cancel" not in check.args.skip:
         check.cancel()
     if "ddp" not in check.args.skip:
