@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # DVC's anonymous usage reports need the network; never send them.
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results gpu-check
+.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results gpu-check slurm-check
 
 env: $(STAMP)
 
@@ -46,6 +46,11 @@ exp: env
 ## the CI smoke profile
 tiny: env
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES) --configfile config/tiny.yaml --directory .tiny-run
+
+## the tiny profile through the SLURM executor plugin on a one-node SLURM on loopback (root; installs SLURM with
+## apt-get when missing, starts and stops its daemons): docs/cluster.md. ARGS e.g. --broken-overlay | --local-run DIR
+slurm-check: env
+	$(BIN)/python scripts/slurm_check.py $(ARGS)
 
 ## lint: Python (ruff lint + format check), Snakemake files (snakefmt), the workflow (snakemake --lint)
 lint: env
