@@ -70,6 +70,7 @@ DUC_YEAR = f"{DUC_DIR}/{{year}}.parquet"
 DUC_YEAR_STATS = f"{DUC_DIR}/{{year}}.stats.json"
 DUC_BASELINES_METRICS = f"{METRICS}/duc_baselines.json"
 TABLE6_BASELINES = f"{TABLES}/table6_duc_baselines"
+TABLE5 = f"{TABLES}/table5_duc_statistics"  # journal Table V, from the DUC_YEAR_STATS files
 
 # ----------------------------------------------------------------------- the common example schema
 # Every augmentation source on one schema (wikiref.schemas.EXAMPLE): data/sources/<source>/<split>.parquet

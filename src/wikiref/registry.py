@@ -207,6 +207,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("duc", "standin"): ("seed", "sample", "duc"),
     ("duc", "prepare"): ("text", "duc"),
     ("duc", "baselines"): ("profile", "duc"),
+    ("duc", "table5"): ("profile",),
     ("pretrain", "variant"): ("seed", "model", "pretrain"),
     ("pretrain", "table"): ("profile", "seed", "model", "pretrain"),
     # A fine-tuning job gets its own finetune.settings entry only (replace=), the pretrain section only
@@ -518,12 +519,12 @@ def _duc(c: Mapping) -> Stage:
     standin, root = bool(c["duc"]["standin"]), L.duc_root(c)
     return Stage(
         "duc",
-        jobs=_jobs("duc", *(("standin",) if standin else ()), "prepare", "baselines"),
+        jobs=_jobs("duc", *(("standin",) if standin else ()), "prepare", "baselines", "table5"),
         deps=(L.RAW_DIR, L.SPLIT_DIR) if standin else (root,),  # the STAND-IN holds WikiRef's split out
-        outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES),
+        outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES) + L.table_files(L.TABLE5),
         metrics=(L.DUC_BASELINES_METRICS,),
         targets=tuple(L.DUC_YEAR.format(year=y) for y in c["duc"]["years"])
-        + (L.DUC_BASELINES_METRICS, f"{L.TABLE6_BASELINES}.md"),
+        + (L.DUC_BASELINES_METRICS, f"{L.TABLE6_BASELINES}.md", f"{L.TABLE5}.md"),
     )
 
 
