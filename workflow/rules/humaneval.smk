@@ -26,7 +26,7 @@ rule humaneval_sample:
     input:
         layout.humaneval_all_inputs(config),
     output:
-        items=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
+        samples=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
         keys=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
         sheets=[
             layout.HUMANEVAL_SHEET.format(study=s, rater=r)
@@ -49,7 +49,7 @@ rule humaneval_sample:
 
 rule humaneval_score:
     input:
-        items=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
+        samples=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
         keys=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
         ratings=humaneval_rating_files,
     output:

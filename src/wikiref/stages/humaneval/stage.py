@@ -44,7 +44,8 @@ def _duc_standin(stats_paths) -> bool:
     return any(bool(read_json(p).get("standin")) for p in paths if Path(p).exists())
 
 
-def _digest(sample: Mapping) -> str:
+def sample_digest(sample: Mapping) -> str:
+    """A short hash of what raters judge (study, questions, items): rating files name the sample they answer."""
     text = json.dumps({k: sample[k] for k in ("study", "questions", "items")}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -77,7 +78,7 @@ def sample_study(params: Mapping, study: str, inputs: Mapping, outs: Mapping) ->
         "seed": int(params["seed"]),
         "standin": bool(info["standin"]),
     }
-    sample["digest"] = _digest(sample)
+    sample["digest"] = sample_digest(sample)
     write_json(outs["items"], sample)
     write_json(outs["key"], {"study": study, "digest": sample["digest"], "items": key})
     for rater, path in outs["sheets"].items():
