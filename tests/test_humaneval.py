@@ -82,7 +82,9 @@ def test_sample_is_seeded_stratified_and_blind(workdir):
 
     # one blank sheet per declared rater, the rater's own order, every item once
     for r in ("rater1", "rater2", "rater3"):
-        rows = list(csv.reader(open(layout.HUMANEVAL_SHEET.format(study="wikiref_table7", rater=r))))
+        rows = list(
+            csv.reader(io.StringIO(Path(layout.HUMANEVAL_SHEET.format(study="wikiref_table7", rater=r)).read_text()))
+        )
         assert [row[0] for row in rows[1:]] == sheets.rater_order(t7, r)
     assert m["standin"] and t7["standin"]
 
