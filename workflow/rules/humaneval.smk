@@ -27,7 +27,7 @@ rule humaneval_sample:
         layout.humaneval_all_inputs(config),
     output:
         samples=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
-        keys=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
+        key_files=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
         sheets=[
             layout.HUMANEVAL_SHEET.format(study=s, rater=r)
             for s in HUMANEVAL_STUDIES
@@ -50,7 +50,7 @@ rule humaneval_sample:
 rule humaneval_score:
     input:
         samples=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
-        keys=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
+        key_files=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
         ratings=humaneval_rating_files,
     output:
         tables=[f for s in HUMANEVAL_STUDIES for f in layout.table_files(layout.HUMANEVAL_TABLE.format(study=s))],
