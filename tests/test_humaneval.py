@@ -250,3 +250,40 @@ def test_cli_export_fill_import_score(workdir, subprocess_env):
     assert m["share"] == {"on-topic": 50.0, "related": 25.0, "unrelated": 25.0}
     md = Path(f"{layout.HUMANEVAL_TABLE.format(study='wcep_ccnews')}.md").read_text()
     assert "| 50.00 | 25.00 | 25.00 | 4 | 4 |" in md
+
+
+# ------------------------------------------------------------------------------------ the page's server
+def test_server_checks_answers_and_binds_loopback(workdir):
+    """Without a browser: a value outside the scale is refused (400) and nothing is written; a good answer is
+    on disk before the next item is served; the server listens on 127.0.0.1 only."""
+    import threading
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from wikiref.stages.humaneval import server
+
+    run_sample(params())
+    sample, _ = _sample("psg2sum_table3")
+    path = workdir / "ratings" / "psg2sum_table3" / "eve.json"
+    httpd = server.make_server(sample, "eve", path, 0)
+    host, port = httpd.server_address[:2]
+    assert host == "127.0.0.1"
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://{host}:{port}"
+        first = sheets.rater_order(sample, "eve")[0]
+        with urllib.request.urlopen(f"{url}/") as res:  # redirected to the first unanswered item
+            assert f"<span id='item-id'>{first}</span>" in res.read().decode()
+        bad = urllib.parse.urlencode({"quality": "excellent"}).encode()
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{url}/item/0", data=bad)
+        assert err.value.code == 400 and "excellent" in err.value.read().decode()
+        assert not path.exists()
+        good = urllib.parse.urlencode({"quality": "good"}).encode()
+        with urllib.request.urlopen(f"{url}/item/0", data=good) as res:
+            assert res.status == 200
+        assert json.loads(path.read_text())["answers"] == {first: {"quality": "good"}}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
