@@ -97,6 +97,8 @@ def test_shortfall_is_recorded(workdir):
 def test_a_missing_input_is_a_clear_error(workdir):
     from wikiref.stages.humaneval.sampling import SampleError
 
+    with pytest.raises(SampleError, match="two different systems"):
+        run_sample(params(wikiref_table7={"systems": ["bert", "bert"]}))
     Path(layout.FINETUNE_SUMMARIES.format(setting="bert", year=2007)).unlink()
     with pytest.raises(SampleError, match="finetune setting bert"):
         run_sample(params())

@@ -51,6 +51,13 @@ def _numbered(prefix: str, entries: list[tuple[dict, dict]]) -> tuple[list[dict]
     return items, key
 
 
+def _two_systems(cfg: Mapping, study: str) -> list[str]:
+    systems = [str(s) for s in cfg["systems"]]
+    if len(set(systems)) != 2:
+        raise SampleError(f"{study}: systems must name two different systems, got {systems}")
+    return systems
+
+
 def _assign_ab(systems: Sequence[str], rng: random.Random) -> dict[str, str]:
     first = rng.random() < 0.5
     return {"A": systems[0], "B": systems[1]} if first else {"A": systems[1], "B": systems[0]}
@@ -112,7 +119,7 @@ def _summaries(path, where: str) -> dict:
 
 def wikiref_table7(cfg: Mapping, inputs: Mapping, seed: int):
     """``topics`` DUC topics of ``year`` summarised by both ``systems`` (finetune settings), A/B per item."""
-    systems, year = list(cfg["systems"]), int(cfg["year"])
+    systems, year = _two_systems(cfg, "wikiref_table7"), int(cfg["year"])
     summ = {s: _summaries(inputs["summaries"][s], f"finetune setting {s}, year {year}") for s in systems}
     topics = duc_topics(inputs["duc"])
     common = sorted(set(topics).intersection(*(set(v) for v in summ.values())))
@@ -136,7 +143,7 @@ def wikiref_table7(cfg: Mapping, inputs: Mapping, seed: int):
 def qmdscnnir_table6(cfg: Mapping, inputs: Mapping, seed: int):
     """Per DUC year, ``topics`` topics (None: all) with both ``systems``' summaries (abstractive runs), a gold
     summary drawn among the references, A/B per item."""
-    systems = list(cfg["systems"])
+    systems = _two_systems(cfg, "qmdscnnir_table6")
     runs = {s: _summaries(inputs["summaries"][s], f"abstractive run {s}") for s in systems}
     entries, info = [], {"per_year": {}, "standin": bool(inputs.get("standin"))}
     for year in cfg["years"]:
