@@ -109,6 +109,7 @@ def test_without_ratings_every_table_awaits_them(workdir):
     p = params()
     run_sample(p)
     m = run_score(p)
+    assert m["standin"] is True and all(s["standin"] for s in m["studies"].values())
     for study in m["studies"]:
         md = Path(f"{layout.HUMANEVAL_TABLE.format(study=study)}.md").read_text()
         assert "awaiting ratings" in md and "STAND-IN" in md

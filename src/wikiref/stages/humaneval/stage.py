@@ -137,7 +137,8 @@ def score_study(params: Mapping, study: str, files: Mapping, table: str) -> dict
     write_table(
         pd.DataFrame(rows), table, title=title, profile=params["profile"], notes=notes, standin=sample["standin"]
     )
-    return {"items": len(sample["items"]), "raters": [r.rater for r in ratings], "status": status, **metrics}
+    out = {"items": len(sample["items"]), "raters": [r.rater for r in ratings], "status": status, **metrics}
+    return {**out, "standin": bool(sample["standin"])}
 
 
 def score(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
@@ -149,5 +150,6 @@ def score(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     metrics = {"studies": {}}
     for study in enabled(params["humaneval"]):
         metrics["studies"][study] = score_study(params, study, inputs[study], outputs[study])
+    metrics["standin"] = any(s["standin"] for s in metrics["studies"].values())
     write_json(outputs["metrics"], metrics)
     return metrics
