@@ -62,9 +62,9 @@ def caption(rows: Sequence[Mapping]) -> str:
     real = [str(r["Year"]) for r in rows if r["Data"] == "real"]
     fake = [str(r["Year"]) for r in rows if r["Data"] != "real"]
     parts = ([f"DUC {', '.join(real)}"] if real else []) + (
-        [f"STAND-IN pseudo-years {', '.join(fake)} (built from Wikipedia, not NIST DUC)"] if fake else []
+        [f"STAND-IN pseudo-years {', '.join(fake)}, built from Wikipedia, not NIST DUC"] if fake else []
     )
-    return f"Table V: statistics of the DUC benchmarks ({'; '.join(parts) or 'no years'}), the paper's counts beside"
+    return f"Table V: statistics of the DUC benchmarks beside the paper's counts ({'; '.join(parts) or 'no years'})"
 
 
 def run(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:

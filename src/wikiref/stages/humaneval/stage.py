@@ -129,7 +129,7 @@ def score_study(params: Mapping, study: str, files: Mapping, table: str) -> dict
     status = scoring.AWAITING if not ratings else f"{n} of {declared} declared raters"
     alphas = ", ".join(f"{k} {v:.3f}" for k, v in metrics.get("alpha", {}).items() if v is not None)
     notes = (
-        f"{STUDIES[study].paper}. Here: {len(sample['items'])} items, {status}. "
+        f"{STUDIES[study].paper}. Here: {len(sample['items'])} item(s), {status}. "
         + (f"Krippendorff's alpha: {alphas}. " if alphas else "Krippendorff's alpha: needs two or more raters. ")
         + "Paper columns quote the published numbers."
     )
