@@ -48,6 +48,7 @@ include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/ablations.smk"
 include: "workflow/rules/compare.smk"
+include: "workflow/rules/humaneval.smk"
 include: "workflow/rules/report.smk"
 
 

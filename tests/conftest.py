@@ -309,6 +309,7 @@ SKIP_CAUSES = [
     (SHARED_CAUSE, True, re.compile("|".join(re.escape(str(p)) for p in {SHARED_ROOT, SHARED_DATA}))),
     ("ROUGE-1.5.5.pl / XML::DOM missing", False, re.compile(r"ROUGE-1\.5\.5|XML::DOM|DB_File|\bperl\b")),
     ("7z missing", False, re.compile(r"\b7za?\b|p7zip")),
+    ("Chromium / Playwright missing", False, re.compile(r"Chromium|playwright")),
 ]
 OTHER_CAUSE = "other"
 NEEDS_SHARED = "needs_shared"  # user property carried by the reports of the tests declaring they need ../shared

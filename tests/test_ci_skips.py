@@ -141,13 +141,14 @@ STUBS = {
     "root": "#!/bin/sh\necho 0\n",
     "user": "#!/bin/sh\necho 1000\n",
     "7z": "#!/bin/sh\nexit 0\n",
+    "chromium": "#!/bin/sh\nexit 0\n",
 }
 
 
 def install_deps(tmp_path: Path, *, perl: str, apt: str, uid: str, ci: bool) -> tuple[subprocess.CompletedProcess, str]:
     stubs = tmp_path / "bin"
     stubs.mkdir()
-    for name, stub in (("perl", perl), ("apt-get", apt), ("id", uid), ("7z", "7z")):
+    for name, stub in (("perl", perl), ("apt-get", apt), ("id", uid), ("7z", "7z"), ("chromium", "chromium")):
         (stubs / name).write_text(STUBS[stub])
         (stubs / name).chmod(0o755)
     calls = tmp_path / "calls"

@@ -51,6 +51,7 @@ def test_registry_shape(repo):
         "finetune",
         "ablations",
         "compare",
+        "humaneval",
         "report",
     ]
     doc = dvc_yaml_dict(params)

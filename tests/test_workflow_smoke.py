@@ -198,6 +198,7 @@ CURATE_DEPENDANTS = {
     "duc_standin",
     "duc_prepare",
     "duc_baselines",
+    "duc_table5",
     "abstractive_train",  # the runs with duc: true read data/duc
     "abstractive_table",
     "pretrain_variant",
@@ -214,6 +215,8 @@ CURATE_DEPENDANTS = {
     "compare_qmsum",
     "compare_abstractive",  # trains on the compare oracle's rows (the split's WikiRef examples) and reads data/duc
     "compare_table",
+    "humaneval_sample",  # samples the oracle split (and DUC / finetune outputs)
+    "humaneval_score",
     "report",
     "all",
 }

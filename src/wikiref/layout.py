@@ -70,6 +70,7 @@ DUC_YEAR = f"{DUC_DIR}/{{year}}.parquet"
 DUC_YEAR_STATS = f"{DUC_DIR}/{{year}}.stats.json"
 DUC_BASELINES_METRICS = f"{METRICS}/duc_baselines.json"
 TABLE6_BASELINES = f"{TABLES}/table6_duc_baselines"
+TABLE5 = f"{TABLES}/table5_duc_statistics"  # journal Table V, from the DUC_YEAR_STATS files
 
 # ----------------------------------------------------------------------- the common example schema
 # Every augmentation source on one schema (wikiref.schemas.EXAMPLE): data/sources/<source>/<split>.parquet
@@ -238,6 +239,21 @@ COMPARE_ABSTRACTIVE_RESULT = f"{COMPARE_RESULTS}/abstractive/{{cell}}.json"  # a
 COMPARE_TABLE = f"{TABLES}/compare_sources"
 COMPARE_METRICS = f"{METRICS}/compare.json"
 
+# -------------------------------------------------------------------------------------- humaneval
+# The human-evaluation kit: per study the items raters see and blank CSV sheets, the key (which hidden
+# system is A / B) in a folder of its own, the raters' answers (human input: kept in git, never generated),
+# the papers' tables.
+HUMANEVAL_DIR = f"{DATA}/humaneval"
+HUMANEVAL_ITEMS = f"{HUMANEVAL_DIR}/{{study}}/items.json"
+HUMANEVAL_SHEET = f"{HUMANEVAL_DIR}/{{study}}/sheets/{{rater}}.csv"
+HUMANEVAL_KEYS_DIR = f"{HUMANEVAL_DIR}/keys"
+HUMANEVAL_KEY = f"{HUMANEVAL_KEYS_DIR}/{{study}}.json"
+HUMANEVAL_RATINGS_DIR = "ratings"  # tracked (with its README.md): <study>/<rater>.json (web page) or .csv (sheet)
+HUMANEVAL_RATINGS = f"{HUMANEVAL_RATINGS_DIR}/{{study}}"
+HUMANEVAL_TABLE = f"{TABLES}/humaneval_{{study}}"
+HUMANEVAL_SAMPLE_METRICS = f"{METRICS}/humaneval_sample.json"
+HUMANEVAL_METRICS = f"{METRICS}/humaneval.json"
+
 # ------------------------------------------------------------------------------------------ report
 REPORT_TABLE_STEMS = ("table8_pooling", "table9_subnetworks", "paper_comparison", "paper_claims")
 REPORT_FIGURE_STEMS = ("fig4_duc_train_size", "fig5_wikiref_size", "fig6_wikiref_quality", "fig_compare_sources")
@@ -340,6 +356,50 @@ def dump_sha1sums(config: Mapping) -> str:
 def dump_file(config: Mapping) -> str:
     """Where a downloaded part goes: ``<collect.dump.dir>/{dumpfile}``."""
     return f"{dump_dir(config)}/{DUMP_FILE}"
+
+
+def humaneval_studies(config: Mapping) -> list[str]:
+    """The human studies ``humaneval.studies`` enables, sorted by name."""
+    return sorted(name for name, study in config["humaneval"]["studies"].items() if study["enabled"])
+
+
+def humaneval_inputs(config: Mapping, study: str) -> dict:
+    """The declared files human study ``study`` samples from (nested: system / year -> path)."""
+    cfg = config["humaneval"]["studies"][study]
+    if study == "wikiref_table3":
+        return {"oracle": ORACLE_FILE.format(split=cfg["split"])}
+    if study == "wikiref_table7":
+        y = cfg["year"]
+        return {
+            "summaries": {s: FINETUNE_SUMMARIES.format(setting=s, year=y) for s in cfg["systems"]},
+            "duc": DUC_YEAR.format(year=y),
+            "duc_stats": DUC_YEAR_STATS.format(year=y),
+        }
+    if study == "qmdscnnir_table6":
+        return {
+            "summaries": {s: ABSTRACTIVE_SUMMARIES.format(run=s) for s in cfg["systems"]},
+            "duc": {y: DUC_YEAR.format(year=y) for y in cfg["years"]},
+            "duc_stats": {y: DUC_YEAR_STATS.format(year=y) for y in cfg["years"]},
+        }
+    if study == "psg2sum_table3":
+        return {"pairs": [PSG2SUM_PART.format(part=p) for p in config["psg2sum"]["dump"]["parts"]]}
+    if study == "wcep_ccnews":
+        return {"total": [WCEP_TOTAL.format(split=s) for s in SPLITS]}
+    raise KeyError(f"no human study {study!r}")
+
+
+def flat_files(obj) -> list[str]:
+    """Every path in a nested value of paths (dicts and lists), in order."""
+    if isinstance(obj, Mapping):
+        return [p for v in obj.values() for p in flat_files(v)]
+    if isinstance(obj, (list, tuple)):
+        return [p for v in obj for p in flat_files(v)]
+    return [str(obj)]
+
+
+def humaneval_all_inputs(config: Mapping) -> list[str]:
+    """Every file the enabled human studies read (the sample job's inputs, the stage's DVC deps)."""
+    return list(dict.fromkeys(f for s in humaneval_studies(config) for f in flat_files(humaneval_inputs(config, s))))
 
 
 def under(path: str, folder: str) -> bool:

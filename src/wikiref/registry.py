@@ -207,6 +207,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("duc", "standin"): ("seed", "sample", "duc"),
     ("duc", "prepare"): ("text", "duc"),
     ("duc", "baselines"): ("profile", "duc"),
+    ("duc", "table5"): ("profile",),
     ("pretrain", "variant"): ("seed", "model", "pretrain"),
     ("pretrain", "table"): ("profile", "seed", "model", "pretrain"),
     # A fine-tuning job gets its own finetune.settings entry only (replace=), the pretrain section only
@@ -285,6 +286,9 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     # family's settings reruns nothing else; the table reads every run's metrics.
     **{("abstractive", f"train_{family}"): _abstractive_train_keys(family) for family in ("seq2seq", "hiersumm")},
     ("abstractive", "table"): ("profile", "abstractive.runs", "abstractive.duc.years"),
+    # The human-evaluation kit: the sample job reads psg2sum's part list (the mined pairs it samples from).
+    ("humaneval", "sample"): ("seed", "humaneval", "psg2sum.dump.parts"),
+    ("humaneval", "score"): ("profile", "seed", "humaneval"),
     ("report", "run"): ("profile", "report"),
 }
 
@@ -518,12 +522,12 @@ def _duc(c: Mapping) -> Stage:
     standin, root = bool(c["duc"]["standin"]), L.duc_root(c)
     return Stage(
         "duc",
-        jobs=_jobs("duc", *(("standin",) if standin else ()), "prepare", "baselines"),
+        jobs=_jobs("duc", *(("standin",) if standin else ()), "prepare", "baselines", "table5"),
         deps=(L.RAW_DIR, L.SPLIT_DIR) if standin else (root,),  # the STAND-IN holds WikiRef's split out
-        outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES),
+        outs=((root,) if standin else ()) + (L.DUC_DIR,) + L.table_files(L.TABLE6_BASELINES) + L.table_files(L.TABLE5),
         metrics=(L.DUC_BASELINES_METRICS,),
         targets=tuple(L.DUC_YEAR.format(year=y) for y in c["duc"]["years"])
-        + (L.DUC_BASELINES_METRICS, f"{L.TABLE6_BASELINES}.md"),
+        + (L.DUC_BASELINES_METRICS, f"{L.TABLE6_BASELINES}.md", f"{L.TABLE5}.md"),
     )
 
 
@@ -636,6 +640,23 @@ def _compare(c: Mapping) -> Stage:
     )
 
 
+def _humaneval(c: Mapping) -> Stage:
+    # The papers' human studies: other stages' declared files -> per study items, key and blank sheets ->
+    # the raters' files (ratings/, human input kept in git) -> the papers' tables ("awaiting ratings" without).
+    studies = L.humaneval_studies(c)
+    tables = tuple(f for s in studies for f in L.table_files(L.HUMANEVAL_TABLE.format(study=s)))
+    return Stage(
+        "humaneval",
+        jobs=_jobs("humaneval", "sample", "score"),
+        deps=tuple(L.humaneval_all_inputs(c)) + (L.HUMANEVAL_RATINGS_DIR,),
+        outs=(L.HUMANEVAL_DIR,) + tables,
+        metrics=(L.HUMANEVAL_SAMPLE_METRICS, L.HUMANEVAL_METRICS),
+        targets=tuple(L.HUMANEVAL_ITEMS.format(study=s) for s in studies)
+        + tuple(f"{L.HUMANEVAL_TABLE.format(study=s)}.md" for s in studies)
+        + (L.HUMANEVAL_SAMPLE_METRICS, L.HUMANEVAL_METRICS),
+    )
+
+
 def _report(c: Mapping) -> Stage:
     # Tables VIII-IX, Figs. 4-6, the paper comparison and results/README.md; its deps (every other
     # stage's tables and metrics) are filled in by stages().
@@ -674,6 +695,7 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _finetune,
     _ablations,
     _compare,
+    _humaneval,
     _report,
 )
 NAMES = tuple(f.__name__.lstrip("_") for f in DECLARATIONS)

@@ -3,6 +3,7 @@
 #   duc_prepare   duc.root (NIST layout) -> data/duc/<year>.parquet: sentences, query levels, references,
 #                 per-sentence ROUGE-2 recall targets
 #   duc_baselines LEAD / QUERY-SIM / ORACLE, official ROUGE-1.5.5 scoring -> Table VI baseline rows
+#   duc_table5    the prepared years' counts -> Table V (clusters, documents, sentences; the paper's beside)
 # Held-out-year fine-tuning and the rest of Table VI: workflow/rules/finetune.smk.
 
 from wikiref.wiki.index import dump_parts
@@ -73,6 +74,25 @@ rule duc_baselines:
     shell:
         "wikiref duc baselines --params-json {params.p:q} --inputs {input.parquet:q} --metrics {output.metrics:q}"
         " --table {params.table:q} > {log} 2>&1"
+
+
+rule duc_table5:
+    input:
+        stats=expand(layout.DUC_YEAR_STATS, year=DUC_YEARS),
+    output:
+        tables=multiext(layout.TABLE5, ".csv", ".md", ".tex"),
+    log:
+        layout.log_file("duc_table5"),
+    benchmark:
+        layout.benchmark_file("duc_table5")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    params:
+        p=stage_params("duc", "table5"),
+        table=lambda wc, output: table_stem(output.tables),
+    shell:
+        "wikiref duc table5 --params-json {params.p:q} --stats {input.stats:q} --table {params.table:q} > {log} 2>&1"
 
 
 rule duc_all:

@@ -38,6 +38,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("rouge155", "rouge155"),
     ("ablations", "ablations"),
     ("compare", "compare"),
+    ("humaneval", "humaneval"),
     ("report", "report"),
     ("params", "params"),
     ("dvc-yaml", "dvc_yaml"),
@@ -121,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(see `snakemake -n` for the DAG); run `wikiref <stage> --help` for its jobs, inputs and outputs."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Stages in order: resources -> sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> qmsum -> abstractive -> pretrain -> finetune -> ablations -> compare -> report",
+        epilog="Stages in order: resources -> sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> qmsum -> abstractive -> pretrain -> finetune -> ablations -> compare -> humaneval -> report",
     )
     parser.add_argument("--version", action="version", version=f"wikiref {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

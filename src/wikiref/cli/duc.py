@@ -7,8 +7,8 @@ import argparse
 from wikiref import layout
 from wikiref.cli import add_default, add_files, add_param_jobs, run_job
 
-HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE baselines (Table VI)"
-DESCRIPTION = f"""Three jobs (standin only when duc.standin):
+HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE baselines (Table VI), Table V"
+DESCRIPTION = f"""Four jobs (standin only when duc.standin):
 
 standin: {layout.RAW_PART} files (collect) minus the articles and cited documents of the WikiRef
     splits ({layout.SPLIT_FILE}, --wikiref: held out, so +DA pre-training never sees a test topic)
@@ -38,11 +38,15 @@ baselines: {layout.DUC_YEAR} for each of duc.years -> {layout.DUC_BASELINES_METR
     TF-IDF cosine to the query + the DUC selection rule (duc.select); oracle = greedy ROUGE-2 recall
     against the pooled references within the word budget. Scores: wikiref.rouge.official with
     duc.rouge_flags (the paper's -n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250):
-    identical to ROUGE-1.5.5.pl."""
+    identical to ROUGE-1.5.5.pl.
+
+table5: {layout.DUC_YEAR_STATS} for each of duc.years -> {layout.TABLE5}.{{csv,md,tex}} (journal Table V:
+    clusters, documents, sentences per year beside the paper's 50/50/45, 1,593/1,250/1,125 and
+    46,033/34,585/24,176; a Data column real / STAND-IN per row and the caption from the stats files)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    standin, prepare, baselines = add_param_jobs(parser, "duc", JOBS).values()
+    standin, prepare, baselines, table5 = add_param_jobs(parser, "duc", JOBS).values()
     add_files(standin, "--raw", "PARQUET", f"raw example files ({layout.RAW_PART}, collect)", required=True)
     add_files(
         standin,
@@ -61,6 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_default(baselines, "--metrics", layout.DUC_BASELINES_METRICS, "metrics JSON")
     add_default(baselines, "--table", layout.TABLE6_BASELINES, "table stem")
     baselines.add_argument("--rouge-dir", help="also write SPL files + ROUGE XML configs here (for ROUGE-1.5.5.pl)")
+
+    add_files(
+        table5, "--stats", "JSON", f"prepared years' counts (default: {layout.DUC_YEAR_STATS} for each of duc.years)"
+    )
+    add_default(table5, "--table", layout.TABLE5, "table stem")
 
 
 def _standin(args: argparse.Namespace, params: dict) -> None:
@@ -108,21 +117,33 @@ def _baselines(args: argparse.Namespace, params: dict) -> None:
     )
 
 
+def _table5(args: argparse.Namespace, params: dict) -> None:
+    from wikiref.stages.duc import table5
+
+    stats = args.stats or [layout.DUC_YEAR_STATS.format(year=y) for y in params["duc"]["years"]]
+    out = table5.run(params, {"stats": stats}, {"table": args.table})
+    years = ", ".join(f"{r['Year']} ({r['Data']})" for r in out["rows"])
+    print(f"duc table5: {years} -> {args.table}.md")
+
+
 JOBS = {  # name: (run, help, what it does)
     "standin": (_standin, "build the STAND-IN DUC-format benchmark from data/raw", "Build the STAND-IN DUC tree"),
     "prepare": (_prepare, "read the DUC years (NIST layout) into data/duc/<year>.parquet", "Read the DUC years"),
     "baselines": (_baselines, "LEAD / QUERY-SIM / ORACLE with official ROUGE (Table VI)", "Score the DUC baselines"),
+    "table5": (_table5, "DUC statistics per year beside the paper's (Table V)", "Write Table V"),
 }
 
 
 def main(args: argparse.Namespace) -> int:
     from wikiref.schemas import SchemaError
     from wikiref.stages.duc.stage import DucError, DucLayoutError
+    from wikiref.stages.duc.table5 import Table5Error
+    from wikiref.tables import StandinMismatch
 
     return run_job(
         args,
         "duc",
         JOBS,
         ((DucLayoutError,), 2),
-        ((DucError, SchemaError, FileNotFoundError), 1),
+        ((DucError, Table5Error, StandinMismatch, SchemaError, FileNotFoundError), 1),
     )
