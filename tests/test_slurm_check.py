@@ -24,6 +24,17 @@ def shipped():
     return yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
 
 
+# What pretrain_variant asks of the local cluster with two GPUs (the shipped profile + the local overlay).
+PRETRAIN_TWO_GPUS = {
+    "partition": "local-gpu",
+    "account": "acct",
+    "cpus": 4,
+    "mem_mb": 64000,
+    "time_min": 1440,
+    "gpus": 2,
+}
+
+
 def conf_dict(text: str) -> dict:
     """key=value lines (first key of a line) -> dict of the whole line's pairs."""
     out = {}
@@ -84,14 +95,7 @@ def test_overlay_refuses_an_unmapped_partition(sc):
 def test_expected_resources_merge_rule_over_default(sc, shipped):
     profile = {**shipped, **sc.overlay_profile(shipped, sc.PARTITIONS, "acct")}
     want = sc.expected_resources(profile, "pretrain_variant", gpu=2)
-    assert want == {
-        "partition": "local-gpu",
-        "account": "acct",
-        "cpus": 4,
-        "mem_mb": 64000,
-        "time_min": 1440,
-        "gpus": 2,
-    }
+    assert want == PRETRAIN_TWO_GPUS
     assert sc.expected_resources(profile, "split")["partition"] == "local-cpu"
 
 
@@ -105,14 +109,7 @@ SACCT = """JobIDRaw|JobName|Account|Partition|AllocCPUS|ReqMem|TimelimitRaw|ReqT
 def test_parse_sacct_and_units(sc):
     recs = sc.parse_sacct(SACCT)
     assert [r["JobIDRaw"] for r in recs] == ["7", "8", "9"]
-    assert sc.record_resources(recs[2]) == {
-        "partition": "local-gpu",
-        "account": "acct",
-        "cpus": 4,
-        "mem_mb": 64000,
-        "time_min": 1440,
-        "gpus": 2,
-    }
+    assert sc.record_resources(recs[2]) == PRETRAIN_TWO_GPUS
     assert sc.parse_sacct("\n") == []
     assert sc.mem_mb("4000Mc") == 4000 and sc.mem_mb("2G") == 2048
     with pytest.raises(ValueError):

@@ -89,17 +89,21 @@ def sample_study(params: Mapping, study: str, inputs: Mapping, outs: Mapping) ->
     return {"items": len(items), "raters": len(sample["raters"]), "digest": sample["digest"], **info}
 
 
-def sample(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
-    """The sample job. ``inputs``: study -> :func:`study_inputs`; ``outputs``: study -> :func:`outputs` and
-    ``metrics`` (per study: items, raters, shortfalls, STAND-IN). Only the enabled studies are drawn."""
+def _each_study(params: Mapping, inputs: Mapping, outputs: Mapping, one) -> dict:
+    """``one(params, study, inputs[study], outputs[study])`` for every enabled study, in order; the metrics
+    (per study, and STAND-IN when any study's data is) written to ``outputs["metrics"]``."""
     from wikiref.files import write_json
 
-    metrics = {"studies": {}}
-    for study in enabled(params["humaneval"]):
-        metrics["studies"][study] = sample_study(params, study, inputs[study], outputs[study])
+    metrics = {"studies": {s: one(params, s, inputs[s], outputs[s]) for s in enabled(params["humaneval"])}}
     metrics["standin"] = any(s["standin"] for s in metrics["studies"].values())
     write_json(outputs["metrics"], metrics)
     return metrics
+
+
+def sample(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The sample job. ``inputs``: study -> :func:`study_inputs`; ``outputs``: study -> :func:`outputs` and
+    ``metrics`` (per study: items, raters, shortfalls, STAND-IN). Only the enabled studies are drawn."""
+    return _each_study(params, inputs, outputs, sample_study)
 
 
 # --------------------------------------------------------------------------------------------- score
@@ -145,11 +149,4 @@ def score(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     """The score job. ``inputs``: study -> ``items``, ``key``, ``ratings`` (the rating files found);
     ``outputs``: study -> table stem, and ``metrics``. A rating file that does not fit its sample raises
     :class:`wikiref.stages.humaneval.sheets.SheetError` naming the rater and the items."""
-    from wikiref.files import write_json
-
-    metrics = {"studies": {}}
-    for study in enabled(params["humaneval"]):
-        metrics["studies"][study] = score_study(params, study, inputs[study], outputs[study])
-    metrics["standin"] = any(s["standin"] for s in metrics["studies"].values())
-    write_json(outputs["metrics"], metrics)
-    return metrics
+    return _each_study(params, inputs, outputs, score_study)

@@ -67,6 +67,16 @@ TABLE6_CRITERIA = (
     ("overall", "Which summary is better overall?"),
 )
 
+# QmdsCnnIr Table 6: criterion -> (2006, 2007) (WIKI, CB, =) judgments
+TABLE6_PAPER = {
+    "informativeness": ((30, 107, 12), (52, 63, 20)),
+    "non_redundancy": ((27, 110, 12), (51, 58, 25)),
+    "coherence": ((27, 112, 11), (55, 59, 20)),
+    "order": ((25, 112, 11), (56, 63, 12)),
+    "focus": ((21, 117, 12), (61, 59, 13)),
+    "overall": ((23, 103, 24), (46, 53, 35)),
+}
+
 STUDIES: dict[str, Study] = {
     s.name: s
     for s in (
@@ -123,25 +133,8 @@ STUDIES: dict[str, Study] = {
                 "summaries (their order is random). For each aspect choose A, B or no difference."
             ),
             questions=tuple(Question(c, t, AB, level="nominal") for c, t in TABLE6_CRITERIA),
-            # QmdsCnnIr Table 6: year -> criterion -> (WIKI, CB, =) judgments
-            paper_numbers={
-                2006: {
-                    "informativeness": (30, 107, 12),
-                    "non_redundancy": (27, 110, 12),
-                    "coherence": (27, 112, 11),
-                    "order": (25, 112, 11),
-                    "focus": (21, 117, 12),
-                    "overall": (23, 103, 24),
-                },
-                2007: {
-                    "informativeness": (52, 63, 20),
-                    "non_redundancy": (51, 58, 25),
-                    "coherence": (55, 59, 20),
-                    "order": (56, 63, 12),
-                    "focus": (61, 59, 13),
-                    "overall": (46, 53, 35),
-                },
-            },
+            # QmdsCnnIr Table 6: year -> criterion -> (WIKI, CB, =) judgments (:data:`TABLE6_PAPER`)
+            paper_numbers={year: {c: v[i] for c, v in TABLE6_PAPER.items()} for i, year in enumerate((2006, 2007))},
         ),
         Study(
             name="psg2sum_table3",
