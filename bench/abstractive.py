@@ -607,12 +607,7 @@ def parse_args(argv):
     ap.add_argument("--data", default=None, help="read data/sources/<DATA>/train.parquet instead of synthetic data")
     ap.add_argument("--max-decode", type=int, default=0, help="decoding steps (0: 10 quick, 30 paper, 40 tiny)")
     ap.add_argument("--speedup", type=float, default=30.0, help="assumed GPU/CPU training throughput ratio")
-    ap.add_argument(
-        "--gpu-rates",
-        type=Path,
-        default=None,
-        help="rates JSON of scripts/gpu-check --rates: GPU-hours from its measured abstractive tokens/s, not --speedup",
-    )
+    ap.add_argument("--gpu-rates", type=Path, help="scripts/gpu-check --rates JSON: measured tokens/s, not --speedup")
     ap.add_argument("--psg2sum-epochs", type=float, default=20.0, help="assumed Psg2Sum training epochs")
     ap.add_argument("--in-process", action="store_true", help="no child processes (memory figures then shared)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)

@@ -75,17 +75,8 @@ def seq_model(variant: str, cell: str) -> tuple[seq2seq.Seq2Seq, dict]:
 
 
 def hier_model(variant: str) -> tuple[hiersumm.HierSumm, dict]:
-    cfg = hiersumm.HierSummConfig(
-        vocab_size=len(vocab()),
-        d_model=32,
-        heads=4,
-        ff_size=64,
-        local_layers=1,
-        global_layers=1,
-        dropout=0.0,
-        max_target_length=8,
-        **HIER_VARIANTS[variant],
-    )
+    sizes = {"d_model": 32, "heads": 4, "ff_size": 64, "local_layers": 1, "global_layers": 1, "max_target_length": 8}
+    cfg = hiersumm.HierSummConfig(vocab_size=len(vocab()), dropout=0.0, **sizes, **HIER_VARIANTS[variant])
     torch.manual_seed(0)
     model = spread(hiersumm.HierSumm(cfg))
     examples = [hiersumm.make_example(q, d, s, vocab(), cfg) for q, d, s in HIER_DATA]

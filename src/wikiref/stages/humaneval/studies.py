@@ -67,14 +67,10 @@ TABLE6_CRITERIA = (
     ("overall", "Which summary is better overall?"),
 )
 
-# QmdsCnnIr Table 6: criterion -> (2006, 2007) (WIKI, CB, =) judgments
+# QmdsCnnIr Table 6: year -> (WIKI, CB, =) judgments per criterion, in TABLE6_CRITERIA's order
 TABLE6_PAPER = {
-    "informativeness": ((30, 107, 12), (52, 63, 20)),
-    "non_redundancy": ((27, 110, 12), (51, 58, 25)),
-    "coherence": ((27, 112, 11), (55, 59, 20)),
-    "order": ((25, 112, 11), (56, 63, 12)),
-    "focus": ((21, 117, 12), (61, 59, 13)),
-    "overall": ((23, 103, 24), (46, 53, 35)),
+    2006: ((30, 107, 12), (27, 110, 12), (27, 112, 11), (25, 112, 11), (21, 117, 12), (23, 103, 24)),
+    2007: ((52, 63, 20), (51, 58, 25), (55, 59, 20), (56, 63, 12), (61, 59, 13), (46, 53, 35)),
 }
 
 STUDIES: dict[str, Study] = {
@@ -134,7 +130,7 @@ STUDIES: dict[str, Study] = {
             ),
             questions=tuple(Question(c, t, AB, level="nominal") for c, t in TABLE6_CRITERIA),
             # QmdsCnnIr Table 6: year -> criterion -> (WIKI, CB, =) judgments (:data:`TABLE6_PAPER`)
-            paper_numbers={year: {c: v[i] for c, v in TABLE6_PAPER.items()} for i, year in enumerate((2006, 2007))},
+            paper_numbers={y: dict(zip((c for c, _ in TABLE6_CRITERIA), v)) for y, v in TABLE6_PAPER.items()},
         ),
         Study(
             name="psg2sum_table3",
