@@ -12,21 +12,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from wikiref.stages.wcep.events import (
-    _ISO,
-    _NON_LINK_NS,
-    Event,
-    _as_paths,
-    _Bullet,
-    _Category,
-    _clean,
-    _Collector,
-    _Day,
-    _day_name,
-    _events_from_items,
-    _iso,
-    _ws,
-)
+from wikiref.stages.wcep import events as ev
+from wikiref.stages.wcep.events import Event
 
 if TYPE_CHECKING:
     from wikiref.examples import Tally
@@ -46,7 +33,7 @@ def _hidden(el) -> bool:
     return "display:none" in (el.get("style") or "").replace(" ", "").lower()
 
 
-def _html_walk(el, col: _Collector) -> None:
+def _html_walk(el, col: ev._Collector) -> None:
     if el.text:
         col.parts.append(el.text)
     for child in el:
@@ -62,17 +49,17 @@ def _html_walk(el, col: _Collector) -> None:
             col.parts.append(child.tail)
 
 
-def _html_link(a, col: _Collector) -> None:
+def _html_link(a, col: ev._Collector) -> None:
     href = a.get("href") or ""
     if "nofollow" in (a.get("rel") or "").split() or "external" in _classes(a):
         col.url(href)
         return
-    inner = _Collector()
+    inner = ev._Collector()
     _html_walk(a, inner)
     anchor = "".join(inner.parts)
     col.parts.append(anchor)
     target = _wiki_target(href)
-    if target and not target.lower().startswith(_NON_LINK_NS):
+    if target and not target.lower().startswith(ev._NON_LINK_NS):
         col.entity(anchor, target)
 
 
@@ -88,9 +75,9 @@ def _wiki_target(href: str) -> str:
 
 
 def _html_text(el) -> str:
-    col = _Collector()
+    col = ev._Collector()
     _html_walk(el, col)
-    return _clean("".join(col.parts))
+    return ev._clean("".join(col.parts))
 
 
 def _html_category(el) -> str | None:
@@ -102,7 +89,7 @@ def _html_category(el) -> str | None:
     if el.tag == "p":
         bold = " ".join(_html_text(b) for b in el.findall("b"))
         text = _html_text(el)
-        return text if text and text == _ws(bold) else None
+        return text if text and text == ev._ws(bold) else None
     return None
 
 
@@ -123,7 +110,7 @@ def _html_list(ul, depth: int, items: list, where: str, tally: Tally) -> None:
         if not isinstance(child.tag, str):
             continue
         if child.tag == "li":
-            col = _Collector()
+            col = ev._Collector()
             _html_walk(child, col)
             items.append(col.bullet(depth))
             for sub in _sublists(child):
@@ -134,14 +121,14 @@ def _html_list(ul, depth: int, items: list, where: str, tally: Tally) -> None:
             _html_list(child, depth + 1, items, where, tally)
 
 
-def _html_items(description, where: str, tally: Tally) -> list[_Bullet | _Category]:
-    items: list[_Bullet | _Category] = []
-    if _ws(description.text or ""):
+def _html_items(description, where: str, tally: Tally) -> list[ev._Bullet | ev._Category]:
+    items: list[ev._Bullet | ev._Category] = []
+    if ev._ws(description.text or ""):
         tally.drop("stray_line", where)
     for child in description:
         if isinstance(child.tag, str) and not _hidden(child):
             _html_child(child, items, where, tally)
-        if _ws(child.tail or ""):
+        if ev._ws(child.tail or ""):
             tally.drop("stray_line", where)
     return items
 
@@ -150,7 +137,7 @@ def _html_child(child, items: list, where: str, tally: Tally) -> None:
     category = _html_category(child)
     if category is not None:
         if category:
-            items.append(_Category(category))
+            items.append(ev._Category(category))
     elif child.tag == "ul":
         _html_list(child, 1, items, where, tally)
     elif child.tag == "ol":
@@ -170,11 +157,11 @@ def _html_date(block, tally: Tally) -> tuple[str | None, bool]:
     """(the day's ISO date or None, whether some date text was there at all)."""
     found = []
     for el in _by_class(block, "bday") + _by_class(block, "dtstart"):
-        found.append(_ws(el.text_content()))
+        found.append(ev._ws(el.text_content()))
     for el in _by_class(block, "summary"):
         found += _ISO_IN_PARENS.findall(el.text_content())
-    iso = next((d for d in found if _ISO.fullmatch(d) and _iso(*map(int, d.split("-")))), None)
-    is_day, from_id = _day_name(block.get("id") or "")
+    iso = next((d for d in found if ev._ISO.fullmatch(d) and ev._iso(*map(int, d.split("-")))), None)
+    is_day, from_id = ev._day_name(block.get("id") or "")
     if iso and from_id and iso != from_id:
         tally.counts["days:date_mismatch"] += 1
     return iso or from_id, bool(found) or is_day
@@ -237,15 +224,15 @@ def _html_day(block, k: int, location: str, tally: Tally, seen: set[str], final:
     tally.counts["days"] += 1
     descriptions = _by_class(block, "description")
     items = _html_items(descriptions[0], where, tally) if descriptions else []
-    if not any(isinstance(i, _Bullet) for i in items):
+    if not any(isinstance(i, ev._Bullet) for i in items):
         tally.drop("empty_day", where)
         return []
-    return _events_from_items(items, _Day(date, "html", where, tally, seen, final))
+    return ev._events_from_items(items, ev._Day(date, "html", where, tally, seen, final))
 
 
 def iter_html_events(paths, tally: Tally) -> Iterator[Event]:
     """The events of monthly portal pages saved as HTML files (read as bytes)."""
     seen: set[str] = set()
-    for path in _as_paths(paths):
+    for path in ev._as_paths(paths):
         tally.counts["files"] += 1
         yield from _parse_month(path.read_bytes(), location=path.name, tally=tally, seen=seen)
