@@ -83,7 +83,8 @@ def _params(**finetune_over) -> dict:
     finetune = dict(
         settings=_settings("bert", "qbert_st", "da_pre", "qbert_da", "qbert_da_iter"),
         **_optimisation(),
-        target_scale=100.0,
+        loss="mse",
+        target={"transform": "raw", "scale": 100.0, "top": 3},
         dev_fraction=0.3,
         max_train_clusters=None,
         max_doc_sentences=None,

@@ -26,7 +26,7 @@ INITS = ("encoder", "pretrained")
 
 log = logging.getLogger(__name__)
 
-MODEL_FILES_KEPT = ("training.json", "subnet.json")
+MODEL_FILES_KEPT = ("training.json", "subnet.json", "target.json")
 
 
 METHODS = ("full", "subnet", "iterative", "none")
@@ -316,11 +316,11 @@ def start_model(
         info.update(variant=variant, checkpoint=str(path), selection=why)
     info["pooling"] = model.config.pooling
     info["checkpoint_head"] = model.config.head
-    if setting["method"] != "none" and model.config.head != "regression":
-        # Fine-tuning regresses ROUGE-2 recall (journal §V-B); the linear layer is the same, only the
-        # loss (MSE instead of BCE) and the output (raw instead of sigmoid) change.
-        model.config.head = "regression"
-        info["head_switched_to_regression"] = True
+    if setting["method"] != "none" and model.config.use_loss(params["finetune"]["loss"]):
+        # Fine-tuning regresses ROUGE-2 recall (journal §V-B) or ranks by it (finetune.loss); the linear
+        # layer is the same, only the loss and the output (raw instead of sigmoid) change. loss: bce keeps
+        # / switches to the classification head.
+        info[f"head_switched_to_{model.config.head}"] = True
     return model, tok, info
 
 
@@ -349,6 +349,19 @@ def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path
         return None, {}
     stats = subnet.mask_stats(model, masks)
     return subnet.GradientMask(model, masks), stats
+
+
+def training_examples(finetune: Mapping, train_df: pd.DataFrame, dev_df: pd.DataFrame):
+    """(train examples, dev examples, the dev rows used, row counts, the fitted target transform or None):
+    :func:`to_examples` (training documents capped), then ``finetune.loss`` / ``finetune.target``
+    (:func:`wikiref.model.targets.apply_targets`; a document's cluster is its ranking group)."""
+    from wikiref.model.targets import apply_targets
+
+    train_ex, train_used, train_counts = to_examples(train_df, max_doc_sentences=finetune["max_doc_sentences"])
+    dev_ex, dev_used, dev_counts = to_examples(dev_df)
+    groups = [[str(t) for t in used["topic"]] for used in (train_used, dev_used)]
+    transform = apply_targets(finetune, train_ex, dev_ex, *groups)
+    return train_ex, dev_ex, dev_used, {"train": train_counts, "dev": dev_counts}, transform
 
 
 def train_and_test(
@@ -455,18 +468,14 @@ def _finetune_held_out(
     rows, subnetwork, training)."""
     from wikiref.files import write_json
     from wikiref.model import load_scorer
+    from wikiref.model.targets import save_transform
     from wikiref.model.training import TrainSettings, train
 
     finetune_params, duc, seed = params["finetune"], params["duc"], params["seed"]
     pool = pd.concat([load_year(p) for p in train_paths], ignore_index=True)
     pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
     train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
-    train_ex, _, train_counts = to_examples(
-        train_df,
-        max_doc_sentences=finetune_params["max_doc_sentences"],
-        target_scale=finetune_params["target_scale"],
-    )
-    dev_ex, dev_used, dev_counts = to_examples(dev_df, target_scale=finetune_params["target_scale"])
+    train_ex, dev_ex, dev_used, counts, transform = training_examples(finetune_params, train_df, dev_df)
     gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
     hooks = gradient_mask.hooks() if gradient_mask is not None else {}
     last = out_dir / "last"
@@ -486,11 +495,13 @@ def _finetune_held_out(
         shutil.rmtree(last)
     if mask_stats:
         write_json(out_dir / "subnet.json", mask_stats)
+    if transform is not None and transform.name != "raw":  # raw x scale has no statistics to keep
+        save_transform(transform, out_dir)
     model, tok = load_scorer(out_dir)  # the best dev epoch
     trained = {
         "train_clusters": [f"{y}/{t}" for y, t in _topic_keys(train_df)],
         "dev_clusters": [f"{y}/{t}" for y, t in _topic_keys(dev_df)],
-        "rows": {"train": train_counts, "dev": dev_counts},
+        "rows": counts,
         "subnet": mask_stats,
         "training": {
             "best_epoch": result.best_epoch,

@@ -117,6 +117,7 @@ def finetune(
     tokenizer, training record)."""
     from wikiref.model import load_scorer
     from wikiref.model.selection import rouge2_f1
+    from wikiref.model.targets import apply_targets
     from wikiref.model.training import ScoringExample, TrainSettings, train
 
     q, seed, ft = params["qmsum"], int(params["seed"]), params["finetune"]
@@ -134,7 +135,7 @@ def finetune(
                 ScoringExample(
                     query=[str(x) for x in r.query],
                     sentences=turns,
-                    targets=[float(r.turn_targets[i]) * ft["target_scale"] for i in idx],
+                    targets=[float(r.turn_targets[i]) for i in idx],
                     id=str(r.id),
                 )
             )
@@ -151,7 +152,9 @@ def finetune(
         return 100.0 * float(np.mean(values))
 
     settings = TrainSettings.from_params(seed, params["model"], ft, progress)
-    result = train(model, tok, examples(train_df), examples(dev_df), settings, out_dir, select_fn=select)
+    train_ex, dev_ex = examples(train_df), examples(dev_df)
+    apply_targets(ft, train_ex, dev_ex)  # finetune.loss / finetune.target; each query is one ranking group
+    result = train(model, tok, train_ex, dev_ex, settings, out_dir, select_fn=select)
     model, tok = load_scorer(out_dir)
     record = {
         "train_queries": len(train_df),

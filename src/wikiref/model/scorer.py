@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from wikiref.files import atomic_path, write_json
+from wikiref.model import losses
 from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
 from wikiref.model.packing import PackedWindow, Packer
 from wikiref.model.pooling import POOLING_MODES, SentencePooler
@@ -54,6 +55,9 @@ class ScorerConfig:
     attention_dropout: float | None = None  # None: the encoder's own
     encoder_config: dict = field(default_factory=dict)  # filled when built; lets load rebuild the shape
     format: str = FORMAT
+    # mse | pairwise | listwise (regression head) | bce (classification head); None: the head's own
+    # (bce / mse). Left out of config.json when None, so older checkpoints and their files are unchanged.
+    loss: str | None = None
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLING_MODES:
@@ -64,13 +68,39 @@ class ScorerConfig:
             raise ValueError(f"init {self.init!r} must be 'pretrained' or 'random'")
         if self.pooling == "query" and not self.use_query:
             raise ValueError("query pooling (Q-BERT) needs the query in the input (use_query: true)")
+        if self.loss is not None:
+            if self.loss not in losses.LOSSES:
+                raise ValueError(f"loss {self.loss!r} not in {losses.LOSSES}")
+            if (self.loss == "bce") != (self.head == "classification"):
+                raise ValueError(f"loss {self.loss!r} does not fit the {self.head} head (bce <-> classification)")
+
+    def use_loss(self, loss: str) -> bool:
+        """Train with ``loss`` (a params ``loss``): bce on the classification head, the others on the
+        regression head (the output layer is the same; only the loss and the output's meaning change).
+        Returns whether the head changed."""
+        if loss not in losses.LOSSES:
+            raise ValueError(f"loss {loss!r} not in {losses.LOSSES}")
+        head = "classification" if loss == "bce" else "regression"
+        changed, self.head = head != self.head, head
+        self.loss = loss if loss in ("pairwise", "listwise") else None
+        return changed
+
+    @property
+    def loss_name(self) -> str:
+        """The training loss: ``loss``, or the head's own (classification: bce, regression: mse)."""
+        if self.loss is not None:
+            return self.loss
+        return "bce" if self.head == "classification" else "mse"
 
     @property
     def random_init(self) -> bool:
         return self.init == "random" or is_random(self.encoder)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        if d["loss"] is None:
+            d.pop("loss")
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ScorerConfig:
@@ -108,11 +138,10 @@ class SentenceScorer(nn.Module):
         v = self.pooler(hidden, batch["sent_window"], batch["positions"], batch["pos_mask"], batch["query_mask"])
         return self.head(self.dropout(v)).squeeze(-1)
 
-    def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        outputs = outputs.float()
-        if self.config.head == "classification":
-            return nn.functional.binary_cross_entropy_with_logits(outputs, targets.float())
-        return nn.functional.mse_loss(outputs, targets.float())
+    def loss(self, outputs: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor | None = None) -> torch.Tensor:
+        """The batch's loss (:mod:`wikiref.model.losses`); ``groups``: each sentence's ranking group
+        (the batch's ``sent_group``), used by the pairwise and listwise losses."""
+        return losses.compute(self.config.loss_name, outputs, targets, groups)
 
     def to_scores(self, outputs: torch.Tensor) -> torch.Tensor:
         outputs = outputs.float()
@@ -157,11 +186,14 @@ def collate(
     targets: Sequence[Sequence[float]] | None = None,
     pad_to: int | None = None,
     pad_multiple: int = 8,
+    groups: Sequence[int] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Dynamic padding: pad to the longest window of the batch (rounded up to ``pad_multiple``),
     or to ``pad_to`` (the naive fixed-length baseline of bench/train.py).
 
     ``targets[e][j]`` is the target of sentence ``j`` of example ``e`` (``PackedWindow.example``).
+    ``groups[e]`` is the ranking group of example ``e`` (``sent_group`` of its sentences; the ranking
+    losses compare sentences of one group); None: each example is its own group.
     """
     longest = max(len(w) for w in windows)
     T = pad_to if pad_to is not None else -(-longest // pad_multiple) * pad_multiple
@@ -204,10 +236,25 @@ def collate(
         "pos_mask": pos_mask,
         "sent_example": torch.tensor(sent_example, dtype=torch.long),
         "sent_index": torch.tensor(sent_index, dtype=torch.long),
+        "sent_group": torch.tensor(
+            sent_example if groups is None else [int(groups[e]) for e in sent_example], dtype=torch.long
+        ),
     }
     if targets is not None:
         batch["targets"] = torch.tensor(tgt, dtype=torch.float32)
     return batch
+
+
+def example_groups(examples: Sequence) -> list[int] | None:
+    """Each example's ranking group as an int (examples naming the same ``group`` share one); None when no
+    example names one (each is its own group)."""
+    if all(e.group is None for e in examples):
+        return None
+    ids: dict[tuple, int] = {}
+    return [
+        ids.setdefault(("example", i) if e.group is None else ("group", e.group), len(ids))
+        for i, e in enumerate(examples)
+    ]
 
 
 def to_device(batch: Mapping[str, torch.Tensor], device: torch.device | str) -> dict[str, torch.Tensor]:

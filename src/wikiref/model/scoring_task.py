@@ -20,6 +20,7 @@ from wikiref.model.scorer import (
     SentenceScorer,
     autocast_context,
     collate,
+    example_groups,
     length_sorted_batches,
     make_packer,
     save_scorer,
@@ -38,6 +39,7 @@ class ScoringExample:
     targets: list[float] | None = None
     id: str = ""
     doc_lengths: list[int] | None = None  # sentences per document (multi-document examples); None = one
+    group: str | None = None  # ranking group (e.g. the DUC cluster of a document); None = the example itself
 
 
 def packing_input(e: ScoringExample) -> tuple:
@@ -93,7 +95,7 @@ def predict(
         with autocast_context(device, amp):
             raw = model(batch)
         if targets is not None:
-            losses.append((model.loss(raw, batch["targets"]), len(raw)))
+            losses.append((model.loss(raw, batch["targets"], batch["sent_group"]), len(raw)))
         scores.append(model.to_scores(raw).float())
         where.append((cpu_batch["sent_example"].tolist(), cpu_batch["sent_index"].tolist()))
     model.train(was)
@@ -194,17 +196,19 @@ class ScorerTask:
         self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
         self.pad_id = tokenizer.pad_token_id or 0
         self.pad_to = model.config.max_length if pad_to_max_length else None
+        self.train_groups = example_groups(train_examples)
         self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict:
         windows = [self.train_items[i] for i in idx]
-        return batch_to_device(collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to), device)
+        batch = collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to, groups=self.train_groups)
+        return batch_to_device(batch, device)
 
     def forward(self, forward: torch.nn.Module, batch: dict) -> torch.Tensor:
         return forward(batch)
 
     def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
-        return model.loss(output, batch["targets"])
+        return model.loss(output, batch["targets"], batch["sent_group"])
 
     def evaluate(
         self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool

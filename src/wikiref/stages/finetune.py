@@ -7,8 +7,10 @@ For a held-out year Y and a *setting* (``finetune.settings[*]``: starting point 
    ``dev_fraction`` of the remaining clusters is held out for selection. One training example per
    (query, document): the query levels (title + narrative sentences), the document's sentences (the
    first ``max_doc_sentences`` when capped) and each sentence's ROUGE-2 recall against the cluster's
-   references pooled (``sentence_targets``, x ``target_scale``), learned with the regression head
-   (linear + MSE), the paper's fine-tuning objective.
+   references pooled (``sentence_targets``), turned into targets by ``finetune.target`` (raw x scale,
+   standardised, per-cluster, rank: :mod:`wikiref.model.targets`) and learned with ``finetune.loss``
+   (mse on the regression head: the paper's objective; pairwise / listwise within a cluster; bce on
+   labels with the classification head: :mod:`wikiref.model.losses`).
 2. **Start** (``init``): ``encoder`` = the encoder alone (``model.encoder``, fresh pooling + head;
    ``pooling: cls`` is BERT, ``query`` is Q-BERT); ``pretrained`` = a WikiRef checkpoint from
    ``models/pretrain/<variant>/`` (+DA): ``variant`` is a name or ``best`` = the variant with the

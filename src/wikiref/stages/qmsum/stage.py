@@ -14,7 +14,7 @@ Jobs (``wikiref qmsum <job>``, rules in ``workflow/rules/qmsum.smk``), each
 
 For the source comparison (:mod:`wikiref.stages.compare`): :func:`eval_rows` (the same test queries as
 the baselines), :func:`finetune` (a scorer trained on QMSum train queries: each turn's ROUGE-2 recall
-against the answer, x ``finetune.target_scale``, epoch chosen on dev ROUGE-2) and :func:`evaluate_model`
+against the answer, as ``finetune.loss`` / ``finetune.target`` say, epoch chosen on dev ROUGE-2) and :func:`evaluate_model`
 (turns ranked by the model's scores fill the word budget like QUERY-SIM's ranking does).
 """
 

@@ -1,0 +1,55 @@
+"""finetune.loss / finetune.target in DUC fine-tuning (wikiref.glue.duc): the ranking and classification
+losses train, the cluster is each document's ranking group, standardise keeps its statistics."""
+
+from __future__ import annotations
+
+import pytest
+from test_finetune import _params, _settings
+
+from wikiref.glue import duc as ft
+from wikiref.model.targets import TARGET_FILE, load_transform
+
+
+@pytest.mark.parametrize(
+    ("loss", "transform", "head"),
+    [("listwise", "standardise", "regression"), ("pairwise", "raw", "regression"), ("bce", "raw", "classification")],
+)
+def test_finetune_with_a_recipe(tmp_path, duc_years, loss, transform, head):
+    target = {"transform": transform, "scale": 1.0, "top": 2}
+    p = _params(settings=_settings("qbert"), keep_models=True, loss=loss, target=target, epochs=1)
+    out = tmp_path / "qbert"
+    m, preds, summaries = ft.train_and_test(p, "qbert", 2006, duc_years, out, progress=False)
+    assert m["training"]["best_epoch"] == 1 and 0 <= m["test"]["ROUGE-2"]["R"] <= 1
+    assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"}
+    model, _ = _load(out)
+    assert model.config.head == head and model.config.loss_name == loss
+    saved = load_transform(out)
+    if transform == "standardise":  # fitted on the training clusters only, kept with the checkpoint
+        assert saved is not None and saved.name == "standardise" and saved.std > 0
+    else:
+        assert saved is None and not (out / TARGET_FILE).exists()
+
+
+def _load(path):
+    from wikiref.model import load_scorer
+
+    return load_scorer(path)
+
+
+def test_targets_follow_the_params(duc_years):
+    """apply_targets: raw x scale gives exactly the old target_scale targets; bce labels the top sentences of
+    a cluster; the cluster is the ranking group."""
+    from wikiref.model.targets import apply_targets
+
+    df = ft.load_year(duc_years[2006])
+    ex, used, _ = ft.to_examples(df)
+    old, _, _ = ft.to_examples(df, target_scale=100.0)
+    groups = [str(t) for t in used["topic"]]
+    apply_targets({"loss": "mse", "target": {"transform": "raw", "scale": 100.0, "top": 3}}, ex, [], groups, [])
+    assert [e.targets for e in ex] == [e.targets for e in old]
+    assert [e.group for e in ex] == groups
+    lab, _, _ = ft.to_examples(df)
+    apply_targets({"loss": "bce", "target": {"transform": "raw", "scale": 1.0, "top": 2}}, lab, [], groups, [])
+    for g in set(groups):
+        labels = [x for e, gg in zip(lab, groups) if gg == g for x in e.targets]
+        assert set(labels) <= {0.0, 1.0} and 1 <= sum(labels) <= 2

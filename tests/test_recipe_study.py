@@ -1,0 +1,87 @@
+"""scripts/recipe-study end to end with tiny settings: on a STAND-IN DUC root (built by the duc stage in the NIST
+layout) and, where the real QMSum file is present, on a few of its meetings."""
+
+from __future__ import annotations
+
+import csv
+import importlib.machinery
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from wikiref import config
+from wikiref.stages.duc import stage as duc_stage
+
+REPO = Path(__file__).resolve().parents[1]
+QMSUM = REPO.parent / "shared" / "data" / "qmsum" / "val.jsonl"
+TINY_RECIPES = [
+    "mse:loss=mse,transform=standardise,epochs=1,encoder=tiny-random",
+    "listwise:loss=listwise,transform=cluster_norm,epochs=1,encoder=tiny-random",
+    "bce:loss=bce,top=2,epochs=1,encoder=tiny-random",
+]
+
+
+def _script():
+    loader = importlib.machinery.SourceFileLoader("recipe_study", str(REPO / "scripts" / "recipe-study"))
+    spec = importlib.util.spec_from_loader("recipe_study", loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["recipe_study"] = module  # dataclasses look their module up while the file runs
+    loader.exec_module(module)
+    return module
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture()
+def duc_standin_root(repo, tmp_path) -> Path:
+    from test_duc_standin import raw_examples, wikiref_split
+
+    raw = tmp_path / "raw.parquet"
+    raw_examples(n_articles=12).to_parquet(raw)
+    split = tmp_path / "split.parquet"
+    wikiref_split(raw_examples()).to_parquet(split)
+    params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
+    params["sample"]["duc"].update(years=[2006, 2007], clusters_per_year=3)
+    root = tmp_path / "duc-standin"
+    duc_stage.standin(params, {"raw": [raw], "wikiref": [split]}, {"root": root})
+    return root
+
+
+def test_recipe_parsing():
+    study = _script()
+    r = study.Recipe.parse("x:loss=listwise,transform=rank,lr=3e-5,epochs=3,encoder=tiny-random")
+    assert (r.loss, r.transform, r.lr, r.epochs, r.encoder) == ("listwise", "rank", 3e-5, 3, "tiny-random")
+    assert "listwise, rank" in r.describe()
+    with pytest.raises(SystemExit):
+        study.Recipe.parse("x:loss=hinge")
+    with pytest.raises(SystemExit):
+        study.Recipe.parse("x:colour=red")
+
+
+def test_recipe_study_runs_on_the_standin_duc_root(duc_standin_root, tmp_path):
+    out = tmp_path / "study"
+    argv = ["--duc-root", str(duc_standin_root), "--years", "2006", "2007", "--preset", "tiny", "--out", str(out)]
+    argv += ["--duc-max-train-clusters", "3", "--duc-max-doc-sentences", "4", "--dev-fraction", "0.34"]
+    assert _script().main([*argv, "--recipes", *TINY_RECIPES]) == 0
+    rows = _rows(out / "recipes.csv")
+    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [listwise]", "Q-BERT [bce]"]
+    assert all(r["data"] == "STAND-IN" for r in rows)
+    assert all(0.0 <= float(r["R-2 R"]) <= 100.0 and r["R-2 R 95% CI"] for r in rows)
+    assert all(r["test year"] == "2007" for r in rows)
+    md = (out / "recipes.md").read_text()
+    assert "DUC 2006 -> 2007" in md and "STAND-IN" in md
+
+
+@pytest.mark.skipif(not QMSUM.is_file(), reason="the real QMSum file (../shared/data/qmsum/val.jsonl) is absent")
+def test_recipe_study_on_real_qmsum_meetings(tmp_path):
+    out = tmp_path / "study"
+    argv = ["--qmsum", str(QMSUM), "--preset", "tiny", "--out", str(out), "--settings", "gold_span"]
+    assert _script().main([*argv, "--recipes", TINY_RECIPES[1]]) == 0
+    rows = _rows(out / "recipes.csv")
+    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]"]
+    assert {r["queries"] for r in rows} == {"8"} and all(r["data"] == "real" for r in rows)
