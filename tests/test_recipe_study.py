@@ -15,7 +15,6 @@ from wikiref import config
 from wikiref.stages.duc import stage as duc_stage
 
 REPO = Path(__file__).resolve().parents[1]
-QMSUM = REPO.parent / "shared" / "data" / "qmsum" / "val.jsonl"
 TINY_RECIPES = [
     "mse:loss=mse,transform=standardise,epochs=1,encoder=tiny-random",
     "listwise:loss=listwise,transform=cluster_norm,epochs=1,encoder=tiny-random",
@@ -77,10 +76,12 @@ def test_recipe_study_runs_on_the_standin_duc_root(duc_standin_root, tmp_path):
     assert "DUC 2006 -> 2007" in md and "STAND-IN" in md
 
 
-@pytest.mark.skipif(not QMSUM.is_file(), reason="the real QMSum file (../shared/data/qmsum/val.jsonl) is absent")
-def test_recipe_study_on_real_qmsum_meetings(tmp_path):
+def test_recipe_study_on_real_qmsum_meetings(tmp_path, shared_data):
+    qmsum = shared_data / "qmsum" / "val.jsonl"
+    if not qmsum.is_file():
+        pytest.skip(f"the real QMSum file is absent ({qmsum})")
     out = tmp_path / "study"
-    argv = ["--qmsum", str(QMSUM), "--preset", "tiny", "--out", str(out), "--settings", "gold_span"]
+    argv = ["--qmsum", str(qmsum), "--preset", "tiny", "--out", str(out), "--settings", "gold_span"]
     assert _script().main([*argv, "--recipes", TINY_RECIPES[1]]) == 0
     rows = _rows(out / "recipes.csv")
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]"]
