@@ -363,6 +363,19 @@ def humaneval_studies(config: Mapping) -> list[str]:
     return sorted(name for name, study in config["humaneval"]["studies"].items() if study["enabled"])
 
 
+def humaneval_rating_files(studies) -> list[str]:
+    """The rating files present now under each study's ratings folder (``.json`` / ``.csv``): the score
+    job's input, so a new or changed rating file reruns it."""
+    from pathlib import Path
+
+    return sorted(
+        str(p)
+        for s in studies
+        for p in Path(HUMANEVAL_RATINGS.format(study=s)).glob("*")
+        if p.suffix in (".json", ".csv")
+    )
+
+
 def humaneval_inputs(config: Mapping, study: str) -> dict:
     """The declared files human study ``study`` samples from (nested: system / year -> path)."""
     cfg = config["humaneval"]["studies"][study]

@@ -5,21 +5,9 @@
 #                     beside the published numbers ("awaiting ratings" while there are none)
 # The rating page is not a rule: a person runs `wikiref humaneval serve --study S --rater R`.
 
-from pathlib import Path
-
 from wikiref.stages.humaneval.studies import raters
 
 HUMANEVAL_STUDIES = layout.humaneval_studies(config)
-
-
-def humaneval_rating_files(wildcards):
-    """The rating files present now (a new or changed one reruns the score job)."""
-    return sorted(
-        str(p)
-        for s in HUMANEVAL_STUDIES
-        for p in Path(layout.HUMANEVAL_RATINGS.format(study=s)).glob("*")
-        if p.suffix in (".json", ".csv")
-    )
 
 
 rule humaneval_sample:
@@ -51,7 +39,7 @@ rule humaneval_score:
     input:
         samples=expand(layout.HUMANEVAL_ITEMS, study=HUMANEVAL_STUDIES),
         key_files=expand(layout.HUMANEVAL_KEY, study=HUMANEVAL_STUDIES),
-        ratings=humaneval_rating_files,
+        ratings=lambda wildcards: layout.humaneval_rating_files(HUMANEVAL_STUDIES),
     output:
         tables=[f for s in HUMANEVAL_STUDIES for f in layout.table_files(layout.HUMANEVAL_TABLE.format(study=s))],
         metrics=layout.HUMANEVAL_METRICS,
