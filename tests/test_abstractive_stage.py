@@ -420,12 +420,15 @@ def test_a_standin_input_labels_every_row(trained, tmp_path):
         _table(tmp_path / "refused", trained["params"], metrics, _baselines())
     params = dict(trained["params"], profile={"name": "test", "standin": True, "description": "t"})
     got = _table(tmp_path, params, metrics, _baselines(standin=True))
-    for name in ("psg2sum_table4", "qmdsir_table4", "duc_table5"):
+    # every table: its runs' data is STAND-IN, or (QmdsCnn Table 3, no run in this profile) the profile says so
+    for name in ("psg2sum_table4", "qmdscnn_table3", "qmdsir_table4", "duc_table5"):
         assert set(got[name]["Data"]) == {"STAND-IN"}, name
-        assert "STAND-IN" in (tmp_path / f"{name}.md").read_text()
-    # QmdsCnn Table 3's runs read real data: its rows say so, and so does its caption, whatever the profile
-    assert set(got["qmdscnn_table3"]["Data"]) == {"real"}
-    assert STANDIN_NOTE not in (tmp_path / "qmdscnn_table3.md").read_text()
+        assert STANDIN_NOTE in (tmp_path / f"{name}.md").read_text()
+    # a table of runs whose data is real says real, whatever the profile
+    real = copy.deepcopy(trained["metrics"])
+    got = _table(tmp_path / "real", params, real, _baselines(standin=False))
+    assert set(got["qmdsir_table4"]["Data"]) == {"real"}
+    assert STANDIN_NOTE not in (tmp_path / "real" / "qmdsir_table4.md").read_text()
     assert got["metrics"]["standin"] is True
 
 

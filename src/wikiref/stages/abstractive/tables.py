@@ -81,15 +81,18 @@ def _cell(value: float, lo: float, hi: float) -> str:
     return f"{float(value):.2f} ± {(float(hi) - float(lo)) / 2:.2f}"
 
 
-def _write(rows: list[dict], stem, *, title: str, notes: str, profile: Mapping, standin: bool) -> dict:
+def _write(rows: list[dict], stem, *, title: str, notes: str, profile: Mapping, standin: bool | None) -> dict:
+    """Write one table; ``standin``: derived from the runs it shows (None when none ran: the profile labels
+    its rows, which then hold only the paper's numbers)."""
     import pandas as pd
 
     from wikiref.tables import write_table
 
     df = pd.DataFrame(rows)
     write_table(df, stem, title=title, profile=profile, notes=notes, standin=standin)
-    labelled = df.assign(Data="STAND-IN" if standin else "real")  # as write_table labels the rows
-    return {"standin": bool(standin), "rows": labelled.to_dict("records")}
+    flag = bool(profile.get("standin")) if standin is None else bool(standin)
+    labelled = df.assign(Data="STAND-IN" if flag else "real")  # as write_table labels the rows
+    return {"standin": flag, "rows": labelled.to_dict("records")}
 
 
 # ------------------------------------------------------------------------------------- Psg2Sum Table 4
@@ -102,7 +105,7 @@ def psg2sum_table4(
     from wikiref.papers import psg2sum as bl
 
     ours_cols = [f"{_SHORT[m]} {f[0].upper()}" for m in bl.METRICS for f in bl.FIELDS]
-    rows, standin, n_test, flags = [], False, set(), set()
+    rows, standin, n_test, flags = [], None, set(), set()  # standin: None until a run says
     for paper_row, run in PSG2SUM_RUNS.items():
         m = runs.get(run)
         test = (m or {}).get("test", {}).get("psg2sum") or {}
@@ -113,7 +116,7 @@ def psg2sum_table4(
         rec.update(bl.paper_cells(paper_row))
         rows.append(rec)
         if m:
-            standin |= bool(m["standin"])
+            standin = bool(standin) or bool(m["standin"])
         if ok:
             n_test.add(test["examples"])
             flags.add(test["flags"])
@@ -126,7 +129,7 @@ def psg2sum_table4(
         rec.update(bl.paper_cells(bl.PAPER_ROW[method]))
         rows.append(rec)
     if baselines:
-        standin |= bool(baselines.get("standin"))
+        standin = bool(standin) or bool(baselines.get("standin"))
         n_test.add(baselines.get("test_examples"))
         flags.add(baselines.get("rouge_flags"))
     n = ", ".join(str(x) for x in sorted(x for x in n_test if x is not None)) or "no"
@@ -156,7 +159,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
     """QmdsCnnIr Table 3 (``qmdscnn``) or Table 4 (``qmdsir``): the runs ``<dataset>-<variant>`` of
     :data:`HS_VARIANTS`, ROUGE-1/2/L F1 on the dataset's test split, beside :data:`PAPER_QMDS`."""
     name, table = QMDS_DATASETS[dataset]
-    rows, standin, n_test, flags = [], False, set(), set()
+    rows, standin, n_test, flags = [], None, set(), set()  # standin: None until a run says
     for variant, label in HS_VARIANTS.items():
         run = f"{dataset}-{variant}"
         m = runs.get(run)
@@ -170,7 +173,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
             rec[f"Paper {_SHORT[metric]}"] = f"{value:.2f}"
         rows.append(rec)
         if m:
-            standin |= bool(m["standin"])
+            standin = bool(standin) or bool(m["standin"])
         if ok:
             n_test.add(test["examples"])
             flags.add(test["flags"])
@@ -199,7 +202,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
 def duc_table5(runs: Mapping[str, Mapping], years: Sequence[int], stem: str | Path, *, profile: Mapping) -> dict:
     """QmdsCnnIr Table 5 (a)/(b): model x training data (runs ``<data>-<model>``), per DUC year of ``years``
     R-1 / R-2 / R-L / R-SU4 recall beside :data:`PAPER_TABLE5` (empty for a year the paper does not have)."""
-    rows, standin, flags, topics = [], False, set(), {}
+    rows, standin, flags, topics = [], None, set(), {}  # standin: None until a run says
     for model, model_label in DUC_MODELS.items():
         for data, data_label in DUC_DATA.items():
             run = f"{data}-{model}"
@@ -221,7 +224,7 @@ def duc_table5(runs: Mapping[str, Mapping], years: Sequence[int], stem: str | Pa
                     topics[str(y)] = d["topics"]
             rows.append(rec)
             if m and duc:
-                standin |= bool(m["standin"])
+                standin = bool(standin) or bool(m["standin"])
     n = ", ".join(f"{y}: {t} topics" for y, t in sorted(topics.items())) or "no run"
     return _write(
         rows,
