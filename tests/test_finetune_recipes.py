@@ -37,16 +37,16 @@ def _load(path):
 
 
 def test_targets_follow_the_params(duc_years):
-    """apply_targets: raw x scale gives exactly the old target_scale targets; bce labels the top sentences of
+    """apply_targets: raw x scale multiplies the raw ROUGE values (the old target_scale); bce labels the top sentences of
     a cluster; the cluster is the ranking group."""
     from wikiref.model.targets import apply_targets
 
     df = ft.load_year(duc_years[2006])
     ex, used, _ = ft.to_examples(df)
-    old, _, _ = ft.to_examples(df, target_scale=100.0)
+    raw, _, _ = ft.to_examples(df)
     groups = [str(t) for t in used["topic"]]
     apply_targets({"loss": "mse", "target": {"transform": "raw", "scale": 100.0, "top": 3}}, ex, [], groups, [])
-    assert [e.targets for e in ex] == [e.targets for e in old]
+    assert [e.targets for e in ex] == [[100.0 * t for t in e.targets] for e in raw]
     assert [e.group for e in ex] == groups
     lab, _, _ = ft.to_examples(df)
     apply_targets({"loss": "bce", "target": {"transform": "raw", "scale": 1.0, "top": 2}}, lab, [], groups, [])

@@ -158,10 +158,9 @@ def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd
     return df[~is_dev].reset_index(drop=True), df[is_dev].reset_index(drop=True)
 
 
-def to_examples(
-    df: pd.DataFrame, *, max_doc_sentences: int | None = None, target_scale: float = 1.0, with_targets: bool = True
-) -> tuple[list, pd.DataFrame, dict]:
-    """ScoringExamples for the rows that have sentences; returns (examples, the rows used, counts)."""
+def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None) -> tuple[list, pd.DataFrame, dict]:
+    """ScoringExamples for the rows that have sentences, their targets the raw ROUGE values
+    (:func:`wikiref.model.targets.apply_targets` transforms them); returns (examples, the rows used, counts)."""
     from wikiref.model.training import ScoringExample
 
     keep = np.array([len(s) > 0 for s in df["doc_sentences"]], dtype=bool)
@@ -176,7 +175,7 @@ def to_examples(
     out = []
     for r in used.itertuples(index=False):
         sents = [str(s) for s in r.doc_sentences]
-        targets = [float(t) * target_scale for t in r.sentence_targets]
+        targets = [float(t) for t in r.sentence_targets]
         if len(targets) != len(sents):
             raise FinetuneError(f"row {r.id}: {len(sents)} sentences but {len(targets)} targets")
         if max_doc_sentences is not None and len(sents) > max_doc_sentences:
@@ -187,7 +186,7 @@ def to_examples(
             ScoringExample(
                 query=[str(q) for q in r.query],
                 sentences=sents,
-                targets=targets if with_targets else None,
+                targets=targets,
                 id=str(r.id),
             )
         )

@@ -203,6 +203,20 @@ def _whole(text: str, what: str) -> int:
     return int(value)
 
 
+# The flags that take a value: (namespace attribute, flag, Options field, conversion).
+_VALUED = (
+    ("n", "-n", "n", _whole),
+    ("skip", "-2", "skip", _whole),
+    ("w", "-w", "wlcs", _num),
+    ("l", "-l", "length", _whole),
+    ("b", "-b", "bytes", _whole),
+    ("p", "-p", "alpha", _num),
+    ("t", "-t", "counting", _whole),
+    ("c", "-c", "confidence", _num),
+    ("r", "-r", "resamples", _whole),
+)
+
+
 def options_from_namespace(ns: argparse.Namespace) -> Options:
     if getattr(ns, "M", False):
         raise RougeError("-M (stem models only) is not supported by wikiref rouge155")
@@ -210,34 +224,17 @@ def options_from_namespace(ns: argparse.Namespace) -> Options:
         raise RougeError("-3 (Basic Elements) is not supported by wikiref rouge155")
     if ns.l is not None and ns.b is not None:
         raise RougeError("Please specify length limit in words or bytes but not both.")
-    kw: dict = {}
-    if ns.n is not None:
-        kw["n"] = _whole(ns.n, "-n")
-    kw["stem"] = bool(ns.m)
-    kw["stopwords"] = bool(ns.s)
-    if ns.skip is not None:
-        kw["skip"] = _whole(ns.skip, "-2")
-    kw["skip_unigrams"] = bool(ns.u)
-    kw["skip_both"] = bool(ns.U)
-    kw["lcs"] = not ns.x
-    if ns.w is not None:
-        kw["wlcs"] = _num(ns.w, "-w")
-        kw["wlcs_text"] = ns.w
-    if ns.l is not None:
-        kw["length"] = _whole(ns.l, "-l")
-    if ns.b is not None:
-        kw["bytes"] = _whole(ns.b, "-b")
+    kw: dict = {"stem": bool(ns.m), "stopwords": bool(ns.s), "lcs": not ns.x}
+    kw.update(skip_unigrams=bool(ns.u), skip_both=bool(ns.U))
+    for attr, flag, key, convert in _VALUED:
+        text = getattr(ns, attr)
+        if text is not None:
+            kw[key] = convert(text, flag)
+    for attr, key in (("w", "wlcs_text"), ("c", "confidence_text")):  # the flag's text, as the Perl prints it
+        if getattr(ns, attr) is not None:
+            kw[key] = getattr(ns, attr)
     if ns.f is not None:
         kw["formula"] = ns.f
-    if ns.p is not None:
-        kw["alpha"] = _num(ns.p, "-p")
-    if ns.t is not None:
-        kw["counting"] = _whole(ns.t, "-t")
-    if ns.c is not None:
-        kw["confidence"] = _num(ns.c, "-c")
-        kw["confidence_text"] = ns.c
-    if ns.r is not None:
-        kw["resamples"] = _whole(ns.r, "-r")
     return Options(**kw)
 
 
