@@ -483,7 +483,9 @@ class Check:
         log.parent.mkdir(parents=True, exist_ok=True)
         print(f"$ {' '.join(cmd)}  > {log}", flush=True)
         with open(log, "w") as fh:
-            proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=fh, stderr=subprocess.STDOUT, text=True)
+            proc = subprocess.Popen(
+                cmd, cwd=REPO, env=self.env, stdout=fh, stderr=subprocess.STDOUT, text=True, preexec_fn=_default_sigint
+            )
         RUNNING.append(proc)
         if background:
             return proc, log
@@ -646,6 +648,12 @@ class Check:
                                "files": files, "wall_s": round(wall, 1)}  # fmt: skip
         return self.record("ddp", ok, f"world_size {training['world_size']}, {steps} steps vs {single_steps} "
                            f"single-process, files {files}")  # fmt: skip
+
+
+def _default_sigint() -> None:
+    """In a started Snakemake: SIGINT to its default, so stop_running's SIGINT reaches it even when this
+    script was started in the background of a non-interactive shell (which ignores SIGINT for its children)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 RUNNING: list[subprocess.Popen] = []  # Snakemake processes started, ended first when the check is interrupted

@@ -54,15 +54,30 @@ class Server:
 
     def __init__(self, env: dict, rater: str) -> None:
         cmd = [sys.executable, "-m", "wikiref", "humaneval", "serve", "--study", STUDY, "--rater", rater, "--port", "0"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        # SIGINT back to its default in the server (Ctrl-C in a terminal): a test run started in the background
+        # of a non-interactive shell inherits SIGINT ignored, and the server would never see stop()'s SIGINT.
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         line = self.proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         assert m, line + self.proc.stderr.read()
         self.url = m.group(0)
 
     def stop(self) -> None:
+        """Ctrl-C; a server still running 20 s later is killed (no process outlives the test) and fails it."""
         self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(timeout=20)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail("wikiref humaneval serve did not stop on SIGINT within 20 s")
 
 
 def _rate(page, relatedness: str, salience: str) -> str:
