@@ -19,7 +19,9 @@ batches (the windows' own order) give the same loss per batch (within 1e-4) padd
 by ``DataCollatorWithPadding`` (whose tensors must equal the real collate's) and to ``max_length``; and the
 bucketed batches give the same mean loss per sentence as those. The run exits 1 when a loss differs.
 
-Data: the real WikiCite cloze sample (../shared/data) when present, else the synthetic fixture.
+Data: the real WikiCite cloze sample (../shared/data) when present (a few hundred windows), else the synthetic
+fixture (``--data synthetic`` forces it; ``--doc-sentences 40`` joins its short rows into documents whose windows
+reach 512 tokens, as real ones do). The examples are built once, by the first child, and read by the others.
 Wall-clock and CPU-time rates are both printed: on a shared machine the CPU-time ones are steadier.
 Prints one JSON line per mode, one with the loss check and a final line with the real tokens/s of the
 modes side by side, the speedups (bucketed vs dynamic, bucketed vs naive) and the padded tokens per mode:
@@ -27,11 +29,14 @@ modes side by side, the speedups (bucketed vs dynamic, bucketed vs naive) and th
     python bench/train.py                        # MiniLM-L6, max_length 512, stride 100
     python bench/train.py --encoder tiny-random --max-length 128 --stride 64
     python bench/train.py --attention-dropout 0 --threads 2   # the sample profile's CPU setting
-    python bench/train.py --device cuda --batch-size 32 --windows 4096 --repeats 3   # steady state on a GPU
+    python bench/train.py --device cuda --data synthetic --doc-sentences 40 --batch-size 32 --windows 4096 --repeats 3
 
 On CUDA each child first runs ``--warmup-steps`` optimizer steps of the same loop unmeasured, and its line adds
 the achieved TFLOP/s of the encoder and its share of a bf16 matrix product's rate measured in the same process
-(``--repeats``: every mode that many times in rotated order, the median run reported).
+(``--repeats``: every mode that many times in rotated order, the median run reported). On an H100 with 385
+windows (12 batches) and one repeat the modes' rates still differed twofold in the order they ran: each new padded
+length builds new cuDNN attention plans, so short runs measure start-up; use thousands of windows there, or
+``bench/train_gpu.py`` (one process, the real loop after a warm-up run, beside a bare loop).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import argparse
 import dataclasses
 import json
 import os
+import pickle
 import resource
 import subprocess
 import sys
@@ -55,23 +61,50 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 SHARED = Path(os.environ.get("WIKIREF_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
-def _examples(n_windows_wanted: int, config, tokenizer):
+def _synthetic_examples(n_docs: int, doc_sentences: int) -> list:
+    """``n_docs`` synthetic examples of about ``doc_sentences`` sentences each: the rows of
+    :func:`synthetic_oracle_frame` (5-11 sentences) joined in groups, so the windows have the length of real
+    multi-sentence documents (a GPU's rate depends on it) instead of one short window per example."""
+    from wikiref.model.training import ScoringExample
+    from wikiref.stages import pretrain as pt
+
+    per = max(1, round(doc_sentences / 8))  # synthetic rows have 8 sentences on average; 0: the rows as they are
+    rows = go.to_examples(pt.synthetic_oracle_frame(n_docs * per, seed=0), "classification")
+    out = []
+    for i in range(0, len(rows) - per + 1, per):
+        group = rows[i : i + per]
+        out.append(
+            ScoringExample(
+                query=group[0].query,
+                sentences=[s for e in group for s in e.sentences],
+                targets=[t for e in group for t in e.targets],
+                id=group[0].id,
+            )
+        )
+    return out
+
+
+def _examples(n_windows_wanted: int, config, tokenizer, data: str = "auto", doc_sentences: int = 0):
     from wikiref.model.training import pack_examples
     from wikiref.stages import pretrain as pt
 
     cloze = SHARED / "wikicite-sample" / "cloze.jsonl"
-    if cloze.exists():
+    if data == "auto" and cloze.exists():
         with open(cloze, encoding="utf-8") as fh:
             df = pt.cloze_oracle_frame(json.loads(line) for line in fh if line.strip())
+        examples = go.to_examples(df.sort_values("id"), "classification")
         source = "wikicite-cloze (real)"
     else:
-        df = pt.synthetic_oracle_frame(200, seed=0)
+        # about one window per 30 sentences at 512 tokens: ask for enough documents, then take what is needed
+        # joined rows of about 40 sentences make about 1.9 windows of 512 tokens; a row alone makes one
+        n_docs = n_windows_wanted * 2 // 3 + 8 if doc_sentences > 8 else n_windows_wanted + 8
+        examples = _synthetic_examples(n_docs, doc_sentences)
         source = "synthetic"
-    examples = go.to_examples(df.sort_values("id"), "classification")
-    chosen = []
-    for e in examples:  # add examples until the windows wanted are reached
+    chosen, n = [], 0
+    for e in examples:  # add examples until the windows wanted are reached (each packed once: linear)
         chosen.append(e)
-        if len(pack_examples(config, tokenizer, chosen)[0]) >= n_windows_wanted:
+        n += len(pack_examples(config, tokenizer, [e])[0])
+        if n >= n_windows_wanted:
             break
     return chosen, source
 
@@ -100,7 +133,19 @@ def _setup(args):
         attention_dropout=args.attention_dropout,
     )
     model, tok = build_scorer(config)
-    examples, source = _examples(args.windows, config, tok)
+    out = getattr(args, "out", None)
+    cache = Path(out) / "examples.pkl" if out else None  # built by the first child, read by the others
+    if cache and cache.exists():
+        with open(cache, "rb") as fh:
+            examples, source = pickle.load(fh)
+    else:
+        data, doc_sentences = getattr(args, "data", "auto"), getattr(args, "doc_sentences", 0)
+        examples, source = _examples(args.windows, config, tok, data, doc_sentences)
+        if cache:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            with open(cache.with_suffix(".tmp"), "wb") as fh:
+                pickle.dump((examples, source), fh)
+            cache.with_suffix(".tmp").replace(cache)
     windows, _ = pack_examples(config, tok, examples)
     return config, model, tok, examples, source, windows
 
@@ -323,6 +368,10 @@ def _run_child(args, mode: str, out: str) -> dict:
         args.device,
         "--warmup-steps",
         str(args.warmup_steps),
+        "--data",
+        args.data,
+        "--doc-sentences",
+        str(args.doc_sentences),
     ]
     if args.attention_dropout is not None:
         cmd += ["--attention-dropout", str(args.attention_dropout)]
@@ -344,6 +393,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stride", type=int, default=100)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--windows", type=int, default=24, help="at least this many windows (whole examples)")
+    ap.add_argument(
+        "--data",
+        choices=["auto", "synthetic"],
+        default="auto",
+        help="auto: the real WikiCite cloze sample where present (a few hundred windows), else synthetic",
+    )
+    ap.add_argument(
+        "--doc-sentences",
+        type=int,
+        default=0,
+        help="sentences per synthetic document (rows joined; 40 gives windows of 512 tokens, as on a GPU run); "
+        "0: one short row per document",
+    )
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     ap.add_argument("--device", default="auto")
     ap.add_argument(

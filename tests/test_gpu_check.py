@@ -56,3 +56,26 @@ def test_gpu_check_fails_without_cuda_when_asked_for_it(repo, subprocess_env):
     )
     assert proc.returncode == 1
     assert json.loads(proc.stdout.splitlines()[-1])["ok"] is False
+
+
+def test_parity_models_draw_no_dropout(repo, tmp_path):
+    """The CPU / CUDA parity job compares two trainings; CUDA and the CPU draw dropout masks from different
+    generators (the first H100 run: dev losses 6 % apart), so its models must have every dropout off."""
+    import argparse
+    import importlib.machinery
+    import importlib.util
+
+    import torch
+
+    loader = importlib.machinery.SourceFileLoader("gpu_check", str(repo / "scripts" / "gpu-check"))
+    spec = importlib.util.spec_from_loader("gpu_check", loader)
+    gc = importlib.util.module_from_spec(spec)
+    loader.exec_module(gc)
+    r = gc.Runner(argparse.Namespace(device="cpu", quick=True, jobs="*", rates=None, keep=None), tmp_path)
+    off, _ = gc.scorer(r, "regression", "query", dropout=False)
+    on, _ = gc.scorer(r, "regression", "query")
+    assert off.encoder.config.attention_probs_dropout_prob == 0.0
+    assert all(m.p == 0.0 for m in off.modules() if isinstance(m, torch.nn.Dropout))
+    assert any(m.p > 0.0 for m in on.modules() if isinstance(m, torch.nn.Dropout))  # the other jobs keep theirs
+    a, b = {k: v for k, v in off.state_dict().items()}, on.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)  # same seed, same weights

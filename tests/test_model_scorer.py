@@ -82,6 +82,72 @@ def test_collate_positions_targets_and_fixed_padding(tiny):
         collate(windows, tok.pad_token_id, pad_to=4)
 
 
+def _collate_per_sentence(windows, pad_id, targets=None, pad_to=None, groups=None):
+    """The batch spelled out one window and one sentence at a time (the collate before it was vectorised)."""
+    longest = max(len(w) for w in windows)
+    T = pad_to if pad_to is not None else -(-longest // 8) * 8
+    B = len(windows)
+    ids = torch.full((B, T), pad_id, dtype=torch.long)
+    attention, segments = torch.zeros((B, T), dtype=torch.long), torch.zeros((B, T), dtype=torch.long)
+    query_mask = torch.zeros((B, T), dtype=torch.bool)
+    sw, se, si, spans, tgt = [], [], [], [], []
+    for b, w in enumerate(windows):
+        n = len(w.input_ids)
+        ids[b, :n], attention[b, :n], segments[b, :n] = torch.tensor(w.input_ids), 1, torch.tensor(w.token_type_ids)
+        query_mask[b, w.query_span[0] : w.query_span[1]] = True
+        for j, span in zip(w.sentences, w.spans):
+            sw.append(b), se.append(w.example), si.append(j), spans.append(span)
+            if targets is not None:
+                tgt.append(float(targets[w.example][j]))
+    P = max(e - s for s, e in spans)
+    positions, pos_mask = torch.zeros((len(spans), P), dtype=torch.long), torch.zeros((len(spans), P), dtype=torch.bool)
+    for i, (s, e) in enumerate(spans):
+        positions[i, : e - s], positions[i, e - s :], pos_mask[i, : e - s] = torch.arange(s, e), s, True
+    out = {
+        "input_ids": ids,
+        "attention_mask": attention,
+        "token_type_ids": segments,
+        "query_mask": query_mask,
+        "sent_window": torch.tensor(sw),
+        "positions": positions,
+        "pos_mask": pos_mask,
+        "sent_example": torch.tensor(se),
+        "sent_index": torch.tensor(si),
+        "sent_group": torch.tensor(se if groups is None else [groups[e] for e in se]),
+    }
+    if targets is not None:
+        out["targets"] = torch.tensor(tgt, dtype=torch.float32)
+    return out
+
+
+@pytest.mark.parametrize("variant", ["targets", "no-targets", "groups", "pad_to"])
+def test_collate_equals_the_batch_built_sentence_by_sentence(tiny, variant):
+    from wikiref.model import make_packer
+
+    model, tok = tiny
+    rng = np.random.default_rng(3)
+    words = ["beach", "storm", "city", "vote", "river", "bridge", "song", "team"]
+    examples = [
+        (
+            [str(rng.choice(words)) for _ in range(int(rng.integers(1, 3)))],
+            [" ".join(rng.choice(words, size=int(rng.integers(1, 9)))) + " ." for _ in range(int(rng.integers(1, 7)))],
+        )
+        for _ in range(9)
+    ]
+    windows, _ = make_packer(model.config, tok).pack_many(examples)
+    targets = [rng.random(len(sents)).round(3).tolist() for _, sents in examples]
+    kw = {
+        "targets": {"targets": targets},
+        "no-targets": {},
+        "groups": {"targets": targets, "groups": [i // 3 for i in range(len(examples))]},
+        "pad_to": {"targets": targets, "pad_to": 40},
+    }[variant]
+    got, want = collate(windows, tok.pad_token_id, **kw), _collate_per_sentence(windows, tok.pad_token_id, **kw)
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k].dtype == want[k].dtype and torch.equal(got[k], want[k]), k
+
+
 def test_padding_does_not_change_scores(tiny):
     from wikiref.model import make_packer
 
