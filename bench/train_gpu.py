@@ -20,7 +20,7 @@ mean training losses differ by more than ``--loss-tolerance`` (relative; dropout
 ``--profile DIR`` also writes torch.profiler tables of a few optimizer steps of the real loop (operators by self CPU time
 and by device time, and the host-device synchronisations per step) for the next person who tunes it.
 
-    python bench/train_gpu.py                        # CUDA, both shapes
+    python bench/train_gpu.py                        # CUDA, both shapes (no GPU: as --device cpu --quick)
     python bench/train_gpu.py --shapes bert-base --profile /tmp/prof
     python bench/train_gpu.py --device cpu --quick   # the CPU test of this script (tiny encoder)
 
@@ -230,7 +230,7 @@ def run_shape(torch, gc, r, shape: str, args, root: Path) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--device", default="auto", help="auto (default: CUDA where present, else the CPU with --quick)")
     ap.add_argument("--shapes", default="minilm,bert-base", help="comma-separated: tiny, minilm, bert-base")
     ap.add_argument("--examples", type=int, default=512, help="training documents (about 2 windows each)")
     ap.add_argument("--batch-size", type=int, default=32)
@@ -242,6 +242,9 @@ def main(argv=None) -> int:
     gc = _gpu_check()
     import torch
 
+    if args.device == "auto":  # make bench on a machine without a GPU: the CPU test's settings
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+        args.quick = args.quick or args.device == "cpu"
     if args.device == "cuda" and not torch.cuda.is_available():
         print(json.dumps({"bench": "train_gpu", "error": "no CUDA device (use --device cpu)"}))
         return 1
