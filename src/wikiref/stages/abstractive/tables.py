@@ -105,7 +105,7 @@ def psg2sum_table4(
     from wikiref.papers import psg2sum as bl
 
     ours_cols = [f"{_SHORT[m]} {f[0].upper()}" for m in bl.METRICS for f in bl.FIELDS]
-    rows, standin, n_test, flags = [], None, set(), set()  # standin: None until a run says
+    rows, standins, n_test, flags = [], [], set(), set()  # the shown runs' STAND-IN flags
     for paper_row, run in PSG2SUM_RUNS.items():
         m = runs.get(run)
         test = (m or {}).get("test", {}).get("psg2sum") or {}
@@ -116,7 +116,7 @@ def psg2sum_table4(
         rec.update(bl.paper_cells(paper_row))
         rows.append(rec)
         if m:
-            standin = bool(standin) or bool(m["standin"])
+            standins.append(bool(m["standin"]))
         if ok:
             n_test.add(test["examples"])
             flags.add(test["flags"])
@@ -129,7 +129,7 @@ def psg2sum_table4(
         rec.update(bl.paper_cells(bl.PAPER_ROW[method]))
         rows.append(rec)
     if baselines:
-        standin = bool(standin) or bool(baselines.get("standin"))
+        standins.append(bool(baselines.get("standin")))
         n_test.add(baselines.get("test_examples"))
         flags.add(baselines.get("rouge_flags"))
     n = ", ".join(str(x) for x in sorted(x for x in n_test if x is not None)) or "no"
@@ -150,7 +150,7 @@ def psg2sum_table4(
             "notes). A row marked (not run) is not in this profile."
         ),
         profile=profile,
-        standin=standin,
+        standin=any(standins) if standins else None,
     )
 
 
@@ -159,7 +159,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
     """QmdsCnnIr Table 3 (``qmdscnn``) or Table 4 (``qmdsir``): the runs ``<dataset>-<variant>`` of
     :data:`HS_VARIANTS`, ROUGE-1/2/L F1 on the dataset's test split, beside :data:`PAPER_QMDS`."""
     name, table = QMDS_DATASETS[dataset]
-    rows, standin, n_test, flags = [], None, set(), set()  # standin: None until a run says
+    rows, standins, n_test, flags = [], [], set(), set()  # the shown runs' STAND-IN flags
     for variant, label in HS_VARIANTS.items():
         run = f"{dataset}-{variant}"
         m = runs.get(run)
@@ -173,7 +173,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
             rec[f"Paper {_SHORT[metric]}"] = f"{value:.2f}"
         rows.append(rec)
         if m:
-            standin = bool(standin) or bool(m["standin"])
+            standins.append(bool(m["standin"]))
         if ok:
             n_test.add(test["examples"])
             flags.add(test["flags"])
@@ -194,7 +194,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
             "subset (abstractive.max_eval_examples). A row marked (not run) is not in this profile."
         ),
         profile=profile,
-        standin=standin,
+        standin=any(standins) if standins else None,
     )
 
 
@@ -202,7 +202,7 @@ def qmds_table(dataset: str, runs: Mapping[str, Mapping], stem: str | Path, *, p
 def duc_table5(runs: Mapping[str, Mapping], years: Sequence[int], stem: str | Path, *, profile: Mapping) -> dict:
     """QmdsCnnIr Table 5 (a)/(b): model x training data (runs ``<data>-<model>``), per DUC year of ``years``
     R-1 / R-2 / R-L / R-SU4 recall beside :data:`PAPER_TABLE5` (empty for a year the paper does not have)."""
-    rows, standin, flags, topics = [], None, set(), {}  # standin: None until a run says
+    rows, standins, flags, topics = [], [], set(), {}  # the shown runs' STAND-IN flags
     for model, model_label in DUC_MODELS.items():
         for data, data_label in DUC_DATA.items():
             run = f"{data}-{model}"
@@ -224,7 +224,7 @@ def duc_table5(runs: Mapping[str, Mapping], years: Sequence[int], stem: str | Pa
                     topics[str(y)] = d["topics"]
             rows.append(rec)
             if m and duc:
-                standin = bool(standin) or bool(m["standin"])
+                standins.append(bool(m["standin"]))
     n = ", ".join(f"{y}: {t} topics" for y, t in sorted(topics.items())) or "no run"
     return _write(
         rows,
@@ -242,5 +242,5 @@ def duc_table5(runs: Mapping[str, Mapping], years: Sequence[int], stem: str | Pa
             "this package; QmdsCnnIr = trained on QmdsCnn + QmdsIr. A row marked (not run) is not in this profile."
         ),
         profile=profile,
-        standin=standin,
+        standin=any(standins) if standins else None,
     )
