@@ -95,7 +95,6 @@ def _examples(n_windows_wanted: int, config, tokenizer, data: str = "auto", doc_
         examples = go.to_examples(df.sort_values("id"), "classification")
         source = "wikicite-cloze (real)"
     else:
-        # about one window per 30 sentences at 512 tokens: ask for enough documents, then take what is needed
         # joined rows of about 40 sentences make about 1.9 windows of 512 tokens; a row alone makes one
         n_docs = n_windows_wanted * 2 // 3 + 8 if doc_sentences > 8 else n_windows_wanted + 8
         examples = _synthetic_examples(n_docs, doc_sentences)
@@ -239,19 +238,25 @@ def child(args) -> dict:
     return out
 
 
-def matmul_tflops(device, n: int = 8192, reps: int = 20) -> float:
-    """TFLOP/s of a large bf16 matrix product on ``device`` (the card's practical peak, measured in this run)."""
+def matmul_tflops(device, n: int = 8192, reps: int = 20, dtype: str = "bfloat16") -> float:
+    """TFLOP/s of a large matrix product on ``device`` (bf16 by default: the card's practical peak, measured in
+    this run); the mean of ``reps`` timed products after three unmeasured ones."""
     import torch
 
-    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    a = torch.randn(n, n, device=device, dtype=getattr(torch, dtype))
+    b = torch.randn(n, n, device=device, dtype=getattr(torch, dtype))
+
+    def sync():
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize(device)
+
     for _ in range(3):
         a @ b
-    torch.cuda.synchronize(device)
+    sync()
     t = time.perf_counter()
     for _ in range(reps):
         a @ b
-    torch.cuda.synchronize(device)
+    sync()
     return 2 * n**3 * reps / (time.perf_counter() - t) / 1e12
 
 
@@ -259,9 +264,9 @@ def _tflops(model, tokens_per_window: float, windows_per_s: float, device) -> di
     """Achieved training TFLOP/s of the encoder (forward + backward = 6 x its layers' matrix parameters 12 L d^2
     per token, + 12 L T d per token for attention scores and values; embeddings, pooling and head left out) and
     its share of :func:`matmul_tflops`."""
-    cfg = model.encoder.config
-    layers, d, t = cfg.num_hidden_layers, cfg.hidden_size, tokens_per_window
-    achieved = (6 * 12 * layers * d**2 + 12 * layers * t * d) * t * windows_per_s / 1e12
+    from wikiref.model.encoders import train_flop_per_window
+
+    achieved = train_flop_per_window(model.encoder.config, tokens_per_window) * windows_per_s / 1e12
     peak = matmul_tflops(device)
     return {"achieved_tflops": achieved, "matmul_bf16_tflops": peak, "share_of_matmul": achieved / peak}
 

@@ -52,32 +52,9 @@ def _gpu_check():
     return mod
 
 
-def matmul_tflops(torch, device, quick: bool) -> float:
-    """TFLOP/s of a square matrix product (bf16 8192^3 on CUDA; fp32 1024^3 on the CPU), mean of timed reps."""
-    n, dtype = (1024, torch.float32) if device.type == "cpu" or quick else (8192, torch.bfloat16)
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    for _ in range(3):
-        a @ b
-    _sync(torch, device)
-    reps = 3 if quick else 20
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    _sync(torch, device)
-    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e12
-
-
 def _sync(torch, device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def flop_per_window(config, tokens: float) -> float:
-    """Forward + backward FLOP of one window: 6 x the layers' matrix parameters (12 L d^2) per token, plus the
-    attention scores and values (12 L T d per token); embeddings, pooling and head left out."""
-    layers, d = config.num_hidden_layers, config.hidden_size
-    return (6 * 12 * layers * d**2 + 12 * layers * tokens * d) * tokens
 
 
 def bare_loop(torch, model, pad_id, windows, targets, batches, settings, device, warmup: int, mask4d=False) -> dict:
@@ -167,6 +144,7 @@ def profile_loop(torch, gc, r, enc, examples, dev, settings, out: Path, work: Pa
 
 def run_shape(torch, gc, r, shape: str, args, root: Path) -> list[dict]:
     from wikiref.model import training
+    from wikiref.model.encoders import train_flop_per_window
 
     enc = gc.encoder_dir(root, shape, r.data)
     n_sent = 10 if args.quick else 40
@@ -200,7 +178,7 @@ def run_shape(torch, gc, r, shape: str, args, root: Path) -> list[dict]:
     lines = []
     for mode, m in (("real", real), ("bare", bare), ("bare-mask4d", mask4d)):
         tokens_per_window = m["tokens_per_second"] / max(m["windows_per_second"], 1e-12)
-        tflops = flop_per_window(cfg, tokens_per_window) * m["windows_per_second"] / 1e12
+        tflops = train_flop_per_window(cfg, tokens_per_window) * m["windows_per_second"] / 1e12
         lines.append(
             {
                 "bench": "train_gpu",
@@ -253,7 +231,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="train_gpu.") as tmp:
         ns = argparse.Namespace(device=args.device, quick=args.quick, jobs="*", rates=None, keep=None)
         r = gc.Runner(ns, Path(tmp))
-        rate = matmul_tflops(torch, r.device, args.quick)
+        # bench/train.py's matrix product (this folder is on sys.path): bf16 8192^3 on CUDA, fp32 1024^3 on the CPU
+        from train import matmul_tflops
+
+        cpu = r.device.type == "cpu" or args.quick
+        rate = matmul_tflops(r.device, *((1024, 3, "float32") if cpu else (8192, 20, "bfloat16")))
         print(json.dumps({"bench": "train_gpu", "matmul_tflops": round(rate, 4), "device": str(r.device)}), flush=True)
         summary = {}
         for shape in shapes:

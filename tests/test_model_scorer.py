@@ -221,3 +221,14 @@ def test_random_init_differs_from_pretrained_minilm():
         torch.testing.assert_close(f.get_tensor(key), w_pre.detach())
     # "random:<name>" is the same as init: random
     assert ScorerConfig(encoder="random:" + MINILM).random_init
+
+
+def test_train_flop_per_window_of_bert_base():
+    """The one FLOP count behind every benchmark's TFLOP/s (bench/train.py, bench/train_gpu.py, gpu-check):
+    bert-base (12 x 768) on a 512-token window, about 0.29 TFLOP forward + backward (issue 29: ~0.28)."""
+    from types import SimpleNamespace
+
+    from wikiref.model.encoders import train_flop_per_window
+
+    cfg = SimpleNamespace(num_hidden_layers=12, hidden_size=768)
+    assert train_flop_per_window(cfg, 512) == (6 * 12 * 12 * 768**2 + 12 * 12 * 512 * 768) * 512 == 289_910_292_480

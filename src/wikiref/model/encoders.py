@@ -175,3 +175,11 @@ def load_encoder(name: str, tokenizer, *, random_init: bool = False, attention_d
     if getattr(model.config, "type_vocab_size", 0) < 2:
         log.warning("encoder %s has no second segment embedding; query/document segments are not marked", name)
     return model
+
+
+def train_flop_per_window(config, tokens: float) -> float:
+    """Forward + backward FLOP of a BERT-family encoder (``config``: its Hugging Face config) on one window of
+    ``tokens`` tokens: 6 x its layers' matrix parameters (12 L d^2) per token, plus 12 L T d per token for the
+    attention scores and values; embeddings, pooling and head left out. The benchmarks' TFLOP/s rest on it."""
+    layers, d = config.num_hidden_layers, config.hidden_size
+    return (6 * 12 * layers * d**2 + 12 * layers * tokens * d) * tokens
