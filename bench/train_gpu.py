@@ -13,15 +13,27 @@ to 512 tokens from documents of 40 sentences, batch 32, AMP on CUDA), in one pro
   autocast, loss, backward, clipping, step), with ``--warmup-steps`` unmeasured steps first. It bounds what the
   loop's own work costs: ``real_vs_bare`` near 1 means the loop adds nothing to the model's time;
 * ``bare-mask4d``: ``bare`` with the padding mask handed to the encoder in the 4D form transformers does not
-  inspect (no host synchronisation per forward pass).
+  inspect (no host synchronisation per forward pass);
+* ``real-compiled``: ``real`` with ``TrainSettings.compile`` (params ``model.compile``: the model compiled in place
+  by torch.compile, dynamic shapes), after the same unmeasured warm-up run, compiled too, which absorbs the
+  compilation (its line gives ``warmup_seconds``, dynamo's ``compile_seconds`` and the graphs compiled in the
+  warm-up and in the measured run, which should be 0);
+* ``bare-compiled``: ``bare`` with the model compiled the same way (it reuses the graph ``real-compiled`` compiled;
+  run alone, its warm-up steps absorb the compilation).
 
-Both start from the same weights and go through the same batches in the same order; the run exits 1 when their
-mean training losses differ by more than ``--loss-tolerance`` (relative; dropout draws and float order differ).
-``--profile DIR`` also writes torch.profiler tables of a few optimizer steps of the real loop (operators by self CPU time
-and by device time, and the host-device synchronisations per step) for the next person who tunes it.
+``--modes`` picks some (default: all); a mode that fails prints its error and the others still run (exit 1). Every
+mode starts from the same weights and goes through the same batches in the same order; the run exits 1 when a mean
+training loss differs by more than ``--loss-tolerance`` (relative; dropout draws and float order differ) from its
+reference's: ``bare`` for ``real`` and ``bare-mask4d``, ``real`` (else ``bare``) for the compiled modes. dynamo's
+cache is reset for each shape and before ``real-compiled``. ``--compile-backend`` is torch.compile's backend
+(``inductor``; the CPU test uses ``aot_eager``, which compiles about three times faster there).
+``--profile DIR`` also writes torch.profiler tables of a few optimizer steps of the real loop (and of the compiled
+one when ``real-compiled`` runs), all in the middle of an epoch (operators by self CPU time and by device time, and
+the host-device synchronisations per step) for the next person who tunes it.
 
     python bench/train_gpu.py                        # CUDA, both shapes (no GPU: as --device cpu --quick)
     python bench/train_gpu.py --shapes bert-base --profile /tmp/prof
+    python bench/train_gpu.py --modes real,real-compiled,bare,bare-compiled
     python bench/train_gpu.py --device cpu --quick   # the CPU test of this script (tiny encoder)
 
 Prints one JSON line per shape and mode, one with the matrix product's rate, and a summary line. Needs what
@@ -31,12 +43,14 @@ Prints one JSON line per shape and mode, one with the matrix product's rate, and
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.machinery
 import importlib.util
 import json
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,15 +66,38 @@ def _gpu_check():
     return mod
 
 
+MODES = ("real", "bare", "bare-mask4d", "real-compiled", "bare-compiled")
+
+
 def _sync(torch, device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
+def compile_stats(torch) -> tuple[int, float]:
+    """(graphs dynamo compiled so far, seconds it spent compiling frames) in this process: deltas of these around a
+    run count its compilations. Backward graphs that a backend compiles lazily, at the first backward pass, are
+    not in the seconds (they are in the warm-up's wall-clock seconds); NaN where this torch lacks the timer."""
+    from torch._dynamo import utils
+
+    try:
+        seconds = float(utils.calculate_time_spent().get("total_wall_time", 0.0))
+    except (AttributeError, TypeError):  # a private helper of torch: never let it fail a mode
+        seconds = float("nan")
+    return int(utils.counters["stats"]["unique_graphs"]), seconds
+
+
+def compile_model(model, backend: str) -> None:
+    """Compile ``model`` in place as the training loop does with ``compile`` (a graph ``real-compiled`` compiled for
+    this shape is reused: dynamo's cache is reset only between shapes and before ``real-compiled``)."""
+    model.compile(dynamic=True, backend=backend)
+
+
 def bare_loop(torch, model, pad_id, windows, targets, batches, settings, device, warmup: int, mask4d=False) -> dict:
     """The same model trained over pre-collated batches already on the device: forward (autocast), loss, backward,
     clip, and the loop's own AdamW (groups, fused kernel) and schedule; ``warmup`` steps unmeasured first (the
-    first batches, with the learning rate at zero so that the measured run starts from the same weights).
+    first batches, with the learning rate at zero so that the measured run starts from the same weights; they also
+    absorb the compilation of a compiled model).
     ``mask4d``: the padding mask given to the encoder as a prepared (batch, 1, 1, length) boolean mask, which
     transformers passes to SDPA as it is (a 2D mask is first checked for padding with ``mask.all()``: a host
     synchronisation per forward pass)."""
@@ -87,12 +124,16 @@ def bare_loop(torch, model, pad_id, windows, targets, batches, settings, device,
         opt.zero_grad(set_to_none=True)
         return loss.detach()
 
+    graphs0, compile0 = compile_stats(torch)
+    t_warm = time.perf_counter()
     idle = make_scheduler(opt, 0.0, len(ready), 0)  # warm-up steps at lr 0: kernels chosen, weights unchanged
     for batch in ready[:warmup]:
         step(batch, idle)
     opt.state.clear()  # AdamW's moments from the warm-up must not carry over
     scheduler = make_scheduler(opt, settings.lr, len(ready), 0)
     _sync(torch, device)
+    warmup_seconds = time.perf_counter() - t_warm
+    graphs1, compile1 = compile_stats(torch)
     losses = []
     t0 = time.perf_counter()
     for batch in ready:
@@ -106,117 +147,245 @@ def bare_loop(torch, model, pad_id, windows, targets, batches, settings, device,
         "tokens_per_second": n_tokens / seconds,
         "mean_loss": float(torch.stack(losses).float().mean()),
         "steps": len(ready),
+        "warmup_seconds": warmup_seconds,
+        "compile_seconds": compile1 - compile0,
+        "graphs_compiled_warmup": graphs1 - graphs0,
+        "graphs_compiled_measured": compile_stats(torch)[0] - graphs1,
     }
 
 
-def profile_loop(torch, gc, r, enc, examples, dev, settings, out: Path, work: Path, steps: int) -> dict:
-    """torch.profiler over ``steps`` optimizer steps of the real loop (after two unrecorded ones; the dev scoring
-    and the checkpoints at the end of the epoch are left out): operator tables and the host-device
-    synchronisations per step."""
+def real_loop(torch, gc, r, enc, examples, dev, settings, max_length: int, work: Path) -> dict:
+    """:func:`wikiref.model.training.train` on ``examples`` after an unmeasured warm-up run of it on their first
+    eighth (with ``settings.compile`` both compile the model; the warm-up absorbs the compilation)."""
+    from wikiref.model import training
+
+    if settings.compile:
+        torch._dynamo.reset()
+    graphs0, compile0 = compile_stats(torch)
+    t_warm = time.perf_counter()
+    model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
+    training.train(model, tok, examples[: max(2, len(examples) // 8)], dev, settings, work / "warm")
+    _sync(torch, r.device)
+    warmup_seconds = time.perf_counter() - t_warm
+    graphs1, compile1 = compile_stats(torch)
+    model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
+    t0 = time.perf_counter()
+    res = training.train(model, tok, examples, dev, settings, work / "real")
+    out = {
+        "windows_per_second": res.windows_per_second,
+        "tokens_per_second": res.tokens_per_second,
+        "mean_loss": res.history[0]["train_loss"],
+        "steps": res.history[0]["global_step"],
+        "job_seconds": time.perf_counter() - t0,
+        "warmup_seconds": warmup_seconds,
+    }
+    if settings.compile:
+        out["compile_seconds"] = compile1 - compile0
+        out["graphs_compiled_warmup"] = graphs1 - graphs0
+        out["graphs_compiled_measured"] = compile_stats(torch)[0] - graphs1
+    return out
+
+
+def profile_examples(training, model, tok, r, examples, settings, n_batches: int, n_sent: int) -> list:
+    """The first of ``examples`` that make at least ``n_batches`` training batches, none of a single window (a
+    compiled model would compile again for it: dynamo specialises sizes 1), topped up with more synthetic documents
+    when they make fewer (``--quick``)."""
+    part, windows, pool = [], [], iter(examples)
+
+    def enough() -> bool:
+        batches = training.epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0)
+        return len(batches) >= n_batches and min(map(len, batches)) > 1
+
+    while not enough():
+        e = next(pool, None)
+        if e is None:  # out of examples: more of the same kind
+            pool = iter(r.data.scoring(max(8, len(examples) // 4), n_sent, "classification"))
+            continue
+        part.append(e)
+        windows += training.pack_examples(model.config, tok, [e])[0]
+    return part
+
+
+def profile_loop(torch, gc, r, enc, examples, dev, settings, out: Path, work: Path, steps: int, n_sent: int) -> dict:
+    """torch.profiler over ``steps`` optimizer steps of the real loop, after two unrecorded ones, all in the middle
+    of the epoch: the run has ``steps + 4`` batches and the recording ends ``steps + 2`` steps in, so neither the
+    dev scoring nor the checkpoints at the end of the epoch (hundreds of device-to-host copies) are in it.
+    Writes operator tables; returns the host-device synchronisations per step."""
     from torch.profiler import ProfilerActivity, profile, schedule
 
     from wikiref.model import training
 
     model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=512 if not r.args.quick else 128)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if r.cuda else [])
-    part, n = [], 0  # enough examples for the unrecorded steps, the recorded ones and one more
-    for e in examples:
-        part.append(e)
-        n += len(training.pack_examples(model.config, tok, [e])[0])
-        if n >= (steps + 3) * settings.batch_size:
-            break
+    part = profile_examples(training, model, tok, r, examples, settings, steps + 4, n_sent)
+    calls = [0]
+
+    def hook(_model):  # one profiler step per optimizer step until the recording is over
+        if calls[0] < steps + 2:
+            calls[0] += 1
+            prof.step()
+
     with profile(activities=acts, schedule=schedule(wait=1, warmup=1, active=steps, repeat=1)) as prof:
-        res = training.train(model, tok, part, dev, settings, work, step_hook=lambda _m: prof.step())
+        res = training.train(model, tok, part, dev, settings, work, step_hook=hook)
+    if calls[0] < steps + 2 or res.history[-1]["global_step"] <= steps + 2:
+        return {"profiled_steps": 0, "error": f"the epoch ended within the {steps} recorded steps"}
     events = prof.key_averages()
     out.mkdir(parents=True, exist_ok=True)
     (out / "by_cpu.txt").write_text(events.table(sort_by="self_cpu_time_total", row_limit=40))
     if r.cuda:
         (out / "by_device.txt").write_text(events.table(sort_by="self_device_time_total", row_limit=40))
-    n_steps = min(steps, res.history[-1]["global_step"] - 2)
-    if n_steps < 1:
-        return {"profiled_steps": 0, "error": f"too few examples for {steps} steps (--examples)"}
     syncs = {}
     for e in events:
         if any(s in e.key for s in ("Synchronize", "Memcpy DtoH", "cudaMemcpy ", "aten::item", "aten::nonzero")):
-            syncs[e.key] = round(e.count / n_steps, 2)
-    return {"profiled_steps": n_steps, "per_step_counts": syncs, "tables": str(out)}
+            syncs[e.key] = round(e.count / steps, 2)
+    return {
+        "profiled_steps": steps,
+        "epoch_steps": res.history[-1]["global_step"],
+        "per_step_counts": syncs,
+        "tables": str(out),
+    }
 
 
-def run_shape(torch, gc, r, shape: str, args, root: Path) -> list[dict]:
-    from wikiref.model import training
+def mode_line(shape: str, mode: str, m: dict, cfg, args, r, n_windows: int) -> dict:
     from wikiref.model.encoders import train_flop_per_window
 
+    tokens_per_window = m["tokens_per_second"] / max(m["windows_per_second"], 1e-12)
+    tflops = train_flop_per_window(cfg, tokens_per_window) * m["windows_per_second"] / 1e12
+    return {
+        "bench": "train_gpu",
+        "shape": shape,
+        "mode": mode,
+        "device": str(r.device),
+        "batch_size": args.batch_size,
+        "windows": n_windows,
+        "tokens_per_window": round(tokens_per_window, 1),
+        **{k: round(v, 4) if isinstance(v, float) else v for k, v in m.items()},
+        "achieved_tflops": round(tflops, 2),
+    }
+
+
+def run_shape(torch, gc, r, shape: str, args, root: Path, modes: list[str]):
+    """Yields the JSON line of each mode as it ends (a mode that raises: a line with its ``error``), then of the
+    profiles."""
+    from wikiref.model import training
+
+    torch._dynamo.reset()  # nothing compiled for another shape is kept
     enc = gc.encoder_dir(root, shape, r.data)
     n_sent = 10 if args.quick else 40
     max_length = 128 if args.quick else 512
     examples = r.data.scoring(args.examples, n_sent, "classification")
     dev = r.data.scoring(4, n_sent, "classification")
     settings = r.settings(batch_size=args.batch_size, lr=3e-5, eval_batch_size=128)
-    # warm-up of the real loop (unmeasured): the first eighth of the examples
+    compiled = dataclasses.replace(settings, compile=True, compile_backend=args.compile_backend)
+    # the bare loops: the same initial weights, windows and batch order as the real loop's first epoch
     model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
-    training.train(model, tok, examples[: max(2, len(examples) // 8)], dev, settings, root / f"{shape}-warm")
-    model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
-    t0 = time.perf_counter()
-    res = training.train(model, tok, examples, dev, settings, root / f"{shape}-real")
-    real_job = time.perf_counter() - t0
     cfg = model.encoder.config
-    real = {
-        "windows_per_second": res.windows_per_second,
-        "tokens_per_second": res.tokens_per_second,
-        "mean_loss": res.history[0]["train_loss"],
-        "steps": res.history[0]["global_step"],
-        "job_seconds": real_job,
-    }
-    # the bare loop: the same initial weights, windows and batch order as the real loop's first epoch
-    model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
     windows, _ = training.pack_examples(model.config, tok, examples)
     batches = training.epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0)
     targets, pad_id = [e.targets for e in examples], tok.pad_token_id or 0
-    bare = bare_loop(torch, model, pad_id, windows, targets, batches, settings, r.device, args.warmup_steps)
-    model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
-    mask4d = bare_loop(torch, model, pad_id, windows, targets, batches, settings, r.device, args.warmup_steps, True)
-    lines = []
-    for mode, m in (("real", real), ("bare", bare), ("bare-mask4d", mask4d)):
-        tokens_per_window = m["tokens_per_second"] / max(m["windows_per_second"], 1e-12)
-        tflops = train_flop_per_window(cfg, tokens_per_window) * m["windows_per_second"] / 1e12
-        lines.append(
-            {
-                "bench": "train_gpu",
-                "shape": shape,
-                "mode": mode,
-                "device": str(r.device),
-                "batch_size": args.batch_size,
-                "windows": len(windows),
-                "tokens_per_window": round(tokens_per_window, 1),
-                **{k: round(v, 4) if isinstance(v, float) else v for k, v in m.items()},
-                "achieved_tflops": round(tflops, 2),
-            }
-        )
-    if args.profile:
-        lines.append(
-            {
-                "bench": "train_gpu",
-                "shape": shape,
-                "mode": "profile",
-                **profile_loop(
-                    torch, gc, r, enc, examples, dev, settings, Path(args.profile) / shape, root / f"{shape}-prof", 8
-                ),
-            }
-        )
-    return lines
+
+    def bare(mask4d=False, compile_it=False):
+        model, _ = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
+        if compile_it:
+            compile_model(model, args.compile_backend)
+        with training.compile_context(compile_it):  # the loop's shape settings for a compiled model
+            return bare_loop(
+                torch, model, pad_id, windows, targets, batches, settings, r.device, args.warmup_steps, mask4d
+            )
+
+    def real(s, tag):
+        return real_loop(torch, gc, r, enc, examples, dev, s, max_length, root / f"{shape}-{tag}")
+
+    steps = 1 if args.quick else 8  # recorded optimizer steps of a profile
+
+    def prof(s, sub):
+        out = Path(args.profile) / sub
+        return profile_loop(torch, gc, r, enc, examples, dev, s, out, root / f"{sub}-prof", steps, n_sent)
+
+    runs = {
+        "real": lambda: real(settings, "real"),
+        "bare": bare,
+        "bare-mask4d": lambda: bare(mask4d=True),
+        "real-compiled": lambda: real(compiled, "rc"),
+        "bare-compiled": lambda: bare(compile_it=True),
+    }
+    head = {"bench": "train_gpu", "shape": shape}
+    for mode in modes:
+        try:
+            yield mode_line(shape, mode, runs[mode](), cfg, args, r, len(windows))
+        except Exception as e:  # noqa: BLE001 - reported; the other modes still run (one GPU run gets them all)
+            yield {**head, "mode": mode, "error": f"{type(e).__name__}: {e}", "where": traceback.format_exc(limit=-4)}
+    profiles = [
+        ("profile", "real", settings, shape),
+        ("profile-compiled", "real-compiled", compiled, f"{shape}-compiled"),
+    ]
+    for name, mode, s, sub in profiles if args.profile else ():
+        if mode in modes:
+            try:
+                yield {**head, "mode": name, **prof(s, sub)}
+            except Exception as e:  # noqa: BLE001
+                yield {
+                    **head,
+                    "mode": name,
+                    "error": f"{type(e).__name__}: {e}",
+                    "where": traceback.format_exc(limit=-4),
+                }
 
 
-def main(argv=None) -> int:
+def loss_checks(by_mode: dict[str, dict]) -> dict[str, float]:
+    """Relative difference of each mode's mean loss from its reference's (``bare`` for ``real`` and ``bare-mask4d``,
+    ``real``, else ``bare``, for the compiled modes); modes whose reference did not run are not checked."""
+    out = {}
+    for mode, line in by_mode.items():
+        ref = {"real": "bare", "bare-mask4d": "bare"}.get(mode, "real" if "real" in by_mode else "bare")
+        if mode != "bare" and ref in by_mode:
+            want = by_mode[ref]["mean_loss"]
+            out[mode] = round(abs(line["mean_loss"] - want) / max(abs(want), 1e-12), 4)
+    return out
+
+
+def shape_summary(by_mode: dict[str, dict]) -> dict:
+    """The rates of the modes that ran, their ratios and the loss checks."""
+    wps = {m: line["windows_per_second"] for m, line in by_mode.items()}
+    out = {f"{m.replace('-', '_')}_windows_per_second": v for m, v in wps.items()}
+    for name, a, b in (
+        ("real_vs_bare", "real", "bare"),
+        ("mask4d_vs_bare", "bare-mask4d", "bare"),
+        ("real_compiled_vs_real", "real-compiled", "real"),
+        ("bare_compiled_vs_bare", "bare-compiled", "bare"),
+        ("real_compiled_vs_bare", "real-compiled", "bare"),
+    ):
+        if a in wps and b in wps:
+            out[name] = round(wps[a] / wps[b], 3)
+    diffs = loss_checks(by_mode)
+    out["loss_rel_diff"] = max(diffs.values(), default=0.0)
+    out["loss_rel_diff_by_mode"] = diffs
+    return out
+
+
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="auto", help="auto (default: CUDA where present, else the CPU with --quick)")
     ap.add_argument("--shapes", default="minilm,bert-base", help="comma-separated: tiny, minilm, bert-base")
+    ap.add_argument("--modes", default="all", help=f"comma-separated, in this order: {', '.join(MODES)}; or all")
     ap.add_argument("--examples", type=int, default=512, help="training documents (about 2 windows each)")
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--warmup-steps", type=int, default=10, help="bare loop: unmeasured steps first")
-    ap.add_argument("--loss-tolerance", type=float, default=0.05, help="relative, real vs bare mean loss")
+    ap.add_argument("--warmup-steps", type=int, default=10, help="bare loops: unmeasured steps first")
+    ap.add_argument("--loss-tolerance", type=float, default=0.05, help="relative, each mode vs its reference")
+    ap.add_argument("--compile-backend", default="inductor", help="torch.compile backend of the compiled modes")
     ap.add_argument("--profile", help="write profiler tables of the real loop here")
     ap.add_argument("--quick", action="store_true", help="tiny encoder, short windows (the CPU test)")
     args = ap.parse_args(argv)
+    wanted = MODES if args.modes == "all" else [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = sorted(set(wanted) - set(MODES))
+    if unknown or not wanted:
+        ap.error(f"--modes: unknown {unknown} (known: {', '.join(MODES)})")
+    args.modes = [m for m in MODES if m in wanted]
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     gc = _gpu_check()
     import torch
 
@@ -237,30 +406,23 @@ def main(argv=None) -> int:
         cpu = r.device.type == "cpu" or args.quick
         rate = matmul_tflops(r.device, *((1024, 3, "float32") if cpu else (8192, 20, "bfloat16")))
         print(json.dumps({"bench": "train_gpu", "matmul_tflops": round(rate, 4), "device": str(r.device)}), flush=True)
-        summary = {}
+        summary, errors = {}, []
         for shape in shapes:
-            lines = run_shape(torch, gc, r, shape, args, Path(tmp))
-            for line in lines:
+            lines = []
+            for line in run_shape(torch, gc, r, shape, args, Path(tmp), args.modes):
                 if "achieved_tflops" in line:
                     line["share_of_matmul"] = round(line["achieved_tflops"] / rate, 3)
                 print(json.dumps(line), flush=True)
-            real, bare, mask4d = lines[0], lines[1], lines[2]
-            diff = max(
-                abs(m["mean_loss"] - bare["mean_loss"]) / max(abs(bare["mean_loss"]), 1e-12) for m in (real, mask4d)
-            )
-            summary[shape] = {
-                "real_windows_per_second": real["windows_per_second"],
-                "bare_windows_per_second": bare["windows_per_second"],
-                "bare_mask4d_windows_per_second": mask4d["windows_per_second"],
-                "real_vs_bare": round(real["windows_per_second"] / bare["windows_per_second"], 3),
-                "mask4d_vs_bare": round(mask4d["windows_per_second"] / bare["windows_per_second"], 3),
-                "loss_rel_diff": round(diff, 4),
-            }
-            if diff > args.loss_tolerance:
+                lines.append(line)
+                if "error" in line:
+                    errors.append(f"{shape}/{line['mode']}")
+            summary[shape] = shape_summary({x["mode"]: x for x in lines if x["mode"] in MODES and "error" not in x})
+            if summary[shape]["loss_rel_diff"] > args.loss_tolerance:
                 failed.append(shape)
     name = torch.cuda.get_device_name(r.device) if r.cuda else "cpu"
-    print(json.dumps({"bench": "train_gpu", "summary": summary, "device_name": name, "losses_differ": failed}))
-    return 1 if failed else 0
+    final = {"bench": "train_gpu", "summary": summary, "device_name": name, "losses_differ": failed, "errors": errors}
+    print(json.dumps(final))
+    return 1 if failed or errors else 0
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from wikiref.files import atomic_path, write_json
-from wikiref.model import losses
+from wikiref.model import biencoder, losses
 from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
 from wikiref.model.packing import PackedWindow, Packer
 from wikiref.model.pooling import POOLING_MODES, SentencePooler
@@ -36,6 +36,7 @@ from wikiref.model.pooling import POOLING_MODES, SentencePooler
 log = logging.getLogger(__name__)
 
 HEADS = ("classification", "regression")
+PAIRINGS = ("cross", "bi")
 FORMAT = "wikiref-scorer/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -58,8 +59,14 @@ class ScorerConfig:
     # mse | pairwise | listwise (regression head) | bce (classification head); None: the head's own
     # (bce / mse). Left out of config.json when None, so older checkpoints and their files are unchanged.
     loss: str | None = None
+    # cross: query and sentences packed into windows (the papers' BERT / Q-BERT); bi: each encoded alone
+    # (wikiref.model.biencoder). Left out of config.json when cross, like ``loss``.
+    pairing: str = "cross"
+    sentence_tokens: int = 128  # bi: a sentence's token cap
 
     def __post_init__(self) -> None:
+        if self.pairing not in PAIRINGS:
+            raise ValueError(f"pairing {self.pairing!r} not in {PAIRINGS}")
         if self.pooling not in POOLING_MODES:
             raise ValueError(f"pooling {self.pooling!r} not in {POOLING_MODES}")
         if self.head not in HEADS:
@@ -100,6 +107,9 @@ class ScorerConfig:
         d = dataclasses.asdict(self)
         if d["loss"] is None:
             d.pop("loss")
+        if d["pairing"] == "cross":
+            d.pop("pairing")
+            d.pop("sentence_tokens")
         return d
 
     @classmethod
@@ -123,13 +133,19 @@ class SentenceScorer(nn.Module):
             encoder.pooler = None
         self.encoder = encoder
         hidden = encoder.config.hidden_size
+        self.use_segments = getattr(encoder.config, "type_vocab_size", 0) >= 2
+        if config.pairing == "bi":  # no pooler: mean pooling of each text; the head reads (cosine, length)
+            self.head = nn.Linear(2, 1)
+            biencoder.init_head(self.head)
+            return
         self.pooler = SentencePooler(config.pooling, hidden)
         self.dropout = nn.Dropout(getattr(encoder.config, "hidden_dropout_prob", 0.1))
         self.head = nn.Linear(hidden, 1)
-        self.use_segments = getattr(encoder.config, "type_vocab_size", 0) >= 2
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Raw outputs (logits or regression values), one per sentence of the batch."""
+        if self.config.pairing == "bi":
+            return biencoder.forward(self, batch)
         hidden = self.encoder(
             input_ids=batch["input_ids"],
             attention_mask=batch["attention_mask"],
@@ -149,6 +165,8 @@ class SentenceScorer(nn.Module):
 
 
 def make_packer(config: ScorerConfig, tokenizer) -> Packer:
+    if config.pairing != "cross":
+        raise ValueError(f"a scorer with pairing {config.pairing!r} encodes sentences alone: it has no packed windows")
     return Packer(
         tokenizer,
         max_length=config.max_length,
@@ -331,6 +349,14 @@ def score_sentences(
 
     Classification heads give probabilities, regression heads raw predicted scores.
     """
+    if model.config.pairing == "bi":
+        items = biencoder.make_items(model.config, tokenizer, examples, biencoder.CHUNK)
+        pad = tokenizer.pad_token_id or 0
+        device = torch.device(device)
+        scores, _ = biencoder.score_items(
+            model, items, [len(e[1]) for e in examples], batch_size=batch_size, device=device, amp=amp, pad_id=pad
+        )
+        return scores
     packer = make_packer(model.config, tokenizer)
     windows, _ = packer.pack_many(examples)
     return score_windows(

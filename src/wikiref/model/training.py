@@ -30,6 +30,8 @@ with the scorer's :class:`ScorerTask`; :func:`fit` trains any model given a :cla
   sparse-subnetwork fine-tuning.
 * Multi-process data parallel (DDP) when started under ``torchrun`` (WORLD_SIZE > 1): NCCL on
   CUDA, gloo on CPU; each rank takes every WORLD_SIZE-th batch; rank 0 evaluates and writes.
+* ``compile`` (params ``model.compile``, off by default): the model is compiled in place with ``torch.compile``
+  (dynamic shapes) before training and DDP; see :func:`_compile_model`.
 * Metrics go to dvclive (``live_dir``: ``metrics.json`` + ``plots/metrics/**.tsv``), so
   ``dvc plots show`` draws the loss and dev curves; a tqdm bar shows progress.
 """
@@ -54,6 +56,7 @@ import numpy as np
 import torch
 
 from wikiref.files import read_json, write_json
+from wikiref.model.biencoder import BiEncoderTask
 from wikiref.model.checkpoint import LAST_DIR, STATE_JSON, STATE_TENSORS, load_training_state, save_training_state
 from wikiref.model.optim import TASK_PARAM_PREFIXES, lr_factor, make_optimizer, make_scheduler, param_groups
 from wikiref.model.packing import PackedWindow
@@ -81,6 +84,7 @@ __all__ = [
     "TrainingInterrupted",
     "TrainingTask",
     "batch_to_device",
+    "compile_context",
     "dist_info",
     "epoch_batches",
     "examples_digest",
@@ -142,15 +146,22 @@ class TrainSettings:
     # run takes as many epochs as needed (ceil(max_steps / steps per epoch)), stops after max_steps, and
     # the lr schedule spans max_steps; dev is scored at the end of every (possibly cut) epoch.
     max_steps: int | None = None
+    # torch.compile the model in place before training (params model.compile; see _compile_model). Off: nothing
+    # changes. compile_backend is torch.compile's backend (the CPU tests: "aot_eager", dynamo and AOTAutograd
+    # without inductor's C++ code generation, half the compile time); not a params key.
+    compile: bool = False
+    compile_backend: str = "inductor"
 
     @classmethod
     def from_params(cls, seed: int, model: Mapping, section: Mapping, progress: bool = True) -> TrainSettings:
         """Settings from a params section with the training keys (``pretrain`` or ``finetune``) and
-        the ``model`` section (device, AMP, evaluation batch size)."""
+        the ``model`` section (device, AMP, evaluation batch size, compile). ``compile`` absent = off: the
+        abstractive jobs are passed only ``model.device``, ``amp`` and ``eval_batch_size``."""
         return cls(
             **{k: section[k] for k in _SECTION_KEYS},
             betas=tuple(section["betas"]),
             **{k: model[k] for k in ("eval_batch_size", "device", "amp")},
+            compile=bool(model.get("compile", False)),
             seed=seed,
             progress=progress,
         )
@@ -158,6 +169,8 @@ class TrainSettings:
     def fingerprint_dict(self) -> dict:
         d = dataclasses.asdict(self)
         for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps", "pad_to_max_length"):
+            d.pop(k)
+        for k in ("compile", "compile_backend"):  # how the same model is computed: last/ resumes either way
             d.pop(k)
         d["betas"] = list(d["betas"])
         if d["max_steps"] is None:  # runs without a step budget keep their fingerprint (resumable last/)
@@ -301,7 +314,10 @@ def train(
     without it the best epoch is the one with the lowest dev loss. ``stop_after_epochs`` ends the
     run early leaving ``last/`` in place (used to test resuming).
     """
-    task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length)
+    if model.config.pairing == "bi":  # query and sentences encoded alone (wikiref.model.biencoder)
+        task = BiEncoderTask(model, tokenizer, train_examples, dev_examples)
+    else:
+        task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length)
     return fit(
         model,
         task,
@@ -333,6 +349,7 @@ def fit(
     local_batches, total_steps, warmup, n_epochs = _count_steps(task.train_items, settings, world)
     model.to(device)
     model.train()
+    _compile_model(model, settings, is_main=rank == 0)  # before DDP wraps it
     optimizer = make_optimizer(model, settings)
     amp = settings.amp and device.type == "cuda"
     scaler = torch.amp.GradScaler("cuda") if amp and not torch.cuda.is_bf16_supported() else None
@@ -363,13 +380,14 @@ def fit(
     )
 
     t0 = time.perf_counter()
-    for epoch in range(state.start_epoch, n_epochs):
-        epoch_loss = _train_epoch(run, state, epoch)
-        _end_epoch(run, state, epoch, epoch_loss)
-        if stop_after_epochs is not None and stop_after_epochs <= epoch + 1 < n_epochs:
-            if run.live is not None:
-                run.live.end()
-            raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
+    with compile_context(settings.compile):
+        for epoch in range(state.start_epoch, n_epochs):
+            epoch_loss = _train_epoch(run, state, epoch)
+            _end_epoch(run, state, epoch, epoch_loss)
+            if stop_after_epochs is not None and stop_after_epochs <= epoch + 1 < n_epochs:
+                if run.live is not None:
+                    run.live.end()
+                raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
     return _finish(run, state, seconds=time.perf_counter() - t0)
 
 
@@ -452,6 +470,41 @@ def _resume_or_start(
         state.best_metric,
     )
     return state
+
+
+def _compile_model(model: torch.nn.Module, settings: TrainSettings, is_main: bool) -> None:
+    """``settings.compile``: compile ``model`` in place with ``nn.Module.compile`` (its state_dict keeps its keys,
+    without torch.compile's ``_orig_mod.`` prefix, so checkpoints and ``last/`` load into an uncompiled model on any
+    device), before :func:`_wrap_ddp` wraps it (DDP then calls the compiled forward; its gradient hooks are the
+    parameters'). The whole model's forward is compiled (for the scorer: encoder, pooling, head; the loss and the
+    optimizer stay eager).
+
+    Shapes are dynamic (``dynamic=True``): batches are padded to their longest window (a multiple of 8) and hold
+    varying numbers of sentences, so static shapes would compile a graph for every new padded length and, past
+    dynamo's recompile limit (8 per function), silently run eager. With dynamic shapes training compiles one graph
+    (a batch with a dimension of size 1, e.g. a last batch of one window, adds one: dynamo specialises sizes 0 and
+    1). Dev scoring runs eagerly (:func:`_score_dev`); a caller that scores with the model afterwards compiles its
+    eval-mode graph then. No ``torch._dynamo.config`` setting is changed; :func:`compile_context` turns duck sizing
+    off while :func:`fit` runs. The first steps pay the compilation (inductor: about 40 s for a tiny encoder on 2
+    CPU cores, from a cold cache)."""
+    if not settings.compile:
+        return
+    model.compile(dynamic=True, backend=settings.compile_backend)
+    if is_main:
+        log.info("model compiled in place (torch.compile, backend %s, dynamic shapes)", settings.compile_backend)
+
+
+def compile_context(enabled: bool = True):
+    """What a model compiled by :func:`_compile_model` runs in (compilation happens at its first calls): the
+    symbolic-shape setting ``use_duck_shape`` off (``torch.fx.experimental._config``, patched here only, restored
+    on exit). With duck sizing, dimensions that happen to be equal when a graph is compiled (e.g. 19 windows and a
+    longest sentence of 19 tokens) are assumed equal forever, and the first batch where they differ compiles the
+    graph again (seen on the CPU). A no-op when not ``enabled``."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from torch.fx.experimental import _config as fx_config
+
+    return fx_config.patch(use_duck_shape=False)
 
 
 def _wrap_ddp(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.Module:
@@ -643,10 +696,12 @@ def _end_epoch(run: _Run, state: _LoopState, epoch: int, epoch_loss: float) -> N
 
 
 def _score_dev(run: _Run) -> tuple[list[np.ndarray], float | None, float]:
-    """(dev scores, dev loss, selection metric: ``select_fn`` of the scores, else minus the loss)."""
-    dev_scores, dev_loss = run.task.evaluate(
-        run.model, device=run.device, batch_size=run.settings.eval_batch_size, amp=run.amp
-    )
+    """(dev scores, dev loss, selection metric: ``select_fn`` of the scores, else minus the loss). A compiled model
+    scores eagerly (``force_eager``): once per epoch, not worth a second graph (eval mode, no_grad) to compile."""
+    with torch.compiler.set_stance("force_eager") if run.settings.compile else contextlib.nullcontext():
+        dev_scores, dev_loss = run.task.evaluate(
+            run.model, device=run.device, batch_size=run.settings.eval_batch_size, amp=run.amp
+        )
     if run.select_fn is not None:
         return dev_scores, dev_loss, run.select_fn(dev_scores)
     return dev_scores, dev_loss, -(dev_loss if dev_loss is not None else 0.0)

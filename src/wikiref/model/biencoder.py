@@ -1,0 +1,240 @@
+"""The scorer's bi-encoder pairing (``ScorerConfig.pairing: bi``, issue 31): the query and every sentence encoded
+**alone**, each mean-pooled and L2-normalised, and a sentence's output ``w_cos * cos(q, s) + w_len * log1p(tokens)
++ b`` (the scorer's ``head``: a linear layer over those two features, started at ``w_cos = COS_SCALE``, ``w_len =
+0``).
+
+Why a second pairing: the encoders this package installs with weights (MiniLM-L6, mpnet-base) are sentence-embedding
+models, trained to place a query and a relevant passage close when each is encoded alone. The cross pairing (query
+and sentences packed into one window, :mod:`wikiref.model.packing`) gives that training up: on the real QMSum
+meetings the MiniLM-L6 cosine of separately encoded query and turn ranks turns better (8.02 R-2 F1) than the same
+cosine inside a packed window (6.87) or any fine-tuned cross-pairing Q-BERT (7.46 at best), docs/recipes.md. A bi
+scorer starts from that ranking (at step 0 its order is the encoder's cosine order) and fine-tuning moves it; the
+length feature lets it learn what the longer turns are worth (mean pooling hides length).
+
+Training items are whole examples (one query with all its sentences: the ranking group of the listwise and pairwise
+losses is complete in every batch); ``batch_size`` counts examples. At inference long documents are cut into chunks
+of ``CHUNK`` sentences (the query is encoded once per chunk). Sentences are cut to ``sentence_tokens`` tokens and
+the query to ``max_query_tokens``; no [L#] markers (the query's levels are joined with " ; ": the markers' embedding
+rows are new and would move the pretrained query embedding).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+log = logging.getLogger(__name__)
+
+COS_SCALE = 20.0  # the cosine's initial weight: a softmax temperature of 1/20, as sentence-transformers' ranking loss
+CHUNK = 64  # sentences per inference item
+LEN_NORM = math.log1p(128)  # log1p(tokens) / LEN_NORM stays in [0, ~1] for the sentence lengths used here
+
+
+@dataclass
+class BiItem:
+    """One query with some of its example's sentences (token ids without padding)."""
+
+    example: int
+    query_ids: list[int]
+    sentences: list[list[int]]
+    first: int = 0  # index of sentences[0] in the example
+
+    def __len__(self) -> int:  # tokens: what the epoch batches bucket by
+        return len(self.query_ids) + sum(len(s) for s in self.sentences)
+
+
+def init_head(head: nn.Linear) -> None:
+    """The bi head's start: the output is ``COS_SCALE * cos`` (length weight and bias 0)."""
+    with torch.no_grad():
+        head.weight.zero_()
+        head.weight[0, 0] = COS_SCALE
+        head.bias.zero_()
+
+
+def _ids(tokenizer, texts: Sequence[str], max_tokens: int) -> list[list[int]]:
+    if not texts:
+        return []
+    return tokenizer(list(texts), truncation=True, max_length=max_tokens, add_special_tokens=True)["input_ids"]
+
+
+def make_items(config, tokenizer, examples: Sequence[Sequence], chunk: int | None = None) -> list[BiItem]:
+    """(query levels, sentences[, doc lengths]) examples -> items (``chunk``: sentences per item; None: all)."""
+    queries = [" ; ".join(str(x) for x in e[0] if str(x).strip()) for e in examples]
+    q_ids = _ids(tokenizer, queries, config.max_query_tokens)
+    items = []
+    for k, e in enumerate(examples):
+        sents = _ids(tokenizer, [str(s) for s in e[1]], config.sentence_tokens)
+        step = chunk or max(1, len(sents))
+        for i in range(0, len(sents), step):
+            items.append(BiItem(k, q_ids[k], sents[i : i + step], i))
+    return items
+
+
+def _pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    longest = -(-max(len(r) for r in rows) // 8) * 8
+    ids = np.full((len(rows), longest), pad_id, dtype=np.int64)
+    mask = np.zeros((len(rows), longest), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = r
+        mask[i, : len(r)] = 1
+    return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+def collate(
+    items: Sequence[BiItem],
+    pad_id: int,
+    targets: Sequence[Sequence[float]] | None = None,
+    groups: Sequence[int] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Padded query and sentence rows; ``sent_query`` maps a sentence to its item's query row. The bookkeeping keys
+    (``sent_example``, ``sent_index``, ``sent_group``, ``targets``) mean what they mean in the cross batches."""
+    sents = [s for it in items for s in it.sentences]
+    if not sents:
+        raise ValueError("a batch in which no sentence is scored")
+    q_ids, q_mask = _pad([it.query_ids for it in items], pad_id)
+    s_ids, s_mask = _pad(sents, pad_id)
+    sent_query = [b for b, it in enumerate(items) for _ in it.sentences]
+    sent_example = [it.example for it in items for _ in it.sentences]
+    sent_index = [it.first + j for it in items for j in range(len(it.sentences))]
+    n_tokens = [max(len(s) - 2, 1) for s in sents]  # without the two special tokens
+    batch = {
+        "query_ids": q_ids,
+        "query_mask": q_mask,
+        "sent_ids": s_ids,
+        "sent_mask": s_mask,
+        "sent_query": torch.tensor(sent_query, dtype=torch.long),
+        "sent_length": torch.tensor(np.log1p(n_tokens) / LEN_NORM, dtype=torch.float32),
+        "sent_example": torch.tensor(sent_example, dtype=torch.long),
+        "sent_index": torch.tensor(sent_index, dtype=torch.long),
+        "sent_group": torch.tensor(
+            sent_example if groups is None else [int(groups[e]) for e in sent_example], dtype=torch.long
+        ),
+    }
+    if targets is not None:
+        batch["targets"] = torch.tensor([float(targets[e][j]) for e, j in zip(sent_example, sent_index)])
+    return batch
+
+
+def _embed(encoder: nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    hidden = encoder(input_ids=ids, attention_mask=mask).last_hidden_state.float()  # pooled in float32 under AMP
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+    return nn.functional.normalize(mean, dim=-1)
+
+
+def forward(model, batch) -> torch.Tensor:
+    """Raw outputs, one per sentence of the batch (``model``: a bi :class:`~wikiref.model.scorer.SentenceScorer`)."""
+    q = _embed(model.encoder, batch["query_ids"], batch["query_mask"])
+    s = _embed(model.encoder, batch["sent_ids"], batch["sent_mask"])
+    cos = (s * q.index_select(0, batch["sent_query"])).sum(-1)
+    features = torch.stack([cos, batch["sent_length"].float()], dim=-1)
+    # the head by hand in float32: under autocast a linear layer would round the scores to bfloat16 (~0.06 at 10)
+    return (features * model.head.weight[0].float()).sum(-1) + model.head.bias.float()
+
+
+@torch.no_grad()
+def score_items(
+    model, items: Sequence[BiItem], sentence_counts: Sequence[int], targets=None, *, batch_size, device, amp, pad_id
+) -> tuple[list[np.ndarray], float | None]:
+    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss (sentence
+    weighted). ``batch_size`` counts items; one transfer to the host at the end."""
+    from wikiref.model.scorer import autocast_context
+    from wikiref.model.scoring_task import batch_to_device
+
+    was = model.training
+    model.eval()
+    out = [np.full(int(n), np.nan) for n in sentence_counts]
+    order = sorted(range(len(items)), key=lambda i: (len(items[i]), i))
+    scores, losses, where = [], [], []
+    for b in range(0, len(order), batch_size):
+        cpu = collate([items[i] for i in order[b : b + batch_size]], pad_id, targets)
+        batch = batch_to_device(cpu, device)
+        with autocast_context(device, amp):
+            raw = model(batch)
+        if targets is not None:
+            losses.append(model.loss(raw, batch["targets"], batch["sent_group"]) * len(raw))
+        scores.append(model.to_scores(raw).float())
+        where.append((cpu["sent_example"].numpy(), cpu["sent_index"].numpy()))
+    model.train(was)
+    flat = torch.cat(scores).cpu().numpy() if scores else np.zeros(0)
+    k = 0
+    for examples, indices in where:
+        for e, j in zip(examples, indices):
+            out[e][j] = float(flat[k])
+            k += 1
+    n_sent = sum(len(ex) for ex, _ in where)
+    loss = float(torch.stack(losses).sum()) / n_sent if losses and n_sent else None
+    return out, loss
+
+
+class BiEncoderTask:
+    """The bi scorer's :class:`~wikiref.model.scoring_task.TrainingTask`: one item per example (its whole ranking
+    group), dev scored by :func:`score_items`, the best epoch saved like any scorer."""
+
+    def __init__(self, model, tokenizer, train_examples, dev_examples) -> None:
+        from wikiref.model.scorer import example_groups
+        from wikiref.model.scoring_task import _targets, examples_digest, packing_input
+
+        self.model_config = model.config
+        self.tokenizer = tokenizer
+        self.train_targets = _targets(train_examples, "train")
+        self.dev_targets = _targets(dev_examples, "dev")
+        self.train_items = make_items(model.config, tokenizer, [packing_input(e) for e in train_examples])
+        self.dev_items = make_items(model.config, tokenizer, [packing_input(e) for e in dev_examples], CHUNK)
+        if not self.train_items:
+            raise ValueError("no training items: every training example has an empty document")
+        n_train = sum(len(it.sentences) for it in self.train_items)
+        log.info(
+            "bi pairing: train %d examples (%d sentences); dev %d examples",
+            len(train_examples),
+            n_train,
+            len(dev_examples),
+        )
+        self.train_stats = {"examples": len(train_examples), "sentences": n_train}
+        self.dev_stats = {"examples": len(dev_examples), "sentences": sum(len(e.sentences) for e in dev_examples)}
+        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
+        self.pad_id = tokenizer.pad_token_id or 0
+        self.train_groups = example_groups(train_examples)
+        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
+
+    def batch(self, idx: Sequence[int], device: torch.device) -> dict:
+        from wikiref.model.scoring_task import batch_to_device
+
+        items = [self.train_items[i] for i in idx]
+        return batch_to_device(collate(items, self.pad_id, self.train_targets, self.train_groups), device)
+
+    def forward(self, forward: nn.Module, batch: dict) -> torch.Tensor:
+        return forward(batch)
+
+    def loss(self, model, output: torch.Tensor, batch: dict) -> torch.Tensor:
+        return model.loss(output, batch["targets"], batch["sent_group"])
+
+    def evaluate(self, model, *, device: torch.device, batch_size: int, amp: bool):
+        return score_items(
+            model,
+            self.dev_items,
+            self.dev_sentence_counts,
+            self.dev_targets,
+            batch_size=batch_size,
+            device=device,
+            amp=amp,
+            pad_id=self.pad_id,
+        )
+
+    def save(self, model, out_dir: Path) -> None:
+        from wikiref.model.scorer import save_scorer
+
+        save_scorer(model, self.tokenizer, out_dir)
+
+    def fingerprint(self) -> dict:
+        return {"model": self.model_config.to_dict(), **self._digests}
+
+    def live_params(self) -> dict:
+        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}

@@ -1,0 +1,106 @@
+"""``model.compile`` (``TrainSettings.compile``, docs/gpu.md): the scorer compiled in place with torch.compile
+trains as the eager one does, stops and resumes from ``last/``, and its checkpoint has the eager model's keys (no
+``_orig_mod.``) and loads with :func:`wikiref.model.load_scorer`.
+
+The compiled runs use the ``aot_eager`` backend: dynamo's graph capture (dynamic shapes) and AOTAutograd's
+forward and backward graphs, without inductor's C++ code generation (about a minute for this tiny encoder on two
+cores); inductor itself is measured on the GPU by ``bench/train_gpu.py`` (modes ``real-compiled``,
+``bare-compiled``). The encoder and data are ``scripts/gpu-check``'s (a tiny random BERT, synthetic documents)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from wikiref.model import load_scorer
+from wikiref.model.training import LAST_DIR, STATE_JSON, TrainingInterrupted, TrainSettings, train
+
+BACKEND = "aot_eager"
+
+
+@pytest.fixture(scope="module")
+def gc(load_bench):
+    return load_bench("train_gpu")._gpu_check()
+
+
+@pytest.fixture
+def dynamo():
+    """A clean dynamo cache and counters for the test, and none left for the next one."""
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    yield torch._dynamo.utils.counters
+    torch._dynamo.reset()
+
+
+def _settings(**kw) -> TrainSettings:
+    base = dict(epochs=2, batch_size=4, lr=1e-3, seed=5, device="cpu", amp=False, progress=False, eval_batch_size=8)
+    return TrainSettings(**{**base, **kw})
+
+
+def test_compiled_scorer_trains_resumes_and_saves_like_the_eager_one(gc, dynamo, tmp_path):
+    data = gc.Data(seed=13)
+    encoder = gc.encoder_dir(tmp_path, "tiny", data)
+    train_ex, dev_ex = data.scoring(12, 6, "classification"), data.scoring(4, 6, "classification")
+
+    def scorer():  # the same seeded weights on every call
+        return gc.scorer(None, "classification", "query", encoder=encoder, max_length=64)
+
+    model, tok = scorer()
+    eager = train(model, tok, train_ex, dev_ex, _settings(), tmp_path / "eager")
+    eager_keys = set(model.state_dict())
+    assert dynamo["stats"]["unique_graphs"] == 0
+
+    settings = _settings(compile=True, compile_backend=BACKEND)
+    out = tmp_path / "compiled"
+    model, tok = scorer()
+    with pytest.raises(TrainingInterrupted):
+        train(model, tok, train_ex, dev_ex, settings, out, stop_after_epochs=1)
+    assert (out / LAST_DIR / STATE_JSON).exists()
+    model, tok = scorer()  # a fresh model resumes from the compiled run's last/
+    compiled = train(model, tok, train_ex, dev_ex, settings, out)
+    assert compiled.resumed_from_epoch == 1
+
+    # it was compiled, once: dynamic shapes, so no graph per padded length (the batches here have several); dev
+    # scoring runs eagerly; the resumed run's fresh model reused the graph
+    assert dynamo["stats"]["unique_graphs"] == 1, dict(dynamo["stats"])
+    for e, c in zip(eager.history, compiled.history, strict=True):
+        assert math.isclose(c["train_loss"], e["train_loss"], rel_tol=1e-4), (c, e)
+        assert math.isclose(c["dev_loss"], e["dev_loss"], rel_tol=1e-4), (c, e)
+    assert compiled.best_epoch == eager.best_epoch
+
+    # in-place compilation: the same state_dict keys, in the model and in the saved file; it loads uncompiled
+    assert set(model.state_dict()) == eager_keys
+    with safe_open(str(out / "model.safetensors"), "pt") as fh:
+        assert set(fh.keys()) == eager_keys
+    loaded, _ = load_scorer(out)
+    assert set(loaded.state_dict()) == eager_keys
+    if compiled.best_epoch == 2:  # the model in memory is the best epoch's
+        for k, v in model.state_dict().items():
+            assert torch.equal(loaded.state_dict()[k], v), k
+
+
+def test_compile_is_read_from_params_and_left_out_of_the_fingerprint():
+    section = dict(
+        epochs=1,
+        batch_size=4,
+        grad_accum_steps=1,
+        lr=1e-3,
+        head_lr_scale=1.0,
+        eps=1e-8,
+        weight_decay=0.01,
+        warmup_ratio=0.0,
+        max_grad_norm=1.0,
+        bucket_batches=2,
+        log_every_steps=10,
+        betas=[0.9, 0.999],
+    )
+    model = dict(device="cpu", amp=False, eval_batch_size=8)
+    off = TrainSettings.from_params(1, model, section)  # absent (the abstractive jobs' model keys): off
+    on = TrainSettings.from_params(1, {**model, "compile": True}, section)
+    assert (off.compile, on.compile) == (False, True)
+    assert TrainSettings.from_params(1, {**model, "compile": False}, section) == off
+    assert on.fingerprint_dict() == off.fingerprint_dict()  # last/ of either resumes the other
+    assert not {"compile", "compile_backend"} & set(off.fingerprint_dict())

@@ -1,0 +1,157 @@
+"""The scorer's bi-encoder pairing (``ScorerConfig.pairing: bi``, :mod:`wikiref.model.biencoder`, issue 31)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+from emulated_device import emulated_accelerator
+
+from wikiref.model import biencoder, training
+from wikiref.model.scorer import (
+    CONFIG_FILE,
+    ScorerConfig,
+    build_scorer,
+    load_scorer,
+    make_packer,
+    save_scorer,
+    score_sentences,
+)
+
+WORDS = "the campaign mayor city budget vote council school road tax plan river bridge park".split()
+
+
+@pytest.fixture(autouse=True)
+def _deterministic(torch_deterministic):
+    yield
+
+
+def _sentence(rng) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) + " ."
+
+
+def bi_scorer(**kw):
+    torch.manual_seed(0)
+    cfg = dict(encoder="tiny-random", pooling="mean", head="regression", pairing="bi", num_levels=4, **kw)
+    return build_scorer(ScorerConfig(**cfg))
+
+
+def cosines(model, tok, query: list[str], sentences: list[str]) -> np.ndarray:
+    """The encoder's own cosine of the mean-pooled, separately encoded texts (what the bi scorer starts from)."""
+
+    def emb(texts):
+        b = tok(texts, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            h = model.encoder(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).last_hidden_state
+        m = b["attention_mask"].unsqueeze(-1).float()
+        return torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=-1)
+
+    return (emb(sentences) @ emb([" ; ".join(query)])[0]).numpy()
+
+
+def test_a_fresh_bi_scorer_ranks_by_the_encoders_cosine():
+    rng = random.Random(1)
+    model, tok = bi_scorer()
+    model.eval()
+    query, sents = [_sentence(rng), _sentence(rng)], [_sentence(rng) for _ in range(9)]
+    got = score_sentences(model, tok, [(query, sents)])[0]
+    cos = cosines(model, tok, query, sents)
+    np.testing.assert_allclose(got, biencoder.COS_SCALE * cos, rtol=1e-5, atol=1e-5)
+    assert list(np.argsort(-got)) == list(np.argsort(-cos))
+
+
+def test_chunked_scoring_equals_one_pass_and_multi_document_examples_work():
+    rng = random.Random(2)
+    model, tok = bi_scorer()
+    long = [_sentence(rng) for _ in range(biencoder.CHUNK + 7)]
+    query = [_sentence(rng)]
+    chunked = score_sentences(model, tok, [(query, long)])[0]
+    assert not np.isnan(chunked).any()
+    items = biencoder.make_items(model.config, tok, [(query, long)], chunk=None)
+    assert len(items) == 1
+    whole, _ = biencoder.score_items(
+        model, items, [len(long)], batch_size=4, device=torch.device("cpu"), amp=False, pad_id=tok.pad_token_id
+    )
+    np.testing.assert_allclose(chunked, whole[0], rtol=1e-5, atol=1e-5)
+    multi = score_sentences(model, tok, [(query, long[:5], [2, 3])])[0]  # doc lengths do not matter to bi
+    np.testing.assert_allclose(multi, chunked[:5], rtol=1e-5, atol=1e-5)
+
+
+def test_config_files_of_cross_scorers_do_not_change_and_bi_round_trips(tmp_path):
+    torch.manual_seed(0)
+    cross, tok = build_scorer(
+        ScorerConfig(encoder="tiny-random", pooling="query", max_length=32, stride=8, num_levels=4)
+    )
+    save_scorer(cross, tok, tmp_path / "cross")
+    saved = json.loads((tmp_path / "cross" / CONFIG_FILE).read_text())
+    assert "pairing" not in saved and "sentence_tokens" not in saved  # old checkpoints' config.json: same keys
+    model, tok = bi_scorer(sentence_tokens=16)
+    save_scorer(model, tok, tmp_path / "bi")
+    loaded, ltok = load_scorer(tmp_path / "bi")
+    assert loaded.config.pairing == "bi" and loaded.config.sentence_tokens == 16
+    pairs = [(["road tax"], ["the road tax plan .", "a park ."])]
+    np.testing.assert_allclose(score_sentences(loaded, ltok, pairs)[0], score_sentences(model, tok, pairs)[0])
+    with pytest.raises(ValueError, match="no packed windows"):
+        make_packer(model.config, tok)
+    with pytest.raises(ValueError, match="pairing"):
+        ScorerConfig(encoder="tiny-random", pairing="poly")
+
+
+def _examples(rng, n: int) -> list[training.ScoringExample]:
+    out = []
+    for i in range(n):
+        sents = [_sentence(rng) for _ in range(rng.randint(2, 6))]
+        targets = [float(len(s)) / 60 for s in sents]  # a learnable signal: longer sentences score higher
+        out.append(training.ScoringExample([_sentence(rng)], sents, targets, f"e{i}"))
+    return out
+
+
+@pytest.mark.parametrize("loss", ["listwise", "pairwise", "mse"])
+def test_bi_training_learns_saves_and_resumes(loss, tmp_path):
+    rng = random.Random(3)
+    train_ex, dev_ex = _examples(rng, 12), _examples(rng, 4)
+    settings = training.TrainSettings(epochs=3, batch_size=4, lr=1e-3, head_lr_scale=10, progress=False)
+
+    def fresh():
+        m, tok = bi_scorer()
+        m.config.use_loss(loss)
+        return m, tok
+
+    m, tok = fresh()
+    with pytest.raises(training.TrainingInterrupted):
+        training.train(m, tok, train_ex, dev_ex, settings, tmp_path, stop_after_epochs=1)
+    m, tok = fresh()
+    result = training.train(m, tok, train_ex, dev_ex, settings, tmp_path)
+    assert result.resumed_from_epoch == 1
+    losses = [h["train_loss"] for h in result.history]
+    assert losses[-1] < losses[0]
+    assert float(m.head.weight.detach()[0, 1]) != 0.0  # the length feature's weight moved from its start at 0
+    loaded, ltok = load_scorer(tmp_path)
+    assert loaded.config.loss_name == loss and loaded.config.pairing == "bi"
+
+
+def test_bi_scorer_runs_on_the_device_as_on_the_cpu():
+    """Forward, loss and backward of the bi pairing create nothing on the wrong device (emulated accelerator)."""
+    rng = random.Random(4)
+    examples = [([_sentence(rng)], [_sentence(rng) for _ in range(5)]) for _ in range(2)]
+
+    def run(device):
+        model, tok = bi_scorer()
+        model.config.use_loss("listwise")
+        items = biencoder.make_items(model.config, tok, examples)
+        batch = biencoder.collate(items, tok.pad_token_id, targets=[[0.1, 0.0, 0.3, 0.0, 0.2]] * 2)
+        batch = {k: v.to(device) for k, v in batch.items()}
+        model = model.to(device)
+        out = model(batch)
+        loss = model.loss(out, batch["targets"], batch["sent_group"])
+        loss.backward()
+        return float(loss.detach()), model.to_scores(out).tolist()
+
+    expected = run("cpu")
+    with emulated_accelerator() as device:
+        loss, scores = run(device)
+    assert loss == pytest.approx(expected[0], rel=1e-5)
+    assert scores == pytest.approx(expected[1], rel=1e-5)
