@@ -53,3 +53,24 @@ def test_targets_follow_the_params(duc_years):
     for g in set(groups):
         labels = [x for e, gg in zip(lab, groups) if gg == g for x in e.targets]
         assert set(labels) <= {0.0, 1.0} and 1 <= sum(labels) <= 2
+
+
+def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
+    """finetune.settings[].pairing: bi and .recipe (the setting's own loss / target / lr / epochs): the section's
+    values stay for the others; the saved scorer is a bi scorer trained with the setting's loss."""
+    recipe = {"loss": "pairwise", "target": {"transform": "raw", "scale": 1.0, "top": 3}, "epochs": 1, "lr": 1e-3}
+    bi = {"name": "qbert_bi", "label": "Q-BERT (bi)", "init": "encoder", "pooling": "mean", "pairing": "bi",
+          "method": "full", "recipe": recipe}  # fmt: skip
+    p = _params(settings=[*_settings("qbert"), bi], keep_models=True, epochs=2)
+    out = tmp_path / "bi"
+    m, preds, summaries = ft.train_and_test(p, "qbert_bi", 2006, duc_years, out, progress=False)
+    assert m["start"]["pairing"] == "bi" and m["training"]["best_epoch"] == 1  # recipe epochs: 1 (section: 2)
+    assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"} and 0 <= m["test"]["ROUGE-2"]["R"] <= 1
+    model, _ = _load(out)
+    assert model.config.pairing == "bi" and model.config.loss_name == "pairwise"
+    assert len(preds) and all(len(s) for s in preds["sentence_scores"])
+    bad = dict(bi, init="pretrained", variant="best")
+    with pytest.raises(ft.FinetuneError, match="pairing bi starts from the encoder alone"):
+        ft.start_model(_params(settings=[bad]), bad)
+    with pytest.raises(ft.FinetuneError, match="recipe keys"):
+        ft.setting_params(p, dict(bi, recipe={"warmup": 1}))

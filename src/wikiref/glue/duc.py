@@ -67,6 +67,19 @@ def find_setting(finetune: Mapping, name: str) -> dict:
     return find_named(settings(finetune), name, "setting", "finetune.settings", FinetuneError)
 
 
+RECIPE_KEYS = ("loss", "target", "lr", "head_lr_scale", "epochs", "batch_size")
+
+
+def setting_params(params: Mapping, setting: Mapping) -> Mapping:
+    """``params`` with the setting's ``recipe`` (its own values of some finetune keys) merged into the finetune
+    section; ``params`` itself when the setting has none."""
+    recipe = setting.get("recipe") or {}
+    unknown = sorted(set(recipe) - set(RECIPE_KEYS))
+    if unknown:
+        raise FinetuneError(f"setting {setting['name']}: recipe keys {unknown} not in {list(RECIPE_KEYS)}")
+    return {**params, "finetune": {**params["finetune"], **recipe}} if recipe else params
+
+
 def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     """Pretrain variants a ``pretrained`` setting may start from (one, or the candidates of ``best``)."""
     if setting["init"] != "pretrained":
@@ -289,6 +302,12 @@ def start_model(
     from wikiref.model import build_scorer, load_scorer
 
     info: dict[str, Any] = {"init": setting["init"]}
+    pairing = setting.get("pairing", "cross")
+    if pairing != "cross" and (setting["init"] != "encoder" or setting["method"] == "iterative"):
+        raise FinetuneError(
+            f"setting {setting['name']}: pairing {pairing} starts from the encoder alone (init: encoder, method not "
+            "iterative); the WikiRef checkpoints are cross-pairing scorers"
+        )
     if setting["method"] == "iterative":
         if prune_dir is None:
             raise FinetuneError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
@@ -305,8 +324,10 @@ def start_model(
     elif setting["init"] == "encoder":
         torch.manual_seed(params["seed"])
         spec = {"pooling": setting["pooling"], "head": "regression", "query": True, "init": "pretrained"}
-        model, tok = build_scorer(scorer_config(params["model"], spec))
+        model, tok = build_scorer(scorer_config(params["model"], spec, pairing=pairing))
         info["encoder"] = params["model"]["encoder"]
+        if pairing != "cross":
+            info["pairing"] = pairing
     else:
         variant, why = resolve_variant(setting, params["pretrain"], metrics_dir)
         path = Path(pretrain_dir) / variant
@@ -384,8 +405,9 @@ def train_and_test(
     topic). The best dev epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
     """
     t_start = time.perf_counter()
+    spec = find_setting(params["finetune"], setting_name)
+    params = setting_params(params, spec)  # the setting's recipe (if any) in the finetune section from here on
     finetune_params, duc = params["finetune"], params["duc"]
-    spec = find_setting(finetune_params, setting_name)
     train_years = _train_years(year, year_paths)
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)

@@ -134,13 +134,14 @@ def find_variant(pretrain: Mapping, name: str) -> dict:
     return find_named(variants(pretrain), name, "variant", "params", PretrainError)
 
 
-def scorer_config(model: Mapping, variant: Mapping):
+def scorer_config(model: Mapping, variant: Mapping, pairing: str = "cross"):
     from wikiref.model import ScorerConfig
 
     return ScorerConfig(
         **{k: model[k] for k in _SCORER_MODEL_KEYS},
         **{k: variant[k] for k in _SCORER_VARIANT_KEYS},
         use_query=variant["query"],
+        pairing=pairing,
     )
 
 

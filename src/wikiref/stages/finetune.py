@@ -296,6 +296,7 @@ def _comparisons(
                 and sb["init"] == "encoder"
                 and sb["method"] == "full"
                 and start_of(a)["pooling"] == start_of(b)["pooling"]
+                and start_of(a).get("pairing", "cross") == start_of(b).get("pairing", "cross")
             ):
                 cmps.append(compare(a, b, "data augmentation (+DA)"))
             # ST: the same start, subnetwork vs every weight.
