@@ -103,6 +103,27 @@ def load_bench(repo):
     return load
 
 
+@pytest.fixture(scope="session")
+def load_script(repo):
+    """``load_script(name)`` -> scripts/<name> (an extension-less script) as a module named after it with "-" as
+    "_", loaded once per session and put in sys.modules (dataclasses look their module up while the file runs)."""
+    from importlib.machinery import SourceFileLoader
+
+    modules = {}
+
+    def load(name: str):
+        if name not in modules:
+            mod_name = name.replace("-", "_")
+            loader = SourceFileLoader(mod_name, str(repo / "scripts" / name))
+            module = importlib.util.module_from_spec(importlib.util.spec_from_loader(mod_name, loader))
+            sys.modules[mod_name] = module
+            loader.exec_module(module)
+            modules[name] = module
+        return modules[name]
+
+    return load
+
+
 # -------------------------------------------------------------------------------------------- torch
 @pytest.fixture
 def torch_deterministic():

@@ -58,19 +58,14 @@ def test_gpu_check_fails_without_cuda_when_asked_for_it(repo, subprocess_env):
     assert json.loads(proc.stdout.splitlines()[-1])["ok"] is False
 
 
-def test_parity_models_draw_no_dropout(repo, tmp_path):
+def test_parity_models_draw_no_dropout(load_script, tmp_path):
     """The CPU / CUDA parity job compares two trainings; CUDA and the CPU draw dropout masks from different
     generators (the first H100 run: dev losses 6 % apart), so its models must have every dropout off."""
     import argparse
-    import importlib.machinery
-    import importlib.util
 
     import torch
 
-    loader = importlib.machinery.SourceFileLoader("gpu_check", str(repo / "scripts" / "gpu-check"))
-    spec = importlib.util.spec_from_loader("gpu_check", loader)
-    gc = importlib.util.module_from_spec(spec)
-    loader.exec_module(gc)
+    gc = load_script("gpu-check")
     r = gc.Runner(argparse.Namespace(device="cpu", quick=True, jobs="*", rates=None, keep=None), tmp_path)
     off, _ = gc.scorer(r, "regression", "query", dropout=False)
     on, _ = gc.scorer(r, "regression", "query")

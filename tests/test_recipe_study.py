@@ -4,9 +4,6 @@ layout) and, where the real QMSum file is present, on a few of its meetings."""
 from __future__ import annotations
 
 import csv
-import importlib.machinery
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,21 +11,11 @@ import pytest
 from wikiref import config
 from wikiref.stages.duc import stage as duc_stage
 
-REPO = Path(__file__).resolve().parents[1]
 TINY_RECIPES = [
     "mse:loss=mse,transform=standardise,epochs=1,encoder=tiny-random",
     "listwise:loss=listwise,transform=cluster_norm,epochs=1,encoder=tiny-random",
     "bce:loss=bce,top=2,epochs=1,encoder=tiny-random",
 ]
-
-
-def _script():
-    loader = importlib.machinery.SourceFileLoader("recipe_study", str(REPO / "scripts" / "recipe-study"))
-    spec = importlib.util.spec_from_loader("recipe_study", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["recipe_study"] = module  # dataclasses look their module up while the file runs
-    loader.exec_module(module)
-    return module
 
 
 def _rows(path: Path) -> list[dict]:
@@ -51,8 +38,8 @@ def duc_standin_root(repo, tmp_path) -> Path:
     return root
 
 
-def test_recipe_parsing():
-    study = _script()
+def test_recipe_parsing(load_script):
+    study = load_script("recipe-study")
     r = study.Recipe.parse("x:loss=listwise,transform=rank,lr=3e-5,epochs=3,encoder=tiny-random")
     assert (r.loss, r.transform, r.lr, r.epochs, r.encoder) == ("listwise", "rank", 3e-5, 3, "tiny-random")
     assert "listwise, rank" in r.describe()
@@ -62,11 +49,11 @@ def test_recipe_parsing():
         study.Recipe.parse("x:colour=red")
 
 
-def test_recipe_study_runs_on_the_standin_duc_root(duc_standin_root, tmp_path):
+def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root, tmp_path):
     out = tmp_path / "study"
     argv = ["--duc-root", str(duc_standin_root), "--years", "2006", "2007", "--preset", "tiny", "--out", str(out)]
     argv += ["--duc-max-train-clusters", "3", "--duc-max-doc-sentences", "4", "--dev-fraction", "0.34"]
-    assert _script().main([*argv, "--recipes", *TINY_RECIPES]) == 0
+    assert load_script("recipe-study").main([*argv, "--recipes", *TINY_RECIPES]) == 0
     rows = _rows(out / "recipes.csv")
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [listwise]", "Q-BERT [bce]"]
     assert all(r["data"] == "STAND-IN" for r in rows)
@@ -76,13 +63,13 @@ def test_recipe_study_runs_on_the_standin_duc_root(duc_standin_root, tmp_path):
     assert "DUC 2006 -> 2007" in md and "STAND-IN" in md
 
 
-def test_recipe_study_on_real_qmsum_meetings(tmp_path, shared_data):
+def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data):
     qmsum = shared_data / "qmsum" / "val.jsonl"
     if not qmsum.is_file():
         pytest.skip(f"the real QMSum file is absent ({qmsum})")
     out = tmp_path / "study"
     argv = ["--qmsum", str(qmsum), "--preset", "tiny", "--out", str(out), "--settings", "gold_span"]
-    assert _script().main([*argv, "--recipes", TINY_RECIPES[1]]) == 0
+    assert load_script("recipe-study").main([*argv, "--recipes", TINY_RECIPES[1]]) == 0
     rows = _rows(out / "recipes.csv")
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]"]
     assert {r["queries"] for r in rows} == {"8"} and all(r["data"] == "real" for r in rows)
