@@ -12,6 +12,7 @@ JOBS = [
     "pretrain/classification/query",
     "finetune/subnet",
     "finetune/iterative",
+    "finetune/bi",
     "abstractive/seq2seq/pgn/lstm",
     "abstractive/hiersumm/hs-joint",
     "parity/*",
@@ -31,6 +32,7 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
         "pretrain/classification/query",
         "finetune/subnet",
         "finetune/iterative",
+        "finetune/bi",
         "abstractive/seq2seq/pgn/lstm",
         "abstractive/hiersumm/hs-joint",
         "parity/cpu-vs-cpu",
@@ -41,6 +43,7 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
     assert by_job["pretrain/classification/query"]["windows_per_second"] > 0
     assert by_job["abstractive/hiersumm/hs-joint"]["beam_summary_tokens"] > 0
     assert by_job["finetune/iterative"]["sparsity"] >= 0.9 - 1e-9
+    assert by_job["finetune/bi"]["resumed"] is True
     assert by_job["parity/cpu-vs-cpu"]["dev_loss_rel_diff"] == 0.0  # the same device twice: identical
     assert json.loads(rates.read_text())["device"] == "cpu"
 
