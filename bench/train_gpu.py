@@ -405,7 +405,11 @@ def main(argv=None) -> int:
 
         cpu = r.device.type == "cpu" or args.quick
         rate = matmul_tflops(r.device, *((1024, 3, "float32") if cpu else (8192, 20, "bfloat16")))
-        print(json.dumps({"bench": "train_gpu", "matmul_tflops": round(rate, 4), "device": str(r.device)}), flush=True)
+        env = {"torch": torch.__version__, "opt_einsum": torch.backends.opt_einsum.is_available()}  # docs/gpu.md
+        print(
+            json.dumps({"bench": "train_gpu", "matmul_tflops": round(rate, 4), "device": str(r.device), **env}),
+            flush=True,
+        )
         summary, errors = {}, []
         for shape in shapes:
             lines = []

@@ -113,3 +113,68 @@ def test_query_pooling_needs_query_and_gradients_reach_w_q():
 def test_unknown_mode_rejected():
     with pytest.raises(ValueError):
         SentencePooler("median", 2)
+
+
+def _three_operand_query_pooling(pooler, hidden, window, positions, mask, query_mask):
+    """The query mode as it was written before: one einsum of three operands (torch contracts it left to right when
+    opt_einsum is absent, as here)."""
+    from wikiref.model.pooling import gather_spans, masked_softmax
+
+    tokens = gather_spans(hidden, window, positions)
+    h_q = query_vectors(hidden, query_mask)[window]
+    weights = masked_softmax(torch.einsum("sd,de,spe->sp", h_q, pooler.w_q, tokens), mask)
+    return torch.einsum("sp,spd->sd", weights, tokens)
+
+
+def test_query_pooling_is_bit_for_bit_the_three_operand_einsum():
+    """The two-operand form (kept so that opt_einsum cannot make torch.compile specialise the sentence count)
+    computes what the three-operand einsum computed, forward and backward, bit for bit."""
+    if torch.backends.opt_einsum.is_available() and torch.backends.opt_einsum.enabled:
+        torch.backends.opt_einsum.enabled = False  # the reference is torch's own left-to-right order
+        try:
+            return test_query_pooling_is_bit_for_bit_the_three_operand_einsum()
+        finally:
+            torch.backends.opt_einsum.enabled = True
+    gen = torch.Generator().manual_seed(3)
+    B, T, S, P, d = 3, 40, 23, 9, 16
+    hidden = torch.randn(B, T, d, generator=gen)
+    window = torch.randint(0, B, (S,), generator=gen)
+    positions = torch.randint(0, T, (S, P), generator=gen)
+    mask = torch.rand(S, P, generator=gen) < 0.8
+    mask[:, 0] = True
+    query_mask = torch.rand(B, T, generator=gen) < 0.3
+    outs, grads = [], []
+    for run in ("new", "old"):
+        torch.manual_seed(0)
+        p = SentencePooler("query", d)
+        with torch.no_grad():
+            p.w_q.copy_(torch.randn(d, d, generator=torch.Generator().manual_seed(4)))
+        h = hidden.clone().requires_grad_(True)
+        args = (h, window, positions, mask, query_mask)
+        out = p(*args) if run == "new" else _three_operand_query_pooling(p, *args)
+        out.square().sum().backward()
+        outs.append(out)
+        grads.append((h.grad, p.w_q.grad))
+    assert torch.equal(outs[0], outs[1])
+    assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("mode", ["cls", "mean", "max", "attention", "query"])
+def test_pooling_has_no_einsum_of_three_operands(mode, monkeypatch):
+    """torch plans an einsum of three or more operands with opt_einsum (where installed) from concrete sizes, which
+    makes torch.compile specialise and recompile per sentence count; the pooling keeps every einsum to two."""
+    counts = []
+    real = torch.einsum
+
+    def einsum(equation, *operands):
+        counts.append(
+            len(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else len(operands)
+        )
+        return real(equation, *operands)
+
+    monkeypatch.setattr(torch, "einsum", einsum)
+    params = {"attention": {"vector": [1.0, 0.0]}, "query": {"w_q": [[1.0, 0.0], [0.0, 2.0]]}}.get(mode, {})
+    pool(mode, **params)
+    assert all(n <= 2 for n in counts), counts
+    if mode == "query":
+        assert counts  # the guard saw the query mode's einsums

@@ -77,6 +77,11 @@ class SentencePooler(nn.Module):
             if query_mask is None:
                 raise ValueError("query pooling needs the query tokens (the no_query input has none)")
             h_q = query_vectors(hidden, query_mask)[window]  # (S, d)
-            logits = torch.einsum("sd,de,spe->sp", h_q, self.w_q, tokens)
+            # Two einsums of two operands, not one of three ("sd,de,spe->sp"): with opt_einsum installed (as on
+            # many GPU machines) torch plans a three-operand einsum with opt_einsum.contract_path from the
+            # operands' concrete sizes, so torch.compile specialised the sentence dimension and recompiled for
+            # every batch (docs/gpu.md). Without opt_einsum torch contracts left to right, which is exactly this:
+            # the same operations, bit for bit (tests/test_model_pooling.py).
+            logits = torch.einsum("se,spe->sp", torch.einsum("sd,de->se", h_q, self.w_q), tokens)
             weights = masked_softmax(logits, mask)
         return torch.einsum("sp,spd->sd", weights, tokens)

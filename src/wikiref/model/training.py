@@ -483,8 +483,10 @@ def _compile_model(model: torch.nn.Module, settings: TrainSettings, is_main: boo
     varying numbers of sentences, so static shapes would compile a graph for every new padded length and, past
     dynamo's recompile limit (8 per function), silently run eager. With dynamic shapes training compiles one graph
     (a batch with a dimension of size 1, e.g. a last batch of one window, adds one: dynamo specialises sizes 0 and
-    1) - on the CPU (PyTorch 2.13); on an H100 with PyTorch 2.11 the sentence dimension was specialised anyway and
-    every new sentence count recompiled (docs/gpu.md), so the option stays off in every profile. Dev scoring runs eagerly (:func:`_score_dev`); a caller that scores with the model afterwards compiles its
+    1). On an H100 every new sentence count once recompiled: an einsum of three operands in the query pooling, which
+    torch plans with opt_einsum (where installed) from concrete sizes; the pooling now uses two-operand einsums
+    (docs/gpu.md). No compiled rate has been measured on a GPU since, so the option stays off in every profile.
+    Dev scoring runs eagerly (:func:`_score_dev`); a caller that scores with the model afterwards compiles its
     eval-mode graph then. No ``torch._dynamo.config`` setting is changed; :func:`compile_context` turns duck sizing
     off while :func:`fit` runs. The first steps pay the compilation (inductor: about 40 s for a tiny encoder on 2
     CPU cores, from a cold cache)."""
