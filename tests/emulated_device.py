@@ -193,3 +193,14 @@ def emulated_accelerator():
     """Run the block with ``meta`` as an emulated accelerator (module docstring); yields the device."""
     with _FunctionMode(), _DispatchMode():
         yield DEVICE
+
+
+def assert_same_on_the_device(run, rel: float = 1e-5) -> None:
+    """``run(device)`` -> (loss, scores) on the CPU and on the emulated accelerator: equal within ``rel``."""
+    import pytest
+
+    expected = run("cpu")
+    with emulated_accelerator() as device:
+        loss, scores = run(device)
+    assert loss == pytest.approx(expected[0], rel=rel)
+    assert scores == pytest.approx(expected[1], rel=rel)

@@ -14,6 +14,7 @@ import math
 import pytest
 import torch
 from safetensors import safe_open
+from test_finetune import _optimisation
 
 from wikiref.model import load_scorer
 from wikiref.model.training import LAST_DIR, STATE_JSON, TrainingInterrupted, TrainSettings, train
@@ -83,20 +84,7 @@ def test_compiled_scorer_trains_resumes_and_saves_like_the_eager_one(gc, dynamo,
 
 
 def test_compile_is_read_from_params_and_left_out_of_the_fingerprint():
-    section = dict(
-        epochs=1,
-        batch_size=4,
-        grad_accum_steps=1,
-        lr=1e-3,
-        head_lr_scale=1.0,
-        eps=1e-8,
-        weight_decay=0.01,
-        warmup_ratio=0.0,
-        max_grad_norm=1.0,
-        bucket_batches=2,
-        log_every_steps=10,
-        betas=[0.9, 0.999],
-    )
+    section = dict(_optimisation(), epochs=1, bucket_batches=2)  # the finetune section's training keys
     model = dict(device="cpu", amp=False, eval_batch_size=8)
     off = TrainSettings.from_params(1, model, section)  # absent (the abstractive jobs' model keys): off
     on = TrainSettings.from_params(1, {**model, "compile": True}, section)

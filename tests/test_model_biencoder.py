@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 import torch
-from emulated_device import emulated_accelerator
+from emulated_device import assert_same_on_the_device
 
 from wikiref.model import biencoder, training
 from wikiref.model.scorer import (
@@ -150,8 +150,4 @@ def test_bi_scorer_runs_on_the_device_as_on_the_cpu():
         loss.backward()
         return float(loss.detach()), model.to_scores(out).tolist()
 
-    expected = run("cpu")
-    with emulated_accelerator() as device:
-        loss, scores = run(device)
-    assert loss == pytest.approx(expected[0], rel=1e-5)
-    assert scores == pytest.approx(expected[1], rel=1e-5)
+    assert_same_on_the_device(run)

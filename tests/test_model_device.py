@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from emulated_device import DeviceMismatch, emulated_accelerator
+from emulated_device import DeviceMismatch, assert_same_on_the_device, emulated_accelerator
 
 from wikiref.model import decoding, hiersumm, seq2seq
 from wikiref.model.decoding import DecodeSettings
@@ -185,11 +185,7 @@ def test_scorer_runs_on_the_device_as_on_the_cpu(pooling, head):
         loss.backward()
         return float(loss.detach()), model.to_scores(out).tolist()
 
-    expected = run("cpu")
-    with emulated_accelerator() as device:
-        loss, scores = run(device)
-    assert loss == pytest.approx(expected[0], rel=1e-5)
-    assert scores == pytest.approx(expected[1], rel=1e-5)
+    assert_same_on_the_device(run)
 
 
 # --------------------------------------------------------------------------- weights sharing one storage

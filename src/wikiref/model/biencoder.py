@@ -20,17 +20,13 @@ rows are new and would move the pretrained query embedding).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
-
-log = logging.getLogger(__name__)
 
 COS_SCALE = 20.0  # the cosine's initial weight: a softmax temperature of 1/20, as sentence-transformers' ranking loss
 CHUNK = 64  # sentences per inference item
@@ -139,102 +135,16 @@ def forward(model, batch) -> torch.Tensor:
     return (features * model.head.weight[0].float()).sum(-1) + model.head.bias.float()
 
 
-@torch.no_grad()
 def score_items(
     model, items: Sequence[BiItem], sentence_counts: Sequence[int], targets=None, *, batch_size, device, amp, pad_id
 ) -> tuple[list[np.ndarray], float | None]:
-    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss (sentence
-    weighted). ``batch_size`` counts items; one transfer to the host at the end."""
-    from wikiref.model.scorer import autocast_context
-    from wikiref.model.scoring_task import batch_to_device
+    """:func:`wikiref.model.scoring_task.run_batches` over items sorted by length, ``batch_size`` items a batch:
+    scores per example and, with targets, the mean loss."""
+    from wikiref.model.scoring_task import run_batches  # the task layer sits above this module
 
-    was = model.training
-    model.eval()
-    out = [np.full(int(n), np.nan) for n in sentence_counts]
     order = sorted(range(len(items)), key=lambda i: (len(items[i]), i))
-    scores, losses, where = [], [], []
-    for b in range(0, len(order), batch_size):
-        cpu = collate([items[i] for i in order[b : b + batch_size]], pad_id, targets)
-        batch = batch_to_device(cpu, device)
-        with autocast_context(device, amp):
-            raw = model(batch)
-        if targets is not None:
-            losses.append(model.loss(raw, batch["targets"], batch["sent_group"]) * len(raw))
-        scores.append(model.to_scores(raw).float())
-        where.append((cpu["sent_example"].numpy(), cpu["sent_index"].numpy()))
-    model.train(was)
-    flat = torch.cat(scores).cpu().numpy() if scores else np.zeros(0)
-    k = 0
-    for examples, indices in where:
-        for e, j in zip(examples, indices):
-            out[e][j] = float(flat[k])
-            k += 1
-    n_sent = sum(len(ex) for ex, _ in where)
-    loss = float(torch.stack(losses).sum()) / n_sent if losses and n_sent else None
-    return out, loss
-
-
-class BiEncoderTask:
-    """The bi scorer's :class:`~wikiref.model.scoring_task.TrainingTask`: one item per example (its whole ranking
-    group), dev scored by :func:`score_items`, the best epoch saved like any scorer."""
-
-    def __init__(self, model, tokenizer, train_examples, dev_examples) -> None:
-        from wikiref.model.scorer import example_groups
-        from wikiref.model.scoring_task import _targets, examples_digest, packing_input
-
-        self.model_config = model.config
-        self.tokenizer = tokenizer
-        self.train_targets = _targets(train_examples, "train")
-        self.dev_targets = _targets(dev_examples, "dev")
-        self.train_items = make_items(model.config, tokenizer, [packing_input(e) for e in train_examples])
-        self.dev_items = make_items(model.config, tokenizer, [packing_input(e) for e in dev_examples], CHUNK)
-        if not self.train_items:
-            raise ValueError("no training items: every training example has an empty document")
-        n_train = sum(len(it.sentences) for it in self.train_items)
-        log.info(
-            "bi pairing: train %d examples (%d sentences); dev %d examples",
-            len(train_examples),
-            n_train,
-            len(dev_examples),
-        )
-        self.train_stats = {"examples": len(train_examples), "sentences": n_train}
-        self.dev_stats = {"examples": len(dev_examples), "sentences": sum(len(e.sentences) for e in dev_examples)}
-        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
-        self.pad_id = tokenizer.pad_token_id or 0
-        self.train_groups = example_groups(train_examples)
-        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
-
-    def batch(self, idx: Sequence[int], device: torch.device) -> dict:
-        from wikiref.model.scoring_task import batch_to_device
-
-        items = [self.train_items[i] for i in idx]
-        return batch_to_device(collate(items, self.pad_id, self.train_targets, self.train_groups), device)
-
-    def forward(self, forward: nn.Module, batch: dict) -> torch.Tensor:
-        return forward(batch)
-
-    def loss(self, model, output: torch.Tensor, batch: dict) -> torch.Tensor:
-        return model.loss(output, batch["targets"], batch["sent_group"])
-
-    def evaluate(self, model, *, device: torch.device, batch_size: int, amp: bool):
-        return score_items(
-            model,
-            self.dev_items,
-            self.dev_sentence_counts,
-            self.dev_targets,
-            batch_size=batch_size,
-            device=device,
-            amp=amp,
-            pad_id=self.pad_id,
-        )
-
-    def save(self, model, out_dir: Path) -> None:
-        from wikiref.model.scorer import save_scorer
-
-        save_scorer(model, self.tokenizer, out_dir)
-
-    def fingerprint(self) -> dict:
-        return {"model": self.model_config.to_dict(), **self._digests}
-
-    def live_params(self) -> dict:
-        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}
+    batches = (
+        collate([items[i] for i in order[b : b + batch_size]], pad_id, targets)
+        for b in range(0, len(order), batch_size)
+    )
+    return run_batches(model, batches, sentence_counts, device=device, amp=amp, with_loss=targets is not None)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from wikiref.model import biencoder
 from wikiref.model.packing import PackedWindow, PackStats
 from wikiref.model.scorer import (
     SentenceScorer,
@@ -72,29 +73,27 @@ def examples_digest(examples: Sequence[ScoringExample]) -> str:
 
 
 @torch.no_grad()
-def predict(
+def run_batches(
     model: SentenceScorer,
-    windows: Sequence[PackedWindow],
+    cpu_batches,
     sentence_counts: Sequence[int],
-    targets: Sequence[Sequence[float]] | None,
     *,
-    batch_size: int,
     device: torch.device,
     amp: bool,
-    pad_id: int,
+    with_loss: bool,
 ) -> tuple[list[np.ndarray], float | None]:
-    """Scores per example (NaN where a sentence was never scored) and, with targets, the mean loss. Scores and
-    losses stay on the device until every batch has run (one transfer at the end, no host sync per batch)."""
+    """Score CPU batches (an iterable of either pairing's collated batches): scores per example (NaN where a sentence
+    was never scored) and, ``with_loss``, the mean loss weighted by sentences. Scores and losses stay on the device
+    until every batch has run (one transfer at the end, no host sync per batch)."""
     was = model.training
     model.eval()
     out = [np.full(int(n), np.nan) for n in sentence_counts]
     scores, losses, where = [], [], []
-    for idx in length_sorted_batches(windows, batch_size):
-        cpu_batch = collate([windows[i] for i in idx], pad_id, targets)
+    for cpu_batch in cpu_batches:
         batch = batch_to_device(cpu_batch, device)
         with autocast_context(device, amp):
             raw = model(batch)
-        if targets is not None:
+        if with_loss:
             losses.append((model.loss(raw, batch["targets"], batch["sent_group"]), len(raw)))
         scores.append(model.to_scores(raw).float())
         where.append((cpu_batch["sent_example"].tolist(), cpu_batch["sent_index"].tolist()))
@@ -111,6 +110,24 @@ def predict(
             out[e][j] = float(flat[k])
             k += 1
     return out, (loss_sum / n_sent if n_sent else None)
+
+
+def predict(
+    model: SentenceScorer,
+    windows: Sequence[PackedWindow],
+    sentence_counts: Sequence[int],
+    targets: Sequence[Sequence[float]] | None,
+    *,
+    batch_size: int,
+    device: torch.device,
+    amp: bool,
+    pad_id: int,
+) -> tuple[list[np.ndarray], float | None]:
+    """:func:`run_batches` over packed windows (length-sorted batches); with targets, also the mean loss."""
+    batches = (
+        collate([windows[i] for i in idx], pad_id, targets) for idx in length_sorted_batches(windows, batch_size)
+    )
+    return run_batches(model, batches, sentence_counts, device=device, amp=amp, with_loss=targets is not None)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -164,7 +181,36 @@ class TrainingTask(Protocol):
         """The model's settings logged to dvclive."""
 
 
-class ScorerTask:
+class _ScorerTaskBase:
+    """What both pairings' tasks share: targets, ranking groups, digests, loss, saving and the fingerprint."""
+
+    def __init__(self, model: SentenceScorer, tokenizer, train_examples, dev_examples) -> None:
+        self.model_config = model.config
+        self.tokenizer = tokenizer
+        self.train_targets = _targets(train_examples, "train")
+        self.dev_targets = _targets(dev_examples, "dev")
+        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
+        self.pad_id = tokenizer.pad_token_id or 0
+        self.train_groups = example_groups(train_examples)
+        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
+
+    def forward(self, forward: torch.nn.Module, batch: dict) -> torch.Tensor:
+        return forward(batch)
+
+    def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
+        return model.loss(output, batch["targets"], batch["sent_group"])
+
+    def save(self, model: SentenceScorer, out_dir: Path) -> None:
+        save_scorer(model, self.tokenizer, out_dir)
+
+    def fingerprint(self) -> dict:
+        return {"model": self.model_config.to_dict(), **self._digests}
+
+    def live_params(self) -> dict:
+        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}
+
+
+class ScorerTask(_ScorerTaskBase):
     """The sentence scorer's task: examples packed into windows (:func:`pack_examples`), one target per
     sentence, dev scored by :func:`predict`, the best epoch saved with its tokenizer."""
 
@@ -176,10 +222,7 @@ class ScorerTask:
         dev_examples: Sequence[ScoringExample],
         pad_to_max_length: bool = False,
     ) -> None:
-        self.model_config = model.config
-        self.tokenizer = tokenizer
-        self.train_targets = _targets(train_examples, "train")
-        self.dev_targets = _targets(dev_examples, "dev")
+        super().__init__(model, tokenizer, train_examples, dev_examples)
         self.train_items, pstats = pack_examples(model.config, tokenizer, train_examples)
         self.dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
         if not self.train_items:
@@ -193,22 +236,12 @@ class ScorerTask:
             len(self.dev_windows),
         )
         self.train_stats, self.dev_stats = pstats.as_dict(), dstats.as_dict()
-        self.dev_sentence_counts = [len(e.sentences) for e in dev_examples]
-        self.pad_id = tokenizer.pad_token_id or 0
         self.pad_to = model.config.max_length if pad_to_max_length else None
-        self.train_groups = example_groups(train_examples)
-        self._digests = {"train": examples_digest(train_examples), "dev": examples_digest(dev_examples)}
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict:
         windows = [self.train_items[i] for i in idx]
         batch = collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to, groups=self.train_groups)
         return batch_to_device(batch, device)
-
-    def forward(self, forward: torch.nn.Module, batch: dict) -> torch.Tensor:
-        return forward(batch)
-
-    def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
-        return model.loss(output, batch["targets"], batch["sent_group"])
 
     def evaluate(
         self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool
@@ -224,11 +257,37 @@ class ScorerTask:
             pad_id=self.pad_id,
         )
 
-    def save(self, model: SentenceScorer, out_dir: Path) -> None:
-        save_scorer(model, self.tokenizer, out_dir)
 
-    def fingerprint(self) -> dict:
-        return {"model": self.model_config.to_dict(), **self._digests}
+class BiEncoderTask(_ScorerTaskBase):
+    """The bi scorer's task (:mod:`wikiref.model.biencoder`): one item per example (its whole ranking group),
+    dev scored by :func:`wikiref.model.biencoder.score_items`."""
 
-    def live_params(self) -> dict:
-        return {k: v for k, v in self.model_config.to_dict().items() if k != "encoder_config"}
+    def __init__(self, model: SentenceScorer, tokenizer, train_examples, dev_examples) -> None:
+        super().__init__(model, tokenizer, train_examples, dev_examples)
+        self.train_items = biencoder.make_items(model.config, tokenizer, [packing_input(e) for e in train_examples])
+        self.dev_items = biencoder.make_items(
+            model.config, tokenizer, [packing_input(e) for e in dev_examples], biencoder.CHUNK
+        )
+        if not self.train_items:
+            raise ValueError("no training items: every training example has an empty document")
+        n_train = sum(len(it.sentences) for it in self.train_items)
+        log.info("bi pairing: train %d examples (%d sentences); dev %d examples", len(train_examples), n_train,
+                 len(dev_examples))  # fmt: skip
+        self.train_stats = {"examples": len(train_examples), "sentences": n_train}
+        self.dev_stats = {"examples": len(dev_examples), "sentences": sum(self.dev_sentence_counts)}
+
+    def batch(self, idx: Sequence[int], device: torch.device) -> dict:
+        items = [self.train_items[i] for i in idx]
+        return batch_to_device(biencoder.collate(items, self.pad_id, self.train_targets, self.train_groups), device)
+
+    def evaluate(self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool):
+        return biencoder.score_items(
+            model,
+            self.dev_items,
+            self.dev_sentence_counts,
+            self.dev_targets,
+            batch_size=batch_size,
+            device=device,
+            amp=amp,
+            pad_id=self.pad_id,
+        )

@@ -56,12 +56,12 @@ import numpy as np
 import torch
 
 from wikiref.files import read_json, write_json
-from wikiref.model.biencoder import BiEncoderTask
 from wikiref.model.checkpoint import LAST_DIR, STATE_JSON, STATE_TENSORS, load_training_state, save_training_state
 from wikiref.model.optim import TASK_PARAM_PREFIXES, lr_factor, make_optimizer, make_scheduler, param_groups
 from wikiref.model.packing import PackedWindow
 from wikiref.model.scorer import SentenceScorer, autocast_context
 from wikiref.model.scoring_task import (
+    BiEncoderTask,
     ScorerTask,
     ScoringExample,
     TrainingTask,
