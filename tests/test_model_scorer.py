@@ -8,9 +8,10 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from transformers import AutoTokenizer
 
 from wikiref.model import ScorerConfig, build_scorer, collate, load_scorer, save_scorer, score_sentences
-from wikiref.model.encoders import MINILM, minilm_dir, resolve_source
+from wikiref.model.encoders import MINILM, add_level_tokens, minilm_dir, resolve_source
 
 torch.set_num_threads(1)
 
@@ -203,6 +204,22 @@ def test_save_load_roundtrip_without_pickle(tiny, tmp_path, monkeypatch):
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b)
     assert tok2.convert_tokens_to_ids("[L4]") == tok.convert_tokens_to_ids("[L4]")
+
+
+def test_saved_files_do_not_depend_on_how_the_tokenizer_was_loaded(tiny, tmp_path):
+    """transformers records local_files_only (True under HF_HUB_OFFLINE=1, which `make` exports) in the tokenizer's
+    init kwargs, and saved it into tokenizer_config.json: the tiny profile's files differed between a run under
+    `make` and one without. The same model saved after either load gives the same files."""
+    model, _ = tiny
+    written = []
+    for offline in (True, False):
+        tok = AutoTokenizer.from_pretrained(resolve_source(model.config.encoder))
+        add_level_tokens(tok, model.config.num_levels)
+        tok.init_kwargs["local_files_only"] = offline  # what from_pretrained records from the environment
+        save_scorer(model, tok, tmp_path / str(offline))
+        written.append({p.name: p.read_bytes() for p in sorted((tmp_path / str(offline)).iterdir())})
+    assert written[0] == written[1]
+    assert "local_files_only" not in json.loads(written[0]["tokenizer_config.json"])
 
 
 def test_random_init_differs_from_pretrained_minilm():

@@ -40,6 +40,7 @@ PAIRINGS = ("cross", "bi")
 FORMAT = "wikiref-scorer/1"
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
+LOAD_ONLY_TOKENIZER_KEYS = ("local_files_only",)  # left out of the saved tokenizer_config.json (save_scorer)
 
 
 @dataclass
@@ -382,6 +383,10 @@ def save_scorer(model: SentenceScorer, tokenizer, out_dir: str | os.PathLike) ->
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     module = model.module if hasattr(model, "module") else model  # DDP wrapper
+    # transformers records how the tokenizer was loaded, e.g. local_files_only from HF_HUB_OFFLINE: not a property
+    # of the model, and the same run with and without that variable would write different files
+    for key in LOAD_ONLY_TOKENIZER_KEYS:
+        tokenizer.init_kwargs.pop(key, None)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tok.") as tmp:
         tokenizer.save_pretrained(tmp)
         for f in sorted(Path(tmp).iterdir()):
