@@ -25,7 +25,9 @@ to 512 tokens from documents of 40 sentences, batch 32, AMP on CUDA), in one pro
 mode starts from the same weights and goes through the same batches in the same order; the run exits 1 when a mean
 training loss differs by more than ``--loss-tolerance`` (relative; dropout draws and float order differ) from its
 reference's: ``bare`` for ``real`` and ``bare-mask4d``, ``real`` (else ``bare``) for the compiled modes. dynamo's
-cache is reset for each shape and before ``real-compiled``. ``--compile-backend`` is torch.compile's backend
+cache is reset for each shape and before ``real-compiled``, and its ``recompile_limit`` is ``--recompile-limit``
+(2): a compiled mode whose shapes get specialised falls back to eager after two graphs instead of compiling for
+minutes, and its line (and the summary's ``recompiled`` list) says so. ``--compile-backend`` is torch.compile's backend
 (``inductor``; the CPU test uses ``aot_eager``, which compiles about three times faster there).
 ``--profile DIR`` also writes torch.profiler tables of a few optimizer steps of the real loop (and of the compiled
 one when ``real-compiled`` runs), all in the middle of an epoch (operators by self CPU time and by device time, and
@@ -373,6 +375,13 @@ def parse_args(argv):
     ap.add_argument("--warmup-steps", type=int, default=10, help="bare loops: unmeasured steps first")
     ap.add_argument("--loss-tolerance", type=float, default=0.05, help="relative, each mode vs its reference")
     ap.add_argument("--compile-backend", default="inductor", help="torch.compile backend of the compiled modes")
+    ap.add_argument(
+        "--recompile-limit",
+        type=int,
+        default=2,
+        help="dynamo's recompile_limit in this run (torch's default 8): a compiled mode that keeps recompiling falls "
+        "back to eager after this many graphs instead of compiling for minutes; its line says recompiled",
+    )
     ap.add_argument("--profile", help="write profiler tables of the real loop here")
     ap.add_argument("--quick", action="store_true", help="tiny encoder, short windows (the CPU test)")
     args = ap.parse_args(argv)
@@ -410,21 +419,33 @@ def main(argv=None) -> int:
             json.dumps({"bench": "train_gpu", "matmul_tflops": round(rate, 4), "device": str(r.device), **env}),
             flush=True,
         )
-        summary, errors = {}, []
+        summary, errors, recompiled = {}, [], []
         for shape in shapes:
             lines = []
-            for line in run_shape(torch, gc, r, shape, args, Path(tmp), args.modes):
-                if "achieved_tflops" in line:
-                    line["share_of_matmul"] = round(line["achieved_tflops"] / rate, 3)
-                print(json.dumps(line), flush=True)
-                lines.append(line)
-                if "error" in line:
-                    errors.append(f"{shape}/{line['mode']}")
+            with torch._dynamo.config.patch(recompile_limit=args.recompile_limit):
+                for line in run_shape(torch, gc, r, shape, args, Path(tmp), args.modes):
+                    if "achieved_tflops" in line:
+                        line["share_of_matmul"] = round(line["achieved_tflops"] / rate, 3)
+                    if line.get("graphs_compiled_measured", 0) > 0 or line.get("graphs_compiled_warmup", 0) > 2:
+                        # more graphs than one (and one for a last batch of a single window): shapes specialised
+                        line["recompiled"] = True
+                        recompiled.append(f"{shape}/{line['mode']}")
+                    print(json.dumps(line), flush=True)
+                    lines.append(line)
+                    if "error" in line:
+                        errors.append(f"{shape}/{line['mode']}")
             summary[shape] = shape_summary({x["mode"]: x for x in lines if x["mode"] in MODES and "error" not in x})
             if summary[shape]["loss_rel_diff"] > args.loss_tolerance:
                 failed.append(shape)
     name = torch.cuda.get_device_name(r.device) if r.cuda else "cpu"
-    final = {"bench": "train_gpu", "summary": summary, "device_name": name, "losses_differ": failed, "errors": errors}
+    final = {
+        "bench": "train_gpu",
+        "summary": summary,
+        "device_name": name,
+        "losses_differ": failed,
+        "errors": errors,
+        "recompiled": recompiled,
+    }
     print(json.dumps(final))
     return 1 if failed or errors else 0
 

@@ -33,6 +33,7 @@ def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path):
     rc, bc = modes["real-compiled"], modes["bare-compiled"]
     assert rc["graphs_compiled_warmup"] >= 1 and rc["warmup_seconds"] >= rc["compile_seconds"] > 0, rc
     assert rc["graphs_compiled_measured"] == 0 and bc["graphs_compiled_measured"] == 0, (rc, bc)
+    assert lines[-1]["recompiled"] == [] and not any(x.get("recompiled") for x in lines[:-1])
     summary = lines[-1]["summary"]["tiny"]
     assert summary["loss_rel_diff"] <= 0.05 and lines[-1]["losses_differ"] == []
     assert set(summary["loss_rel_diff_by_mode"]) == set(MODES) - {"bare"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -182,7 +182,11 @@ class TrainingTask(Protocol):
 
 
 class _ScorerTaskBase:
-    """What both pairings' tasks share: targets, ranking groups, digests, loss, saving and the fingerprint."""
+    """What both pairings' tasks share: targets, ranking groups, digests, loss, dev scoring, saving and the
+    fingerprint. A pairing's task sets ``_dev_units`` (what its ``_score_dev`` scores the dev set over)."""
+
+    _score_dev: Callable[..., tuple[list[np.ndarray], float | None]]
+    _dev_units: Sequence
 
     def __init__(self, model: SentenceScorer, tokenizer, train_examples, dev_examples) -> None:
         self.model_config = model.config
@@ -200,6 +204,21 @@ class _ScorerTaskBase:
     def loss(self, model: SentenceScorer, output: torch.Tensor, batch: dict) -> torch.Tensor:
         return model.loss(output, batch["targets"], batch["sent_group"])
 
+    def evaluate(
+        self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool
+    ) -> tuple[list[np.ndarray], float | None]:
+        """The dev set scored by the pairing's scoring function (``_score_dev``) over its dev units."""
+        return self._score_dev(
+            model,
+            self._dev_units,
+            self.dev_sentence_counts,
+            self.dev_targets,
+            batch_size=batch_size,
+            device=device,
+            amp=amp,
+            pad_id=self.pad_id,
+        )
+
     def save(self, model: SentenceScorer, out_dir: Path) -> None:
         save_scorer(model, self.tokenizer, out_dir)
 
@@ -214,6 +233,8 @@ class ScorerTask(_ScorerTaskBase):
     """The sentence scorer's task: examples packed into windows (:func:`pack_examples`), one target per
     sentence, dev scored by :func:`predict`, the best epoch saved with its tokenizer."""
 
+    _score_dev = staticmethod(predict)  # over the dev windows
+
     def __init__(
         self,
         model: SentenceScorer,
@@ -224,7 +245,7 @@ class ScorerTask(_ScorerTaskBase):
     ) -> None:
         super().__init__(model, tokenizer, train_examples, dev_examples)
         self.train_items, pstats = pack_examples(model.config, tokenizer, train_examples)
-        self.dev_windows, dstats = pack_examples(model.config, tokenizer, dev_examples)
+        self._dev_units, dstats = pack_examples(model.config, tokenizer, dev_examples)
         if not self.train_items:
             raise ValueError("no training windows: every training example has an empty document")
         log.info(
@@ -233,7 +254,7 @@ class ScorerTask(_ScorerTaskBase):
             len(self.train_items),
             pstats.partial_sentences,
             len(dev_examples),
-            len(self.dev_windows),
+            len(self._dev_units),
         )
         self.train_stats, self.dev_stats = pstats.as_dict(), dstats.as_dict()
         self.pad_to = model.config.max_length if pad_to_max_length else None
@@ -243,29 +264,17 @@ class ScorerTask(_ScorerTaskBase):
         batch = collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to, groups=self.train_groups)
         return batch_to_device(batch, device)
 
-    def evaluate(
-        self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool
-    ) -> tuple[list[np.ndarray], float | None]:
-        return predict(
-            model,
-            self.dev_windows,
-            self.dev_sentence_counts,
-            self.dev_targets,
-            batch_size=batch_size,
-            device=device,
-            amp=amp,
-            pad_id=self.pad_id,
-        )
-
 
 class BiEncoderTask(_ScorerTaskBase):
     """The bi scorer's task (:mod:`wikiref.model.biencoder`): one item per example (its whole ranking group),
     dev scored by :func:`wikiref.model.biencoder.score_items`."""
 
+    _score_dev = staticmethod(biencoder.score_items)  # over the dev items
+
     def __init__(self, model: SentenceScorer, tokenizer, train_examples, dev_examples) -> None:
         super().__init__(model, tokenizer, train_examples, dev_examples)
         self.train_items = biencoder.make_items(model.config, tokenizer, [packing_input(e) for e in train_examples])
-        self.dev_items = biencoder.make_items(
+        self._dev_units = biencoder.make_items(
             model.config, tokenizer, [packing_input(e) for e in dev_examples], biencoder.CHUNK
         )
         if not self.train_items:
@@ -279,15 +288,3 @@ class BiEncoderTask(_ScorerTaskBase):
     def batch(self, idx: Sequence[int], device: torch.device) -> dict:
         items = [self.train_items[i] for i in idx]
         return batch_to_device(biencoder.collate(items, self.pad_id, self.train_targets, self.train_groups), device)
-
-    def evaluate(self, model: SentenceScorer, *, device: torch.device, batch_size: int, amp: bool):
-        return biencoder.score_items(
-            model,
-            self.dev_items,
-            self.dev_sentence_counts,
-            self.dev_targets,
-            batch_size=batch_size,
-            device=device,
-            amp=amp,
-            pad_id=self.pad_id,
-        )
