@@ -129,12 +129,6 @@ def _three_operand_query_pooling(pooler, hidden, window, positions, mask, query_
 def test_query_pooling_is_bit_for_bit_the_three_operand_einsum():
     """The two-operand form (kept so that opt_einsum cannot make torch.compile specialise the sentence count)
     computes what the three-operand einsum computed, forward and backward, bit for bit."""
-    if torch.backends.opt_einsum.is_available() and torch.backends.opt_einsum.enabled:
-        torch.backends.opt_einsum.enabled = False  # the reference is torch's own left-to-right order
-        try:
-            return test_query_pooling_is_bit_for_bit_the_three_operand_einsum()
-        finally:
-            torch.backends.opt_einsum.enabled = True
     gen = torch.Generator().manual_seed(3)
     B, T, S, P, d = 3, 40, 23, 9, 16
     hidden = torch.randn(B, T, d, generator=gen)
@@ -151,8 +145,10 @@ def test_query_pooling_is_bit_for_bit_the_three_operand_einsum():
             p.w_q.copy_(torch.randn(d, d, generator=torch.Generator().manual_seed(4)))
         h = hidden.clone().requires_grad_(True)
         args = (h, window, positions, mask, query_mask)
-        out = p(*args) if run == "new" else _three_operand_query_pooling(p, *args)
-        out.square().sum().backward()
+        # the reference is torch's own left-to-right order (opt_einsum, installed for the tests, would plan it)
+        with torch.backends.opt_einsum.flags(enabled=False):
+            out = p(*args) if run == "new" else _three_operand_query_pooling(p, *args)
+            out.square().sum().backward()
         outs.append(out)
         grads.append((h.grad, p.w_q.grad))
     assert torch.equal(outs[0], outs[1])
