@@ -223,15 +223,18 @@ def main() -> int:
     median = (
         paired[len(paired) // 2] if len(paired) % 2 else sum(paired[len(paired) // 2 - 1 : len(paired) // 2 + 1]) / 2
     )
+    # the target is judged on the printed figure, so the line agrees with itself (a median of 8.04 printed
+    # to one decimal read "8.0" beside target_met false)
+    headline = round(median, 2)
     print(
         json.dumps(
             {
                 "bench": "summary",
-                "parse_vs_bz2": round(median, 1),
-                "parse_vs_bz2_paired": [round(r, 1) for r in paired],
+                "parse_vs_bz2": headline,
+                "parse_vs_bz2_paired": [round(r, 2) for r in paired],
                 "parse_vs_bz2_of_minimums": round(c_fast / c_bz2, 1),
                 "target": TARGET_RATIO,
-                "target_met": median <= TARGET_RATIO,
+                "target_met": headline <= TARGET_RATIO,
                 "reference_vs_bz2": round(c_ref / c_bz2, 1),
                 "speedup": round(c_ref / c_fast, 2),
                 "read_vs_bz2": round(c_read / c_bz2, 1),
