@@ -89,26 +89,57 @@ def test_every_job_reads_only_known_parameters(repo):
             config.validate_sections(json.loads(config.job_params(params, *keys)))
 
 
+# One fresh interpreter imports the heavy third-party libraries once, then forks a child per stage that imports
+# the stage's modules and reports which wikiref modules it loaded (one interpreter per stage took ~80 s: torch and
+# transformers imported twenty times). The parent loads no wikiref module, so every child starts without any.
+_IMPORT_CHECK = """
+import importlib, json, os, sys
+for lib in ("numpy", "pandas", "pyarrow", "torch", "transformers", "sklearn", "scipy", "matplotlib", "spacy"):
+    try:
+        importlib.import_module(lib)
+    except ImportError:
+        pass
+assert not any(m == "wikiref" or m.startswith("wikiref.") for m in sys.modules)
+for name, modules in json.loads(sys.argv[1]).items():
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for m in modules:
+                importlib.import_module(m)
+            loaded = sorted(m for m in sys.modules if m == "wikiref" or m.startswith("wikiref."))
+            print(json.dumps({"stage": name, "loaded": loaded}), flush=True)
+            os._exit(0)
+        except BaseException as e:
+            print(json.dumps({"stage": name, "error": repr(e)}), flush=True)
+            os._exit(1)
+    os.waitpid(pid, 0)
+"""
+
+
 def test_code_deps_cover_every_module_a_stage_runs(repo, subprocess_env):
     """The derived code deps of a stage hold every wikiref module its CLI and rules file import (also lazily,
     inside functions): import all of them in a fresh interpreter and check nothing outside the list loads."""
     params = config.load_params(repo / "params.yaml")
+    modules = {}
     for st in stages(params):
         deps = set(code_deps(st.name))
         assert f"src/wikiref/cli/{st.name}.py" in deps
         assert any(d.startswith(f"src/wikiref/stages/{st.name}") for d in deps), st.name
-        modules = [
+        modules[st.name] = [
             d[len("src/") : -len(".py")].replace("/", ".").removesuffix(".__init__") for d in deps if d.endswith(".py")
         ]
-        code = (
-            "import sys, importlib\n"
-            f"for m in {modules!r}: importlib.import_module(m)\n"
-            "print('\\n'.join(sorted(m for m in sys.modules if m == 'wikiref' or m.startswith('wikiref.'))))"
-        )
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env)
-        assert res.returncode == 0, res.stderr[-2000:]
-        loaded = set(res.stdout.split())
-        assert loaded <= set(modules), f"{st.name}: modules loaded but not in its code deps: {loaded - set(modules)}"
+    res = subprocess.run(
+        [sys.executable, "-c", _IMPORT_CHECK, json.dumps(modules)], capture_output=True, text=True, env=subprocess_env
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    reports = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert [r["stage"] for r in reports] == list(modules), res.stderr[-2000:]
+    for r in reports:
+        assert "error" not in r, r
+        loaded = set(r["loaded"])
+        extra = loaded - set(modules[r["stage"]])
+        assert not extra, f"{r['stage']}: modules loaded but not in its code deps: {extra}"
     # what the rules files import is part of the stage's code (finetune.smk's helpers, say)
     assert "src/wikiref/stages/ablations/cells.py" in code_deps("ablations")
 
