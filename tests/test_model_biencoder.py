@@ -19,6 +19,7 @@ from wikiref.model.scorer import (
     make_packer,
     save_scorer,
     score_sentences,
+    to_device,
 )
 
 WORDS = "the campaign mayor city budget vote council school road tax plan river bridge park".split()
@@ -143,7 +144,7 @@ def test_bi_scorer_runs_on_the_device_as_on_the_cpu():
         model.config.use_loss("listwise")
         items = biencoder.make_items(model.config, tok, examples)
         batch = biencoder.collate(items, tok.pad_token_id, targets=[[0.1, 0.0, 0.3, 0.0, 0.2]] * 2)
-        batch = {k: v.to(device) for k, v in batch.items()}
+        batch = to_device(batch, device)
         model = model.to(device)
         out = model(batch)
         loss = model.loss(out, batch["targets"], batch["sent_group"])
@@ -151,3 +152,48 @@ def test_bi_scorer_runs_on_the_device_as_on_the_cpu():
         return float(loss.detach()), model.to_scores(out).tolist()
 
     assert_same_on_the_device(run)
+
+
+def test_length_buckets_cover_the_sorted_rows_and_pad_each_to_its_longest():
+    lengths = np.array([3, 5, 8, 9, 16, 17, 40, 100, 128, 600])
+    buckets = biencoder.length_buckets(lengths)
+    # bounds 8, 16, 24, 32, 48, 64, 96, 128, ...: (<=8) (9, 16) (17) (40) (100, 128) (600, past the last bound)
+    assert [b[:2] for b in buckets] == [(0, 3), (3, 5), (5, 6), (6, 7), (7, 9), (9, 10)]
+    assert [b[2] for b in buckets] == [8, 16, 24, 40, 128, 600]
+    assert all(isinstance(x, int) for b in buckets for x in b)
+    assert biencoder.length_buckets(np.array([7])) == ((0, 1, 8),)
+
+
+def test_length_buckets_give_the_scores_and_gradients_of_one_padded_block():
+    """Sentences encoded per length bucket (sorted, each bucket padded to its own longest) score as the same
+    sentences padded into one block, in the items' order, with the same loss and gradients."""
+    rng = random.Random(6)
+    examples = [
+        ([_sentence(rng)], [" ".join([_sentence(rng)] * rng.randint(1, 8)) for _ in range(rng.randint(3, 9))])
+        for _ in range(4)
+    ]
+    targets = [[rng.random() for _ in e[1]] for e in examples]
+
+    def run(bucket: bool):
+        model, tok = bi_scorer()
+        model.config.use_loss("pairwise")
+        model.eval()  # no dropout: the two layouts would draw different masks
+        items = biencoder.make_items(model.config, tok, examples)
+        batch = biencoder.collate(items, tok.pad_token_id, targets=targets, bucket=bucket)
+        out = model(batch)
+        loss = model.loss(out, batch["targets"], batch["sent_group"])
+        loss.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        return batch, out.detach(), float(loss.detach()), grads
+
+    b1, out1, loss1, g1 = run(True)
+    b0, out0, loss0, g0 = run(False)
+    assert len(b1["sent_buckets"]) > 2 and b0["sent_buckets"] == ((0, len(out0), b0["sent_ids"].shape[1]),)
+    assert sum((b - a) * w for a, b, w in b1["sent_buckets"]) < b0["sent_ids"].numel()  # fewer padded tokens
+    for k in ("sent_example", "sent_index", "sent_query", "targets"):  # per-sentence keys keep the items' order
+        assert torch.equal(b1[k], b0[k]), k
+    torch.testing.assert_close(out1, out0, rtol=1e-5, atol=1e-5)
+    assert loss1 == pytest.approx(loss0, rel=1e-5)
+    assert g1.keys() == g0.keys()
+    for n in g0:
+        torch.testing.assert_close(g1[n], g0[n], rtol=1e-4, atol=1e-6, msg=n)

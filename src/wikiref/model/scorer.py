@@ -281,7 +281,8 @@ def example_groups(examples: Sequence) -> list[int] | None:
 
 
 def to_device(batch: Mapping[str, torch.Tensor], device: torch.device | str) -> dict[str, torch.Tensor]:
-    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+    # tensors move; plain values (the bi batches' bucket bounds) stay on the host
+    return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()}
 
 
 def length_sorted_batches(windows: Sequence[PackedWindow], batch_size: int) -> list[list[int]]:

@@ -52,7 +52,9 @@ def batch_to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> 
     """A CPU batch on ``device``: on CUDA through pinned memory with non-blocking copies (the copy overlaps the
     work already queued); elsewhere :func:`wikiref.model.scorer.to_device` as before."""
     if device.type == "cuda":
-        return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}
+        return {
+            k: (v.pin_memory().to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()
+        }
     return to_device(batch, device)
 
 
