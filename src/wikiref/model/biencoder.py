@@ -15,7 +15,8 @@ Training items are whole examples (one query with all its sentences: the ranking
 losses is complete in every batch); ``batch_size`` counts examples. At inference long documents are cut into chunks
 of ``CHUNK`` sentences (the query is encoded once per chunk). Sentences are cut to ``sentence_tokens`` tokens and
 the query to ``max_query_tokens``; no [L#] markers (the query's levels are joined with " ; ": the markers' embedding
-rows are new and would move the pretrained query embedding).
+rows are new and would move the pretrained query embedding). A batch's sentences are encoded in length buckets
+(:data:`BUCKET_BOUNDS`, :func:`collate`): the same embeddings as one padded block, at a fraction of its tokens.
 """
 
 from __future__ import annotations
