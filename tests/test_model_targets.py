@@ -88,7 +88,7 @@ def test_pairwise_is_ranknet_over_pairs_of_one_group():
     pairs = [(0, 1), (2, 0), (2, 1), (3, 4)]  # (better, worse) within groups 0 and 1
     expected = np.mean([math.log1p(math.exp(-(s[i] - s[j]))) for i, j in pairs])
     loss = losses.pairwise(out, tgt, grp)
-    assert float(loss) == pytest.approx(expected, rel=1e-6)
+    assert float(loss.detach()) == pytest.approx(expected, rel=1e-6)
     loss.backward()
     assert out.grad is not None and torch.isfinite(out.grad).all()
 
