@@ -14,6 +14,11 @@ from wikiref.model.targets import TargetTransform, load_transform, save_transfor
 GROUPS = [[0.0, 0.01, 0.03, 0.0], [0.02, 0.005], [0.0]]
 
 
+def _value(t: torch.Tensor) -> float:
+    """A scalar loss as a float, without autograd's warning about converting a tensor that requires grad."""
+    return float(t.detach())
+
+
 @pytest.mark.parametrize("name", ["standardise", "cluster_norm", "query_norm", "rank"])
 def test_transforms_do_not_depend_on_the_rouge_magnitude(name):
     a = transform_groups(TargetTransform(name).fit(GROUPS), GROUPS)
@@ -88,7 +93,7 @@ def test_pairwise_is_ranknet_over_pairs_of_one_group():
     pairs = [(0, 1), (2, 0), (2, 1), (3, 4)]  # (better, worse) within groups 0 and 1
     expected = np.mean([math.log1p(math.exp(-(s[i] - s[j]))) for i, j in pairs])
     loss = losses.pairwise(out, tgt, grp)
-    assert float(loss.detach()) == pytest.approx(expected, rel=1e-6)
+    assert _value(loss) == pytest.approx(expected, rel=1e-6)
     loss.backward()
     assert out.grad is not None and torch.isfinite(out.grad).all()
 
@@ -99,11 +104,11 @@ def test_listwise_is_listnet_per_group():
     for members in ([0, 1, 2], [3, 4]):
         p = torch.softmax(tgt[members], 0)
         expected.append(float(-(p * torch.log_softmax(out.detach()[members], 0)).sum()))
-    assert float(losses.listwise(out, tgt, grp).detach()) == pytest.approx(np.mean(expected), rel=1e-6)
+    assert _value(losses.listwise(out, tgt, grp)) == pytest.approx(np.mean(expected), rel=1e-6)
     # a perfect ordering scores lower than the reversed one
     good = losses.listwise(tgt * 3, tgt, grp)
     bad = losses.listwise(-tgt * 3, tgt, grp)
-    assert float(good) < float(bad)
+    assert _value(good) < _value(bad)
 
 
 def test_ranking_losses_without_pairs_are_zero_but_differentiable():
@@ -112,16 +117,16 @@ def test_ranking_losses_without_pairs_are_zero_but_differentiable():
     grp = torch.tensor([0, 1])  # two groups of one sentence: nothing to rank
     for fn in (losses.pairwise, losses.listwise):
         loss = fn(out, tgt, grp)
-        assert float(loss.detach()) == 0.0
+        assert _value(loss) == 0.0
         loss.backward()
 
 
 def test_compute_matches_torch_for_mse_and_bce():
     out, tgt, grp = _batch()
-    assert float(losses.compute("mse", out, tgt, grp)) == pytest.approx(float(torch.nn.functional.mse_loss(out, tgt)))
+    assert _value(losses.compute("mse", out, tgt, grp)) == pytest.approx(_value(torch.nn.functional.mse_loss(out, tgt)))
     labels = (tgt > 0.4).float()
-    assert float(losses.compute("bce", out, labels)) == pytest.approx(
-        float(torch.nn.functional.binary_cross_entropy_with_logits(out, labels))
+    assert _value(losses.compute("bce", out, labels)) == pytest.approx(
+        _value(torch.nn.functional.binary_cross_entropy_with_logits(out, labels))
     )
     with pytest.raises(ValueError, match="not in"):
         losses.compute("hinge", out, tgt)
