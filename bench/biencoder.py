@@ -128,7 +128,6 @@ def main(argv=None) -> int:
     order = np.random.default_rng(args.seed).permutation(len(items)).tolist()
     n_steps = args.warmup_steps + args.steps
     batches = [[items[i] for i in order[(k * args.batch) % len(order) :][: args.batch]] for k in range(n_steps)]
-    batches = [b if b else [items[order[0]]] for b in batches]
     real = sum(len(s) for b in batches[args.warmup_steps :] for it in b for s in it.sentences)
     print(json.dumps({"bench": "env", "data": source, "items": len(items), "encoder": str(args.encoder),
                       "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),

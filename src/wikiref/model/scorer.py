@@ -143,6 +143,12 @@ class SentenceScorer(nn.Module):
         self.dropout = nn.Dropout(getattr(encoder.config, "hidden_dropout_prob", 0.1))
         self.head = nn.Linear(hidden, 1)
 
+    def compile(self, *args, **kwargs) -> None:
+        """``nn.Module.compile`` in place; a bi scorer compiles its encoder instead: its forward loops over the
+        batch's length buckets, whose bounds are plain ints that change from batch to batch (dynamo would
+        specialise on them), and calls the encoder once per bucket."""
+        (self.encoder if self.config.pairing == "bi" else super()).compile(*args, **kwargs)
+
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Raw outputs (logits or regression values), one per sentence of the batch."""
         if self.config.pairing == "bi":
@@ -280,9 +286,13 @@ def example_groups(examples: Sequence) -> list[int] | None:
     ]
 
 
-def to_device(batch: Mapping[str, torch.Tensor], device: torch.device | str) -> dict[str, torch.Tensor]:
-    # tensors move; plain values (the bi batches' bucket bounds) stay on the host
-    return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()}
+def to_device(batch: Mapping[str, torch.Tensor], device: torch.device | str, pin: bool = False) -> dict:
+    """Tensors move (``pin``: through pinned host memory); plain values (the bi batches' bucket bounds) stay on the
+    host."""
+    return {
+        k: ((v.pin_memory() if pin else v).to(device, non_blocking=True) if torch.is_tensor(v) else v)
+        for k, v in batch.items()
+    }
 
 
 def length_sorted_batches(windows: Sequence[PackedWindow], batch_size: int) -> list[list[int]]:

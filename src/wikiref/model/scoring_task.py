@@ -51,11 +51,7 @@ def packing_input(e: ScoringExample) -> tuple:
 def batch_to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     """A CPU batch on ``device``: on CUDA through pinned memory with non-blocking copies (the copy overlaps the
     work already queued); elsewhere :func:`wikiref.model.scorer.to_device` as before."""
-    if device.type == "cuda":
-        return {
-            k: (v.pin_memory().to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()
-        }
-    return to_device(batch, device)
+    return to_device(batch, device, pin=device.type == "cuda")
 
 
 def pack_examples(model_config, tokenizer, examples: Sequence[ScoringExample]) -> tuple[list[PackedWindow], PackStats]:

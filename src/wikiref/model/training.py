@@ -477,7 +477,7 @@ def _compile_model(model: torch.nn.Module, settings: TrainSettings, is_main: boo
     without torch.compile's ``_orig_mod.`` prefix, so checkpoints and ``last/`` load into an uncompiled model on any
     device), before :func:`_wrap_ddp` wraps it (DDP then calls the compiled forward; its gradient hooks are the
     parameters'). The whole model's forward is compiled (for the scorer: encoder, pooling, head; the loss and the
-    optimizer stay eager); for a bi scorer, its encoder.
+    optimizer stay eager); a bi scorer compiles its encoder (``SentenceScorer.compile``).
 
     Shapes are dynamic (``dynamic=True``): batches are padded to their longest window (a multiple of 8) and hold
     varying numbers of sentences, so static shapes would compile a graph for every new padded length and, past
@@ -492,13 +492,9 @@ def _compile_model(model: torch.nn.Module, settings: TrainSettings, is_main: boo
     CPU cores, from a cold cache)."""
     if not settings.compile:
         return
-    # a bi scorer's forward loops over its batch's length buckets, whose bounds are plain ints that change from
-    # batch to batch (dynamo would specialise on them): its encoder is compiled instead, called once per bucket
-    bi = getattr(getattr(model, "config", None), "pairing", None) == "bi"
-    (model.encoder if bi else model).compile(dynamic=True, backend=settings.compile_backend)
+    model.compile(dynamic=True, backend=settings.compile_backend)
     if is_main:
-        log.info("%s compiled in place (torch.compile, backend %s, dynamic shapes)", "encoder" if bi else "model",
-                 settings.compile_backend)  # fmt: skip
+        log.info("model compiled in place (torch.compile, backend %s, dynamic shapes)", settings.compile_backend)
 
 
 def compile_context(enabled: bool = True):
