@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # DVC's anonymous usage reports need the network; never send them.
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results gpu-check slurm-check
+.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results gpu-check gpu-session slurm-check
 
 env: $(STAMP)
 
@@ -74,4 +74,7 @@ dvc-check: env
 GPU_PYTHON ?= python3
 gpu-check:
 	$(GPU_PYTHON) scripts/gpu-check --rates gpu-rates.json $(ARGS)
+
+gpu-session:
+	$(GPU_PYTHON) scripts/gpu-session $(ARGS)
 

@@ -17,11 +17,15 @@ first batch is scored in both modes with dropout off: the run exits 1 when a sco
 
 Data: the gold-span turns of the real QMSum meetings (``--qmsum``, default ``../shared/data/qmsum/val.jsonl``; a
 query's turns are one item, ``--batch`` items a step, as the recipe study trains), else synthetic items with
-QMSum-like lengths (``"data": "synthetic"``). Encoder: MiniLM-L6 (installed with its weights) or
-``--encoder tiny-random``.
+QMSum-like lengths (``"data": "synthetic"``). Encoder: MiniLM-L6 (installed with its weights), ``random-minilm`` /
+``random-bert-base`` (random weights of those shapes with ``scripts/gpu-check``'s word-level tokenizer: what a GPU
+machine without the weights can run), any ``random:<dir>`` of :mod:`wikiref.model.encoders`, or ``tiny-random``.
+On CUDA the steps run under bf16 autocast (``--amp auto``: fp16 where bf16 is not supported), as the recipe study
+and the training loop do there; the score check runs in fp32 either way.
 
     python bench/biencoder.py                                  # MiniLM-L6, real QMSum turns, CPU
     python bench/biencoder.py --device cuda --steps 20 --warmup-steps 5
+    python bench/biencoder.py --device cuda --encoder random-minilm --data synthetic --steps 20 --warmup-steps 5
     python bench/biencoder.py --encoder tiny-random --data synthetic --steps 2 --repeats 1   # the test's run
 
 One JSON line per mode and repeat, a summary line (``speedup``: padded / bucketed seconds per step, medians;
@@ -37,6 +41,7 @@ import platform
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,6 +49,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 SHARED = Path(os.environ.get("WIKIREF_SHARED_DATA", ROOT.parent / "shared" / "data"))
 MODES = ("padded", "bucketed")
+RANDOM_SHAPES = {"random-minilm": "minilm", "random-bert-base": "bert-base", "random-tiny": "tiny"}
+
+
+def random_encoder(shape: str, root: Path) -> str:
+    """``random:<dir>`` of a BERT encoder of ``shape`` with random weights: ``scripts/gpu-check``'s folder (its
+    config and word-level tokenizer), so no weights have to travel to a GPU machine."""
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("gpu_check", str(ROOT / "scripts" / "gpu-check"))
+    spec = importlib.util.spec_from_loader("gpu_check", loader)
+    gc = importlib.util.module_from_spec(spec)
+    loader.exec_module(gc)
+    return gc.encoder_dir(root, shape, gc.Data(seed=13))
 
 
 def qmsum_examples(path: Path, turns_cap: int) -> list[tuple[list[str], list[str], list[float]]]:
@@ -87,7 +106,14 @@ def synthetic_examples(n: int, seed: int) -> list[tuple[list[str], list[str], li
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--encoder", default="minilm", help="minilm (installed weights) or tiny-random")
+    p.add_argument(
+        "--encoder",
+        default="minilm",
+        help="minilm (installed weights), random-minilm, random-bert-base, random-tiny, random:<dir>, tiny-random",
+    )
+    p.add_argument(
+        "--amp", choices=("auto", "on", "off"), default="auto", help="autocast the timed steps (auto: on CUDA)"
+    )
     p.add_argument("--data", choices=("auto", "synthetic"), default="auto")
     p.add_argument("--qmsum", type=Path, default=SHARED / "qmsum" / "val.jsonl")
     p.add_argument("--turns", type=int, default=60, help="gold-span turns per query (the recipe study's full preset)")
@@ -106,7 +132,7 @@ def main(argv=None) -> int:
 
     from wikiref.model import biencoder
     from wikiref.model.encoders import MINILM
-    from wikiref.model.scorer import ScorerConfig, build_scorer, to_device
+    from wikiref.model.scorer import ScorerConfig, autocast_context, build_scorer, to_device
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -116,6 +142,10 @@ def main(argv=None) -> int:
     else:
         examples, source = synthetic_examples(8 * args.batch, args.seed), "synthetic"
     encoder = MINILM if args.encoder == "minilm" else args.encoder
+    if args.encoder in RANDOM_SHAPES:
+        tmp = tempfile.TemporaryDirectory(prefix="bench-biencoder.")  # removed when main returns
+        encoder = random_encoder(RANDOM_SHAPES[args.encoder], Path(tmp.name))
+    amp = args.amp == "on" or (args.amp == "auto" and device.type == "cuda")
     torch.manual_seed(args.seed)
     model, tok = build_scorer(
         ScorerConfig(encoder=encoder, pooling="mean", head="regression", pairing="bi", num_levels=4)
@@ -130,7 +160,7 @@ def main(argv=None) -> int:
     batches = [[items[i] for i in order[(k * args.batch) % len(order) :][: args.batch]] for k in range(n_steps)]
     real = sum(len(s) for b in batches[args.warmup_steps :] for it in b for s in it.sentences)
     print(json.dumps({"bench": "env", "data": source, "items": len(items), "encoder": str(args.encoder),
-                      "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
+                      "device": str(device), "amp": amp, "torch": torch.__version__, "threads": torch.get_num_threads(),
                       "python": platform.python_version(), "batch": args.batch, "steps": args.steps}), flush=True)  # fmt: skip
 
     def collated(batch_items, bucket):
@@ -161,7 +191,8 @@ def main(argv=None) -> int:
             b = collated(batch_items, mode == "bucketed")
             if k >= args.warmup_steps:
                 seen += sum((e - a) * w for a, e, w in b["sent_buckets"])
-            loss = model.loss(model(b), b["targets"], b["sent_group"])
+            with autocast_context(device, amp):
+                loss = model.loss(model(b), b["targets"], b["sent_group"])
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)

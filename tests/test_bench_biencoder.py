@@ -34,3 +34,15 @@ def test_bench_exits_1_when_the_layouts_score_differently(load_bench, capsys, mo
     monkeypatch.setattr(biencoder, "length_buckets", lambda lengths: ((0, len(lengths), 8),))
     assert bench.main(ARGS) == 1
     assert _lines(capsys)[("summary", None, None)]["differs"] is True
+
+
+def test_bench_runs_a_random_encoder_of_gpu_check_shape_with_amp_requested(load_bench, capsys):
+    """What a GPU machine without the MiniLM weights runs (``--encoder random-minilm``), here in its tiny shape;
+    ``--amp on`` is a no-op off CUDA, and the env line says what was asked."""
+    bench = load_bench("biencoder")
+    assert bench.main(["--encoder", "random-tiny", "--data", "synthetic", "--steps", "1", "--warmup-steps", "0",
+                       "--repeats", "1", "--amp", "on"]) == 0  # fmt: skip
+    lines = _lines(capsys)
+    env = lines[("env", None, None)]
+    assert env["amp"] is True and env["encoder"] == "random-tiny"
+    assert lines[("summary", None, None)]["differs"] is False
