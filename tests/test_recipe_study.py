@@ -59,6 +59,7 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     assert all(r["data"] == "STAND-IN" for r in rows)
     assert all(0.0 <= float(r["R-2 R"]) <= 100.0 and r["R-2 R 95% CI"] for r in rows)
     assert all(r["test year"] == "2007" for r in rows)
+    _check_paired(rows)
     md = (out / "recipes.md").read_text()
     assert "DUC 2006 -> 2007" in md and "STAND-IN" in md
 
@@ -73,3 +74,16 @@ def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data)
     rows = _rows(out / "recipes.csv")
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]"]
     assert {r["queries"] for r in rows} == {"8"} and all(r["data"] == "real" for r in rows)
+    _check_paired(rows)
+
+
+def _check_paired(rows: list[dict]) -> None:
+    """Every row but QUERY-SIM's own compared with QUERY-SIM on the same examples (LEAD, added before it, too)."""
+    diff, p = "R-2 vs QUERY-SIM (paired 95% CI)", "p (not better)"
+    for r in rows:
+        if r["system"] == "QUERY-SIM":
+            assert (r[diff], r[p]) == ("-", "-")
+            continue
+        mean, ci = r[diff].split(" (")
+        lo, hi = (float(x) for x in ci.rstrip(")").split(" to "))
+        assert lo <= float(mean) <= hi and 0.0 <= float(r[p]) <= 1.0

@@ -43,11 +43,13 @@ def eval_rows(test: pd.DataFrame, qmsum: Mapping, seed: int) -> pd.DataFrame:
     return cap_queries(test, qmsum["eval_queries"], seed)
 
 
-def score(summaries: Mapping[str, list[str]], rows: pd.DataFrame, flags: str) -> dict:
-    """Official ROUGE-1/2/L of the summaries against each row's answer (one reference per query)."""
+def score(summaries: Mapping[str, list[str]], rows: pd.DataFrame, flags: str, per_example: bool = False) -> dict:
+    """Official ROUGE-1/2/L of the summaries against each row's answer (one reference per query);
+    ``per_example``: with each query's F1 (:func:`wikiref.extractive.official.score`)."""
     from wikiref.extractive.official import score as official_score
 
-    return official_score(summaries, {str(i): [str(a)] for i, a in zip(rows["id"], rows["answer"])}, flags=flags)
+    refs = {str(i): [str(a)] for i, a in zip(rows["id"], rows["answer"])}
+    return official_score(summaries, refs, flags=flags, per_example=per_example)
 
 
 def _documents(df: pd.DataFrame, setting: str, cap: int | None = None) -> list[tuple[list[int], list[str]]]:
