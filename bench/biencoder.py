@@ -55,13 +55,11 @@ RANDOM_SHAPES = {"random-minilm": "minilm", "random-bert-base": "bert-base", "ra
 def random_encoder(shape: str, root: Path) -> str:
     """``random:<dir>`` of a BERT encoder of ``shape`` with random weights: ``scripts/gpu-check``'s folder (its
     config and word-level tokenizer), so no weights have to travel to a GPU machine."""
-    import importlib.machinery
-    import importlib.util
+    if str(ROOT / "bench") not in sys.path:  # not when the tests load this file as a module
+        sys.path.insert(0, str(ROOT / "bench"))
+    from train_gpu import gpu_check_module
 
-    loader = importlib.machinery.SourceFileLoader("gpu_check", str(ROOT / "scripts" / "gpu-check"))
-    spec = importlib.util.spec_from_loader("gpu_check", loader)
-    gc = importlib.util.module_from_spec(spec)
-    loader.exec_module(gc)
+    gc = gpu_check_module()
     return gc.encoder_dir(root, shape, gc.Data(seed=13))
 
 

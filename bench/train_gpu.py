@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def _gpu_check():
+def gpu_check_module():
     """``scripts/gpu-check`` as a module (its synthetic data, encoder folders and scorer builder)."""
     loader = importlib.machinery.SourceFileLoader("gpu_check", str(ROOT / "scripts" / "gpu-check"))
     spec = importlib.util.spec_from_loader("gpu_check", loader)
@@ -395,7 +395,7 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    gc = _gpu_check()
+    gc = gpu_check_module()
     import torch
 
     if args.device == "auto":  # make bench on a machine without a GPU: the CPU test's settings

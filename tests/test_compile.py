@@ -25,7 +25,7 @@ BACKEND = "aot_eager"
 
 @pytest.fixture(scope="module")
 def gc(load_bench):
-    return load_bench("train_gpu")._gpu_check()
+    return load_bench("train_gpu").gpu_check_module()
 
 
 @pytest.fixture
