@@ -65,25 +65,20 @@ def random_encoder(shape: str, root: Path) -> str:
 
 def qmsum_examples(path: Path, turns_cap: int) -> list[tuple[list[str], list[str], list[float]]]:
     """(query levels, gold-span turns, targets) of every specific query of the QMSum file."""
-    from wikiref.examples import Tally
     from wikiref.extractive import meetings as qb
     from wikiref.stages.qmsum import reader
 
-    tally = Tally()
     out = []
-    for m in reader.read_meetings(path, split="test", standin=False, tally=tally):
-        for r in reader.query_rows(m, with_speaker=True, tally=tally):
-            if r["query_type"] != "specific":
-                continue
-            idx, turns = qb.document_turns(r, "gold_span")
-            if turns:
-                out.append(
-                    (
-                        [str(x) for x in r["query"]],
-                        turns[:turns_cap],
-                        [float(r["turn_targets"][i]) for i in idx][:turns_cap],
-                    )
+    for r in reader.file_rows(path, split="test", query_type="specific"):
+        idx, turns = qb.document_turns(r, "gold_span")
+        if turns:
+            out.append(
+                (
+                    [str(x) for x in r["query"]],
+                    turns[:turns_cap],
+                    [float(r["turn_targets"][i]) for i in idx][:turns_cap],
                 )
+            )
     return out
 
 

@@ -257,6 +257,19 @@ def test_to_table_rejects_duplicates_and_bad_rows(tmp_path):
     assert reader.to_table(rows[::-1]).column("id").to_pylist() == [r["id"] for r in rows]
 
 
+def test_file_rows_are_every_meetings_rows_of_one_type(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps(_meeting()) + "\n" + json.dumps(_meeting()) + "\n")
+    every = [r for m in read_meetings(path, split="test") for r in reader.query_rows(m)]
+    assert reader.file_rows(path, split="test") == every and len(every) == 4
+    specific = reader.file_rows(path, split="test", query_type="specific")
+    assert [r["id"] for r in specific] == ["m-0001:specific-00", "m-0002:specific-00"]
+    assert (
+        reader.file_rows(path, split="test", query_type="specific", with_speaker=False)[0]["turns"]
+        != specific[0]["turns"]
+    )
+
+
 # ------------------------------------------------------------------------------------------ re-split
 def test_split_sizes():
     assert split_sizes(35, {"dev": 0.15, "test": 0.15}) == {"train": 25, "dev": 5, "test": 5}

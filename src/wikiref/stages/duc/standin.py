@@ -77,6 +77,7 @@ class Cluster:
     statements: list[dict]  # {"statement", "url", "section"}
     sections: list[str] = field(default_factory=list)
     available_docs: int = 0  # distinct cited documents of the article (before the cap)
+    narrative: str | None = None  # the topic's narrative; None: made from the sections (:func:`narrative`)
 
 
 def _section(query) -> str | None:
@@ -229,23 +230,29 @@ def write_standin(
     seed: int = 0,
     source: Sequence[str] = (),
     held_out: Mapping | None = None,
+    notice: str = STANDIN_NOTICE,
 ) -> dict:
     """Write the NIST-layout tree under ``root``; returns the manifest (also written as MANIFEST.json).
-    ``held_out``: what was kept out for WikiRef (counts), recorded in the manifest."""
+    ``held_out``: what was kept out for WikiRef (counts), recorded in the manifest; ``notice``: the NOTICE.txt
+    saying what the tree is (it must say "NOT DUC": :func:`is_standin_tree` reads it)."""
     from wikiref.dedup import url_key
 
     root = Path(root)
-    write_text(root / "NOTICE.txt", STANDIN_NOTICE)
-    manifest: dict = {"standin": True, "note": STANDIN_NOTICE.splitlines()[0], "years": {}, "source": list(source)}
+    if "NOT DUC" not in notice:
+        raise ValueError('a STAND-IN notice must say "NOT DUC"')
+    write_text(root / "NOTICE.txt", notice)
+    manifest: dict = {"standin": True, "note": notice.splitlines()[0], "years": {}, "source": list(source)}
     if held_out is not None:
         manifest["held_out"] = dict(held_out)
     for year, clusters in assignment.items():
         ydir = root / str(year)
-        topics_sgml = [
+        head = (
             f"<!-- STAND-IN DUC-format topics for pseudo-year {year}: built by wikiref duc standin "
-            "from Wikipedia; NOT NIST DUC data. See ../NOTICE.txt -->",
-            "",
-        ]
+            "from Wikipedia; NOT NIST DUC data. See ../NOTICE.txt -->"
+            if notice == STANDIN_NOTICE
+            else f"<!-- {notice.splitlines()[0]} (pseudo-year {year}). See ../NOTICE.txt -->"
+        )
+        topics_sgml = [head, ""]
         yinfo = []
         for k, c in enumerate(clusters, start=1):
             base = f"D{year % 100:02d}{k:02d}"
@@ -255,7 +262,7 @@ def write_standin(
                 f"<num> {num} </num>",
                 f"<title> {html.escape(c.article, quote=False)} </title>",
                 "<narr>",
-                html.escape(narrative(c.article, c.sections), quote=False),
+                html.escape(c.narrative or narrative(c.article, c.sections), quote=False),
                 "</narr>",
                 "</topic>",
                 "",

@@ -300,6 +300,26 @@ def query_rows(meeting: Meeting, *, with_speaker: bool = True, tally: Tally | No
     return rows
 
 
+def file_rows(
+    path: str | Path,
+    *,
+    split: str,
+    query_type: str | None = None,
+    with_speaker: bool = True,
+    tally: Tally | None = None,
+) -> list[dict]:
+    """:func:`query_rows` of every meeting of one QMSum file (:func:`read_meetings`), in file order; only the
+    ``query_type`` ones (``general`` / ``specific``) when given. What the recipe study and the bi-encoder bench
+    read from the real meetings."""
+    tally = tally if tally is not None else Tally()
+    rows = [
+        r
+        for m in read_meetings(path, split=split, tally=tally)
+        for r in query_rows(m, with_speaker=with_speaker, tally=tally)
+    ]
+    return [r for r in rows if query_type is None or r["query_type"] == query_type]
+
+
 def check_row(row: Mapping) -> None:
     """Raise :class:`QmsumError` unless ``row`` is a consistent QMSUM row."""
     where = f"QMSum row {row.get('id')!r}"
