@@ -13,6 +13,11 @@ Why not torch's own tools: ``FakeTensorMode`` fakes ``cuda`` tensors on a CPU bu
 through fake ``cuda`` tensors aborts the process on a CPU build (no CUDA device guard); the ``meta`` device has
 no data either. Real ``meta`` tensors are never made here: ``device="meta"`` becomes ``cpu`` underneath.
 
+:func:`host_syncs` records, inside the block, every operation that on CUDA makes the host wait for the device
+(a value or a size copied to the host: ``.item()`` / ``bool()``, ``nonzero``, boolean-mask indexing, ``unique``,
+copies to the CPU, ``.tolist()``) with the code that asked for it, so CPU-only CI can hold a training step to
+"no per-step host synchronisation" (issue 29) the way a CUDA profile would.
+
 What CUDA also accepts and so does this: 0-dim CPU tensors as scalars, CPU index tensors in advanced
 indexing (``x[idx]``), cross-device ``copy_`` / ``.to()``, and the CPU lengths / batch sizes of packed sequences.
 """
@@ -55,6 +60,66 @@ _INPLACE_VIEWS = {
     aten.swapdims_.default,
     aten.as_strided_.default,
 }
+
+
+# Operators that copy a value or a size of a device tensor to the host (on CUDA: a synchronisation).
+_SYNCING = {
+    aten._local_scalar_dense.default,
+    aten.nonzero.default,
+    aten.masked_select.default,
+    aten._unique2.default,
+    aten.unique_dim.default,
+    aten.unique_consecutive.default,
+    aten.repeat_interleave.Tensor,
+}
+_INDEXING = {aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default}
+_SYNC_LOG: list | None = None  # host_syncs() records here
+_TO_ACCELERATOR = [0]  # inside _FunctionMode's move to the accelerator (its "cpu" is the emulated device's)
+
+
+def _record_sync(what: str) -> None:
+    """Note a host synchronisation with the first frame outside torch and this module that asked for it."""
+    if _SYNC_LOG is None:
+        return
+    import traceback
+
+    here = __file__.rsplit(".", 1)[0]
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        name = frame.filename
+        if not name.startswith(here) and "/torch/" not in name:
+            _SYNC_LOG.append((what, f"{name.split('site-packages/')[-1].split('src/')[-1]}:{frame.lineno}"))
+            return
+    _SYNC_LOG.append((what, "?"))
+
+
+def _syncs(func, args, kwargs, out_device: str) -> str | None:
+    """What ``func`` copies from the emulated device to the host, if anything."""
+    emulated = any(isinstance(t, Emulated) for t in tree_flatten((args, kwargs))[0])
+    if not emulated:
+        return None
+    if func in _SYNCING and not (func is aten.repeat_interleave.Tensor and kwargs.get("output_size") is not None):
+        return str(func.overloadpacket.__name__)
+    if func in _INDEXING and any(
+        isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in (args[1] or ()) if i is not None
+    ):
+        return f"{func.overloadpacket.__name__} with a boolean mask"
+    if func is aten._to_copy.default and out_device == "cpu" and not _TO_ACCELERATOR[0]:
+        return "copy to the host"
+    if func is aten.copy_.default and not isinstance(args[0], Emulated) and isinstance(args[1], Emulated):
+        return "copy to the host"
+    return None
+
+
+@contextlib.contextmanager
+def host_syncs():
+    """Inside :func:`emulated_accelerator`: yields a list that fills with ``(operation, "file:line")`` per host
+    synchronisation the code under test would make on CUDA (the file: the first frame outside torch)."""
+    global _SYNC_LOG
+    previous, _SYNC_LOG = _SYNC_LOG, []
+    try:
+        yield _SYNC_LOG
+    finally:
+        _SYNC_LOG = previous
 
 
 class DeviceMismatch(RuntimeError):
@@ -124,6 +189,7 @@ class _FunctionMode(TorchFunctionMode):
         name = getattr(func, "__name__", "")
         first = args[0] if args else None
         if isinstance(first, Emulated) and name == "tolist":
+            _record_sync("tolist")
             return first.elem.tolist()
         if isinstance(first, Emulated) and name in ("numpy", "__array__"):
             raise TypeError("can't convert an accelerator tensor to numpy: copy it to the CPU first (.cpu())")
@@ -137,7 +203,12 @@ class _FunctionMode(TorchFunctionMode):
             return _ToEmulated.apply(func(first, *rest, **kwargs))
         if _is_accelerator(kwargs.get("device")):
             kwargs["device"] = "cpu"
-            return tree_map(lambda t: Emulated(t) if isinstance(t, torch.Tensor) else t, func(*args, **kwargs))
+            _TO_ACCELERATOR[0] += 1
+            try:
+                made = func(*args, **kwargs)
+            finally:
+                _TO_ACCELERATOR[0] -= 1
+            return tree_map(lambda t: Emulated(t) if isinstance(t, torch.Tensor) else t, made)
         return func(*args, **kwargs)
 
 
@@ -161,6 +232,10 @@ class _DispatchMode(TorchDispatchMode):
                 kwargs["device"] = torch.device("cpu")
         if len(devices) > 1 and func not in _MIXED_OK:
             raise DeviceMismatch(f"{func}: tensors on the accelerator and on the CPU ({sorted(devices)})")
+        if _SYNC_LOG is not None:
+            what = _syncs(func, args, kwargs, out_device)
+            if what:
+                _record_sync(what)
         wrappers: dict[int, Emulated] = {}
 
         def unwrap(t):

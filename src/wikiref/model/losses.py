@@ -15,6 +15,13 @@ only those that are in the batch (a batch holds windows, each a run of one docum
 torch has MSE / BCE / margin-ranking losses but no grouped ListNet or RankNet; these are a few lines over
 its primitives (``torch.nn.functional.logsigmoid``, ``log_softmax``). A batch with no pair (no group of two
 sentences with different targets) gives a zero loss that still depends on the outputs, so backward works.
+
+On an accelerator the ranking losses never make the host wait for the device: boolean indexing, ``any()``,
+``unique`` and per-group loops each copy a value or a size to the host (a synchronisation per step, three to
+four per group), so there they are written over masks of the batch's (sentences x sentences) pairs instead. On
+the CPU, where nothing waits, the indexed forms stay: they round exactly as before, so runs on the CPU keep
+their outputs to the last bit (the two forms agree to float rounding: ``tests/test_model_targets.py``;
+``tests/test_model_device.py`` counts the synchronisations of a training step on an emulated accelerator).
 """
 
 from __future__ import annotations
@@ -43,9 +50,12 @@ def pairwise(outputs: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor 
     """RankNet over the ordered pairs (i, j) of one group with targets[i] > targets[j]."""
     s, t = outputs.float(), targets.float()
     pairs = _same_group(groups, s.numel(), s.device) & (t.unsqueeze(1) > t.unsqueeze(0))
+    diff = s.unsqueeze(1) - s.unsqueeze(0)  # diff[i, j] = s_i - s_j
+    if s.device.type != "cpu":  # masked: the mean over the pairs without a host synchronisation (module docstring)
+        terms = torch.where(pairs, -F.logsigmoid(diff), torch.zeros((), device=s.device))
+        return terms.sum() / pairs.sum().clamp(min=1)
     if not bool(pairs.any()):
         return s.sum() * 0.0
-    diff = s.unsqueeze(1) - s.unsqueeze(0)  # diff[i, j] = s_i - s_j
     return -F.logsigmoid(diff[pairs]).mean()
 
 
@@ -56,6 +66,8 @@ def listwise(
     s, t = outputs.float(), targets.float()
     if groups is None:
         groups = torch.zeros(s.numel(), dtype=torch.long, device=s.device)
+    if s.device.type != "cpu":
+        return _listwise_masked(s, t / temperature, groups)
     losses = []
     for g in torch.unique(groups):  # a batch holds few groups (a handful of windows)
         member = groups == g
@@ -66,6 +78,24 @@ def listwise(
     if not losses:
         return s.sum() * 0.0
     return torch.stack(losses).mean()
+
+
+def _group_log_softmax(x: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
+    """``log_softmax`` of ``x`` within each sentence's group (``same[i, j]``: i and j share a group)."""
+    rows = torch.where(same, x.unsqueeze(0), torch.full((), float("-inf"), device=x.device))
+    return x - torch.logsumexp(rows, dim=1)
+
+
+def _listwise_masked(s: torch.Tensor, t: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """:func:`listwise` over masks (no host synchronisation): every sentence's share of its group's
+    cross-entropy, summed per group through the group sizes, the mean over groups of two or more."""
+    same = _same_group(groups, s.numel(), s.device)
+    size = same.sum(dim=1)  # each sentence's group size
+    ranked = size >= 2
+    share = -(_group_log_softmax(t, same).exp() * _group_log_softmax(s, same))
+    n_groups = (ranked.float() / size.float()).sum().round()  # a group of k sentences counts k times 1/k
+    total = torch.where(ranked, share, torch.zeros((), device=s.device)).sum()
+    return total / n_groups.clamp(min=1.0)
 
 
 def compute(
