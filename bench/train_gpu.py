@@ -7,7 +7,8 @@ to 512 tokens from documents of 40 sentences, batch 32, AMP on CUDA), in one pro
 
 * ``real``: :func:`wikiref.model.training.train` (what every stage runs: collate on the CPU, pinned copies, the
   task's loss, AdamW with its groups and schedule, clipping, loss bookkeeping), after an unmeasured warm-up
-  run of the same loop (CUDA context, cuBLAS handles, kernel choices: costs a real run pays once);
+  run of the same loop over the same examples (CUDA context, cuBLAS handles, kernel choices, cuDNN attention
+  plans for every padded length: costs a real run pays once);
 * ``bare``: the same model, optimizer (AdamW with the loop's groups, fused) and schedule in the few lines a user
   would otherwise write, over batches collated and copied to the device before the clock starts (forward under
   autocast, loss, backward, clipping, step), with ``--warmup-steps`` unmeasured steps first. It bounds what the
@@ -37,6 +38,7 @@ the host-device synchronisations per step) for the next person who tunes it.
     python bench/train_gpu.py --shapes bert-base --profile /tmp/prof
     python bench/train_gpu.py --modes real,real-compiled,bare,bare-compiled
     python bench/train_gpu.py --device cpu --quick   # the CPU test of this script (tiny encoder)
+    python bench/train_gpu.py --device cpu --shapes micro --modes real,bare --examples 256   # the loop's own cost
 
 Prints one JSON line per shape and mode, one with the matrix product's rate, and a summary line. Needs what
 ``scripts/gpu-check`` needs (torch, transformers, safetensors, numpy, tqdm) and builds its data the same way.
@@ -157,8 +159,10 @@ def bare_loop(torch, model, pad_id, windows, targets, batches, settings, device,
 
 
 def real_loop(torch, gc, r, enc, examples, dev, settings, max_length: int, work: Path) -> dict:
-    """:func:`wikiref.model.training.train` on ``examples`` after an unmeasured warm-up run of it on their first
-    eighth (with ``settings.compile`` both compile the model; the warm-up absorbs the compilation)."""
+    """:func:`wikiref.model.training.train` on ``examples`` after an unmeasured warm-up run of it over the same
+    examples, so the measured epoch meets no padded length the warm-up has not (each new one builds cuDNN attention
+    plans: a start-up cost a long run pays once); with ``settings.compile`` both compile the model and the warm-up
+    absorbs the compilation."""
     from wikiref.model import training
 
     if settings.compile:
@@ -166,7 +170,7 @@ def real_loop(torch, gc, r, enc, examples, dev, settings, max_length: int, work:
     graphs0, compile0 = compile_stats(torch)
     t_warm = time.perf_counter()
     model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
-    training.train(model, tok, examples[: max(2, len(examples) // 8)], dev, settings, work / "warm")
+    training.train(model, tok, examples, dev, settings, work / "warm")
     _sync(torch, r.device)
     warmup_seconds = time.perf_counter() - t_warm
     graphs1, compile1 = compile_stats(torch)
@@ -368,7 +372,11 @@ def shape_summary(by_mode: dict[str, dict]) -> dict:
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="auto", help="auto (default: CUDA where present, else the CPU with --quick)")
-    ap.add_argument("--shapes", default="minilm,bert-base", help="comma-separated: tiny, minilm, bert-base")
+    ap.add_argument(
+        "--shapes",
+        default="minilm,bert-base",
+        help="comma-separated: micro (the loop's own cost), tiny, minilm, bert-base",
+    )
     ap.add_argument("--modes", default="all", help=f"comma-separated, in this order: {', '.join(MODES)}; or all")
     ap.add_argument("--examples", type=int, default=512, help="training documents (about 2 windows each)")
     ap.add_argument("--batch-size", type=int, default=32)
