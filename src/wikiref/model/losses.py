@@ -20,8 +20,8 @@ On an accelerator the ranking losses never make the host wait for the device: bo
 ``unique`` and per-group loops each copy a value or a size to the host (a synchronisation per step, three to
 four per group), so there they are written over masks of the batch's (sentences x sentences) pairs instead. On
 the CPU, where nothing waits, the indexed forms stay: they round exactly as before, so runs on the CPU keep
-their outputs to the last bit (the two forms agree to float rounding: ``tests/test_model_targets.py``;
-``tests/test_model_device.py`` counts the synchronisations of a training step on an emulated accelerator).
+their outputs to the last bit (``tests/test_host_syncs.py``: the two forms agree to float rounding, and a
+training step on an emulated accelerator makes no synchronisation of its own).
 """
 
 from __future__ import annotations
