@@ -93,10 +93,7 @@ def _record_sync(what: str) -> None:
 
 
 def _syncs(func, args, kwargs, out_device: str) -> str | None:
-    """What ``func`` copies from the emulated device to the host, if anything."""
-    emulated = any(isinstance(t, Emulated) for t in tree_flatten((args, kwargs))[0])
-    if not emulated:
-        return None
+    """What ``func``, which met an emulated tensor, copies from the emulated device to the host, if anything."""
     if func in _SYNCING and not (func is aten.repeat_interleave.Tensor and kwargs.get("output_size") is not None):
         return str(func.overloadpacket.__name__)
     if func in _INDEXING and any(
@@ -232,7 +229,7 @@ class _DispatchMode(TorchDispatchMode):
                 kwargs["device"] = torch.device("cpu")
         if len(devices) > 1 and func not in _MIXED_OK:
             raise DeviceMismatch(f"{func}: tensors on the accelerator and on the CPU ({sorted(devices)})")
-        if _SYNC_LOG is not None:
+        if _SYNC_LOG is not None and "accelerator" in devices:
             what = _syncs(func, args, kwargs, out_device)
             if what:
                 _record_sync(what)

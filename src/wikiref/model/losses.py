@@ -52,7 +52,7 @@ def pairwise(outputs: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor 
     pairs = _same_group(groups, s.numel(), s.device) & (t.unsqueeze(1) > t.unsqueeze(0))
     diff = s.unsqueeze(1) - s.unsqueeze(0)  # diff[i, j] = s_i - s_j
     if s.device.type != "cpu":  # masked: the mean over the pairs without a host synchronisation (module docstring)
-        terms = torch.where(pairs, -F.logsigmoid(diff), torch.zeros((), device=s.device))
+        terms = torch.where(pairs, -F.logsigmoid(diff), 0.0)
         return terms.sum() / pairs.sum().clamp(min=1)
     if not bool(pairs.any()):
         return s.sum() * 0.0
@@ -82,7 +82,7 @@ def listwise(
 
 def _group_log_softmax(x: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
     """``log_softmax`` of ``x`` within each sentence's group (``same[i, j]``: i and j share a group)."""
-    rows = torch.where(same, x.unsqueeze(0), torch.full((), float("-inf"), device=x.device))
+    rows = torch.where(same, x.unsqueeze(0), float("-inf"))
     return x - torch.logsumexp(rows, dim=1)
 
 
@@ -94,7 +94,7 @@ def _listwise_masked(s: torch.Tensor, t: torch.Tensor, groups: torch.Tensor) -> 
     ranked = size >= 2
     share = -(_group_log_softmax(t, same).exp() * _group_log_softmax(s, same))
     n_groups = (ranked.float() / size.float()).sum().round()  # a group of k sentences counts k times 1/k
-    total = torch.where(ranked, share, torch.zeros((), device=s.device)).sum()
+    total = torch.where(ranked, share, 0.0).sum()
     return total / n_groups.clamp(min=1.0)
 
 
