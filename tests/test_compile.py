@@ -121,3 +121,35 @@ def test_a_compiled_bi_scorer_compiles_its_encoder_once_whatever_the_length_buck
     for e, c in zip(eager.history, compiled.history, strict=True):
         assert math.isclose(c["train_loss"], e["train_loss"], rel_tol=1e-4), (c, e)
         assert math.isclose(c["dev_loss"], e["dev_loss"], rel_tol=1e-4), (c, e)
+
+
+def test_a_compiled_scorer_compiles_one_graph_under_bf16_autocast(gc, dynamo, tmp_path, monkeypatch):
+    """On CUDA the loop trains under bf16 autocast (``model.amp``), which the CPU runs never enter
+    (``autocast_context`` is a no-op off CUDA). Here the loop's autocast is CPU bf16, the nearest this machine has:
+    the casts autocast inserts must not specialise a dimension either (one graph over every padded length and
+    sentence count, query pooling), and the losses stay finite and close to the float32 run's."""
+    import contextlib
+
+    from wikiref.model import training
+
+    data = gc.Data(seed=13)
+    encoder = gc.encoder_dir(tmp_path, "tiny", data)
+    train_ex, dev_ex = data.scoring(16, 6, "classification"), data.scoring(4, 6, "classification")
+
+    def scorer():
+        return gc.scorer(None, "classification", "query", encoder=encoder, max_length=64)
+
+    model, tok = scorer()
+    fp32 = train(model, tok, train_ex, dev_ex, _settings(), tmp_path / "fp32")
+
+    def cpu_bf16(device, amp):
+        return torch.autocast("cpu", dtype=torch.bfloat16) if amp else contextlib.nullcontext()
+
+    monkeypatch.setattr(training, "autocast_context", cpu_bf16)
+    model, tok = scorer()
+    settings = _settings(amp=True, compile=True, compile_backend=BACKEND)
+    bf16 = train(model, tok, train_ex, dev_ex, settings, tmp_path / "bf16")
+    assert dynamo["stats"]["unique_graphs"] == 1, dict(dynamo["stats"])
+    assert len({len(w) for w in training.pack_examples(model.config, tok, train_ex)[0]}) > 1  # several lengths
+    for a, b in zip(fp32.history, bf16.history, strict=True):
+        assert math.isfinite(b["train_loss"]) and math.isclose(b["train_loss"], a["train_loss"], rel_tol=0.05), (a, b)
