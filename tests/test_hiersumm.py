@@ -10,6 +10,8 @@ deterministic. Tiny models only (d 32, 4 heads), one thread.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -131,6 +133,34 @@ def sources(data=DATA):
 
 
 # --------------------------------------------------------------------------- config and inputs
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_collates_host_facts_are_what_encode_would_find_and_change_nothing(variant):
+    """collate()'s ``doc_rows`` and ``host`` (no ``nonzero`` or check read back from the device: docs/gpu.md,
+    tests/test_host_syncs.py) hold what encode finds from the tensors; the loss and its gradients are the same bit
+    for bit with and without them; an example without a document is refused on either path."""
+    cfg = config(variant, dropout=0.1)
+    for triplets in (DATA, DATA[1:2], [DATA[4], DATA[1], DATA[2]]):  # 2-3 documents an example: padded rows
+        _, batch = batch_of(triplets, cfg)
+        present = (batch["docs"] != PAD_ID).any(-1)
+        assert torch.equal(batch["doc_rows"], present.view(-1).nonzero().squeeze(-1))
+        assert batch["host"].documents == tuple(present.sum(-1).tolist())
+        results = []
+        for b in (batch, {k: v for k, v in batch.items() if k not in ("host", "doc_rows")}):
+            model = random_model(variant, seed=3, dropout=0.1).train()
+            torch.manual_seed(0)  # the same dropout masks
+            loss = model(b).loss
+            loss.backward()
+            results.append((loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+        assert torch.equal(results[0][0], results[1][0])
+        assert all(torch.equal(a, b) for a, b in zip(results[0][1], results[1][1], strict=True))
+    _, batch = batch_of(DATA[:2], cfg)
+    batch["docs"][1] = PAD_ID  # the second example loses its documents
+    emptied = dataclasses.replace(batch["host"], documents=(batch["host"].documents[0], 0))  # as collate would say
+    for b in (dict(batch, host=emptied), {k: v for k, v in batch.items() if k not in ("host", "doc_rows")}):
+        with pytest.raises(ValueError, match="no document"):
+            random_model(variant)(b)
 
 
 def test_config_errors_and_variant_names():

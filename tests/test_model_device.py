@@ -16,6 +16,7 @@ from emulated_device import DeviceMismatch, assert_same_on_the_device, emulated_
 
 from wikiref.model import decoding, hiersumm, seq2seq
 from wikiref.model.decoding import DecodeSettings
+from wikiref.model.scorer import to_device
 from wikiref.model.seq2seq import SPECIALS, Vocab
 
 WORDS = "the river flows through city near old town bridge a is in of and north south big small".split()
@@ -48,7 +49,7 @@ def vocab() -> Vocab:
 
 
 def to(batch: dict, device) -> dict:
-    return {k: v.to(device) for k, v in batch.items()}
+    return to_device(batch, device)  # as the package moves batches: tensors move, host facts stay
 
 
 def spread(model: torch.nn.Module) -> torch.nn.Module:

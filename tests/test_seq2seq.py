@@ -10,6 +10,7 @@ Tiny models only (embedding 16, hidden 32), one thread.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -157,6 +158,42 @@ def test_config_and_input_errors():
         model(batch)
     with pytest.raises(ValueError, match="eval mode"):
         greedy_decode(model.train(), batch)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_host_facts_hold_what_the_tensors_hold_and_change_nothing(variant):
+    """collate()'s ``host`` facts (what the model checks, the lengths packing needs: no device-to-host copy on an
+    accelerator, tests/test_host_syncs.py) equal what the device path reads from the tensors, the loss and its
+    gradients are the same bit for bit with and without them, and the checks fire on either path."""
+    cfg = config(variant)
+    data = COPY_DATA if cfg.copy else S2S_DATA
+    for pairs in (data, data[3:4], [data[5], data[0], data[3]]):  # padded rows, one example, unsorted lengths
+        _, batch = batch_of(pairs, cfg)
+        host = batch["host"]
+        dec_out = batch["dec_out"]
+        assert host.lengths == tuple(batch["src_len"].tolist())
+        assert host.max_source_id == int(batch["src"].max())
+        assert host.max_target_id == int(dec_out.max())
+        assert host.max_target_past_oovs == int((dec_out - batch["n_oov"][:, None]).max())
+        _, without = batch_of(pairs, cfg, with_target=False)
+        assert without["host"].max_target_id == -1 and without["host"].lengths == host.lengths
+        grads = []
+        for b in (batch, {k: v for k, v in batch.items() if k != "host"}):
+            model = random_model(variant, seed=3).train()
+            torch.manual_seed(0)  # the same dropout masks
+            out = model(b)
+            out.loss.backward()
+            grads.append((out.loss.detach(), [p.grad.clone() for p in model.parameters()]))
+        assert torch.equal(grads[0][0], grads[1][0])
+        assert all(torch.equal(a, b) for a, b in zip(grads[0][1], grads[1][1], strict=True))
+    # a target past its example's extended vocabulary: the same error from the facts and from the tensors
+    n = cfg.vocab_size + 5
+    _, batch = batch_of(COPY_DATA[:2], config("pgn"))
+    batch["dec_out"][0, 0] = n
+    facts = dataclasses.replace(batch["host"], max_target_id=n, max_target_past_oovs=n)  # what collate would say
+    for b in (dict(batch, host=facts), {k: v for k, v in batch.items() if k != "host"}):
+        with pytest.raises(ValueError, match="past its example's extended vocabulary|copying model"):
+            random_model(variant)(b)
 
 
 # --------------------------------------------------------------------------- acceptance

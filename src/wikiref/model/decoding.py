@@ -115,7 +115,7 @@ def _check_batch(model: Seq2Seq, batch) -> None:
 def greedy_decode(model: Seq2Seq, batch, settings: DecodeSettings = DecodeSettings()) -> list[list[int]]:
     """The most probable word at each step, per example; extended ids, without ``</s>``."""
     _check_batch(model, batch)
-    enc, state = model.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"])
+    enc, state = model.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"], batch.get("host"))
     b, device = batch["src"].shape[0], batch["src"].device
     inputs = torch.full((b,), BOS_ID, dtype=torch.long, device=device)
     out: list[list[int]] = [[] for _ in range(b)]
@@ -192,7 +192,7 @@ def beam_search(model: Seq2Seq, batch, settings: DecodeSettings = DecodeSettings
     """The best hypothesis of each example (by ``score / len**alpha``); extended ids, without ``</s>``."""
     _check_batch(model, batch)
     k_beam = settings.beam
-    enc, state = model.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"])
+    enc, state = model.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"], batch.get("host"))
     b, device = batch["src"].shape[0], batch["src"].device
     rows = torch.arange(b, device=device).repeat_interleave(k_beam)
     enc, state = enc.index_select(rows), state.index_select(rows)

@@ -235,13 +235,25 @@ def make_example(
     )
 
 
-def collate(examples: Sequence[HierSummExample], config: HierSummConfig) -> dict[str, torch.Tensor]:
+@dataclass(frozen=True)
+class HierBatchFacts:
+    """What :meth:`HierSumm.encode` checks about a :func:`collate` batch, taken on the host where the batch is made
+    (``collate``'s ``host`` key, left on the host by :func:`wikiref.model.scorer.to_device`): read from the device
+    it would be a host synchronisation per step (docs/gpu.md). A batch without it is checked on the device."""
+
+    documents: tuple[int, ...]  # each example's non-empty documents
+
+
+def collate(examples: Sequence[HierSummExample], config: HierSummConfig) -> dict[str, Any]:
     """Padded tensors of a batch:
 
     * ``docs`` [B, N, T]: the documents (rows of ``<pad>`` for an example with fewer than N); without a
       query encoder the query is prepended to each example's first document (HS §4.1);
     * ``query`` [B, Q]: the query (read only by the query encoder);
-    * ``dec_in`` / ``dec_out`` [B, L]: ``<s> y`` and ``y </s>``; ``dec_mask`` [B, L] marks real steps.
+    * ``dec_in`` / ``dec_out`` [B, L]: ``<s> y`` and ``y </s>``; ``dec_mask`` [B, L] marks real steps;
+    * ``doc_rows`` [D]: the rows of ``docs`` viewed as [B * N, T] that hold a document (the ones the local
+      layers encode), found here on the host rather than with a ``nonzero`` on the device;
+    * ``host``: the batch's :class:`HierBatchFacts` (not a tensor).
     """
     if not examples:
         raise ValueError("empty batch")
@@ -271,6 +283,9 @@ def collate(examples: Sequence[HierSummExample], config: HierSummConfig) -> dict
         out["dec_in"][i, : len(tgt) + 1] = torch.tensor([BOS_ID, *tgt], dtype=torch.long)
         out["dec_out"][i, : len(tgt) + 1] = torch.tensor([*tgt, EOS_ID], dtype=torch.long)
         out["dec_mask"][i, : len(tgt) + 1] = True
+    present = (out["docs"] != PAD_ID).any(-1)  # [B, N], as encode's doc_mask
+    out["doc_rows"] = present.view(-1).nonzero().squeeze(-1)
+    out["host"] = HierBatchFacts(documents=tuple(present.sum(-1).tolist()))
     return out
 
 
@@ -556,10 +571,13 @@ class HierSumm(nn.Module):
     def _embed(self, ids: torch.Tensor) -> torch.Tensor:
         return self.embedding(ids) * math.sqrt(self.config.d_model)
 
-    def encode_local(self, docs: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
+    def encode_local(
+        self, docs: torch.Tensor, query: torch.Tensor | None = None, rows: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """The documents [B, N, T] through the input encoding and the local layers (and the query layer
         with a query encoder; ``query`` [B, Q]), each document a batch row of its own: [B, N, T, d], zero on
-        padding. Padded (all ``<pad>``) documents are not encoded."""
+        padding. Padded (all ``<pad>``) documents are not encoded; ``rows``: the others' rows of ``docs``
+        viewed as [B * N, T] (``collate``'s ``doc_rows``), else found here."""
         c = self.config
         b, n, t = docs.shape
         token_mask = docs != PAD_ID
@@ -571,7 +589,8 @@ class HierSumm(nn.Module):
         else:
             inter = sinusoid(torch.arange(n, device=docs.device), half)[None, :, None, :].expand(b, n, t, half)
         x = self.dropout(self._embed(docs) + torch.cat([inter, intra], dim=-1))  # h^0 of HS §4.1
-        rows = doc_mask.view(-1).nonzero().squeeze(-1)
+        if rows is None:
+            rows = doc_mask.view(-1).nonzero().squeeze(-1)
         h = x.view(b * n, t, -1).index_select(0, rows)
         mask = token_mask.view(b * n, t).index_select(0, rows)
         for layer in self.local_layers:
@@ -588,14 +607,15 @@ class HierSumm(nn.Module):
         out = h.new_zeros(b * n, t, c.d_model).index_copy(0, rows, h)
         return out.view(b, n, t, c.d_model)
 
-    def encode(self, batch: Mapping[str, torch.Tensor]) -> HierEncoding:
+    def encode(self, batch: Mapping[str, Any]) -> HierEncoding:
         """Local layers, query layer, global layers, ordering and the local/global combination."""
         docs = batch["docs"]
         token_mask = docs != PAD_ID
         doc_mask = token_mask.any(-1)
-        if not doc_mask.any(-1).all():
+        host = batch.get("host")
+        if not (min(host.documents) > 0 if host is not None else bool(doc_mask.any(-1).all())):
             raise ValueError("an example of the batch has no document")
-        local = self.encode_local(docs, batch.get("query"))
+        local = self.encode_local(docs, batch.get("query"), batch.get("doc_rows"))
         g = local
         for layer in self.global_layers:
             g, _ = layer(g, token_mask, doc_mask)

@@ -62,7 +62,7 @@ from typing import Any
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from wikiref.files import write_json
 from wikiref.model.weights import load_weights, save_weights
@@ -327,10 +327,24 @@ def make_example(
     )
 
 
-def collate(examples: Sequence[Seq2SeqExample], vocab_size: int) -> dict[str, torch.Tensor]:
+@dataclass(frozen=True)
+class BatchFacts:
+    """What the model checks about a :func:`collate` batch and what packing needs on the CPU, taken on the host
+    where the batch is made (``collate``'s ``host`` key; :func:`wikiref.model.scorer.to_device` leaves it there).
+    On an accelerator each of them, read from the device tensors, would copy a value to the host: a
+    synchronisation per training step (docs/gpu.md). A batch without it (built by hand) is checked on the device."""
+
+    lengths: tuple[int, ...]  # src_len
+    max_source_id: int  # the largest id of src, padding included
+    max_target_id: int = -1  # of dec_out, padding and </s> included; -1 without targets
+    max_target_past_oovs: int = -1  # the largest dec_out id minus its example's OOV count (extended vocab check)
+
+
+def collate(examples: Sequence[Seq2SeqExample], vocab_size: int) -> dict[str, Any]:
     """Pad a batch. Keys: ``src``/``src_ext`` [B, S], ``src_len`` [B], ``n_oov`` [B]; with targets also
     ``dec_in`` [B, T] (``<s>`` then the target, OOVs as ``<unk>``), ``dec_out`` [B, T] (the target's
-    extended ids then ``</s>``) and ``dec_mask`` [B, T]. Padding is ``<pad>`` (0) and masked everywhere."""
+    extended ids then ``</s>``) and ``dec_mask`` [B, T]. Padding is ``<pad>`` (0) and masked everywhere.
+    ``host``: the batch's :class:`BatchFacts` (not a tensor: it stays on the host)."""
     if not examples:
         raise ValueError("empty batch")
     b = len(examples)
@@ -361,7 +375,20 @@ def collate(examples: Sequence[Seq2SeqExample], vocab_size: int) -> dict[str, to
             dec_out[k, :n] = tgt
             dec_out[k, n] = EOS_ID
         batch.update(dec_in=dec_in, dec_out=dec_out, dec_mask=dec_out != PAD_ID)
+    batch["host"] = _facts(examples, s, "dec_out" in batch)
     return batch
+
+
+def _facts(examples: Sequence[Seq2SeqExample], s: int, with_target: bool) -> BatchFacts:
+    """:class:`BatchFacts` of a batch, from the examples: the values the padded tensors hold (``<pad>`` counts
+    where a row is padded)."""
+    lengths = tuple(len(e.source_ids) for e in examples)
+    max_source_id = max([PAD_ID] * (min(lengths) < s) + [i for e in examples for i in e.source_ids])
+    if not with_target:
+        return BatchFacts(lengths, max_source_id)
+    t = max(len(e.target_ext) for e in examples) + 1
+    rows = [max([*e.target_ext, EOS_ID] + [PAD_ID] * (len(e.target_ext) + 1 < t)) for e in examples]
+    return BatchFacts(lengths, max_source_id, max(rows), max(r - len(e.oovs) for r, e in zip(rows, examples)))
 
 
 # --------------------------------------------------------------------------- model
@@ -482,16 +509,28 @@ class Seq2Seq(nn.Module):
 
     # ---- encoder
 
-    def encode(self, src: torch.Tensor, src_len: torch.Tensor, src_ext: torch.Tensor, n_oov: torch.Tensor):
+    def encode(
+        self,
+        src: torch.Tensor,
+        src_len: torch.Tensor,
+        src_ext: torch.Tensor,
+        n_oov: torch.Tensor,
+        host: BatchFacts | None = None,
+    ):
         """Run the bidirectional encoder over packed sequences (padding never enters an LSTM step) and
-        build the decoder's first state. Returns (:class:`EncoderOutput`, :class:`DecoderState`)."""
+        build the decoder's first state. Returns (:class:`EncoderOutput`, :class:`DecoderState`). ``host``: the
+        batch's :class:`BatchFacts` (``collate``'s ``host``), so that nothing is read back from the device."""
         if src.dim() != 2 or src.shape != src_ext.shape:
             raise ValueError(
                 f"src and src_ext must be [B, S] of one shape, got {tuple(src.shape)}, {tuple(src_ext.shape)}"
             )
-        # One device-to-host transfer: the lengths (packing wants them on the CPU) and the largest source id.
-        host = torch.cat([src_len, src.max().view(1)]).cpu()
-        lengths, max_id = host[:-1], int(host[-1])
+        if host is not None:
+            lengths, max_id = torch.tensor(host.lengths, dtype=torch.long), host.max_source_id
+        else:  # one device-to-host transfer: the lengths (packing wants them on the CPU) and the largest id
+            both = torch.cat([src_len, src.max().view(1)]).cpu()
+            lengths, max_id = both[:-1], int(both[-1])
+        if len(lengths) != src.shape[0]:
+            raise ValueError(f"{len(lengths)} source lengths for a batch of {src.shape[0]}")
         if int(lengths.min()) < 1:
             raise ValueError("an empty source in the batch")
         if int(lengths.max()) > src.shape[1]:
@@ -502,7 +541,12 @@ class Seq2Seq(nn.Module):
         emb = self.dropout(self.embedding(src))
         packed = pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
         out, final = self.encoder(packed)
-        states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        # pad_packed_sequence would also put the lengths back in batch order through its unsorting indices, which
+        # it copies to the host; only the states are needed: padded in length order, then put back in batch order
+        # on the device (the same operations on the states as pad_packed_sequence's).
+        in_length_order = PackedSequence(out.data, out.batch_sizes)
+        states, _ = pad_packed_sequence(in_length_order, batch_first=True, total_length=src.shape[1])
+        states = states.index_select(0, out.unsorted_indices)
         mask = torch.arange(src.shape[1], device=src.device)[None, :] < src_len[:, None]
         lstm = self.config.cell == "lstm"
         h_n, c_n = final if lstm else (final, None)
@@ -601,7 +645,7 @@ class Seq2Seq(nn.Module):
             in log space: ``logaddexp(log p_gen + log P_vocab(w), log(1 - p_gen) + log sum_{i: w_i = w} a_i)``;
             a branch with probability zero is a large finite negative number, so there is no NaN gradient.
         ``check=False`` skips the check of the targets against the vocabulary (a host sync per step; :meth:`forward`
-        checks the whole batch once)."""
+        checks the whole batch once, from its host facts)."""
         v = self.config.vocab_size
         log_vocab = torch.log_softmax(step.logits, dim=-1)
         in_vocab = target < v
@@ -622,11 +666,13 @@ class Seq2Seq(nn.Module):
         """Teacher-forced loss of a :func:`collate` batch (eq. 6, or 13 with coverage)."""
         if "dec_in" not in batch:
             raise ValueError("the batch has no targets (collate examples made with a target)")
-        enc, state = self.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"])
+        host = batch.get("host")
+        enc, state = self.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"], host)
         dec_in, dec_out, dec_mask = batch["dec_in"], batch["dec_out"], batch["dec_mask"]
-        if not self.config.copy and int(dec_out.max()) >= self.config.vocab_size:
+        v = self.config.vocab_size
+        if not self.config.copy and (host.max_target_id if host else int(dec_out.max())) >= v:
             raise ValueError("target ids past the vocabulary need a copying model (copy: true)")
-        if bool((dec_out >= (self.config.vocab_size + enc.n_oov)[:, None]).any()):
+        if host.max_target_past_oovs >= v if host else bool((dec_out >= (v + enc.n_oov)[:, None]).any()):
             raise ValueError("a target id is past its example's extended vocabulary (vocab + its source OOVs)")
         nll, cov, attn, pgen = [], [], [], []
         for t in range(dec_in.shape[1]):
