@@ -581,7 +581,6 @@ class HierSumm(nn.Module):
         c = self.config
         b, n, t = docs.shape
         token_mask = docs != PAD_ID
-        doc_mask = token_mask.any(-1)
         half = c.d_model // 2
         intra = sinusoid(torch.arange(t, device=docs.device), half).expand(b, n, t, half)
         if c.ordering:  # HS §4.2: no rank positions in the input, the ordering component encodes them
@@ -590,7 +589,7 @@ class HierSumm(nn.Module):
             inter = sinusoid(torch.arange(n, device=docs.device), half)[None, :, None, :].expand(b, n, t, half)
         x = self.dropout(self._embed(docs) + torch.cat([inter, intra], dim=-1))  # h^0 of HS §4.1
         if rows is None:
-            rows = doc_mask.view(-1).nonzero().squeeze(-1)
+            rows = token_mask.any(-1).view(-1).nonzero().squeeze(-1)  # the documents that are not all <pad>
         h = x.view(b * n, t, -1).index_select(0, rows)
         mask = token_mask.view(b * n, t).index_select(0, rows)
         for layer in self.local_layers:

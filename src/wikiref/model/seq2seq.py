@@ -375,19 +375,18 @@ def collate(examples: Sequence[Seq2SeqExample], vocab_size: int) -> dict[str, An
             dec_out[k, :n] = tgt
             dec_out[k, n] = EOS_ID
         batch.update(dec_in=dec_in, dec_out=dec_out, dec_mask=dec_out != PAD_ID)
-    batch["host"] = _facts(examples, s, "dec_out" in batch)
+    batch["host"] = _facts(examples, "dec_out" in batch)
     return batch
 
 
-def _facts(examples: Sequence[Seq2SeqExample], s: int, with_target: bool) -> BatchFacts:
-    """:class:`BatchFacts` of a batch, from the examples: the values the padded tensors hold (``<pad>`` counts
-    where a row is padded)."""
+def _facts(examples: Sequence[Seq2SeqExample], with_target: bool) -> BatchFacts:
+    """:class:`BatchFacts` of a batch, from the examples: the values the padded tensors hold (their ``<pad>``, id
+    0, never raises a maximum: ids are >= 0 and every target row ends with ``</s>``)."""
     lengths = tuple(len(e.source_ids) for e in examples)
-    max_source_id = max([PAD_ID] * (min(lengths) < s) + [i for e in examples for i in e.source_ids])
+    max_source_id = max((i for e in examples for i in e.source_ids), default=PAD_ID)
     if not with_target:
         return BatchFacts(lengths, max_source_id)
-    t = max(len(e.target_ext) for e in examples) + 1
-    rows = [max([*e.target_ext, EOS_ID] + [PAD_ID] * (len(e.target_ext) + 1 < t)) for e in examples]
+    rows = [max([*e.target_ext, EOS_ID]) for e in examples]  # each dec_out row: the target, then </s>
     return BatchFacts(lengths, max_source_id, max(rows), max(r - len(e.oovs) for r, e in zip(rows, examples)))
 
 
