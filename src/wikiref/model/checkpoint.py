@@ -4,9 +4,10 @@ states and the grad scaler, as safetensors + JSON; nothing is ever unpickled. We
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -16,6 +17,17 @@ from wikiref.model.weights import load_weights, save_weights
 LAST_DIR = "last"
 STATE_JSON = "state.json"
 STATE_TENSORS = "state.safetensors"
+
+C = TypeVar("C")
+
+
+def config_from_dict(cls: type[C], d: Mapping[str, Any], what: str) -> C:
+    """The dataclass ``cls`` from a saved model folder's config dict; a key it does not know (a folder written by
+    another version, a typo in a hand-written config) is an error naming ``what`` config and the keys."""
+    unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+    if unknown:
+        raise ValueError(f"unknown {what} config keys {sorted(unknown)}")
+    return cls(**d)
 
 
 def save_training_state(

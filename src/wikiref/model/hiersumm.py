@@ -81,6 +81,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from wikiref.model import decoding
+from wikiref.model.checkpoint import config_from_dict
 from wikiref.model.decoding import DecodeSettings
 from wikiref.model.seq2seq import (
     BOS_ID,
@@ -179,11 +180,7 @@ class HierSummConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> HierSummConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"unknown hiersumm config keys {sorted(unknown)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "hiersumm")
 
 
 # --------------------------------------------------------------------------- examples and batches

@@ -29,6 +29,7 @@ from torch import nn
 
 from wikiref.files import atomic_path, write_json
 from wikiref.model import biencoder, losses
+from wikiref.model.checkpoint import config_from_dict
 from wikiref.model.encoders import is_random, load_encoder, load_tokenizer
 from wikiref.model.packing import PackedWindow, Packer
 from wikiref.model.pooling import POOLING_MODES, SentencePooler
@@ -115,13 +116,9 @@ class ScorerConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ScorerConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"unknown scorer config keys {sorted(unknown)}")
         if d.get("format", FORMAT) != FORMAT:
             raise ValueError(f"scorer format {d.get('format')!r} is not {FORMAT!r}")
-        return cls(**d)
+        return config_from_dict(cls, d, "scorer")
 
 
 class SentenceScorer(nn.Module):

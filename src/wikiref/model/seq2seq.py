@@ -65,6 +65,7 @@ from torch.nn import functional as F
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from wikiref.files import write_json
+from wikiref.model.checkpoint import config_from_dict
 from wikiref.model.weights import load_weights, save_weights
 
 FORMAT = "wikiref-seq2seq/1"
@@ -276,11 +277,7 @@ class Seq2SeqConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Seq2SeqConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"unknown seq2seq config keys {sorted(unknown)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "seq2seq")
 
 
 # --------------------------------------------------------------------------- examples and batches
