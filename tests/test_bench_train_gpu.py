@@ -1,5 +1,6 @@
 """bench/train_gpu.py (issue 29) on the CPU with a tiny encoder: the real loop, the bare loop over the same
-batches, the bare loop with a 4D mask and both loops with the model compiled print their rates; their mean losses
+batches, the bare loop with a 4D mask, both loops with the model compiled and the real loop with the encoder
+compiled for CUDA graphs (no graphs on the CPU) print their rates; their mean losses
 agree (the bench's own check), the profiles record mid-epoch steps only, a tolerance no run can meet makes it
 exit 1, and so does a mode that fails (the others still run). The compiled modes use torch.compile's
 ``aot_eager`` backend here (dynamo and AOTAutograd, in seconds; inductor's C++ code generation takes about half a
@@ -11,7 +12,7 @@ import json
 import subprocess
 import sys
 
-MODES = ("real", "bare", "bare-mask4d", "real-compiled", "bare-compiled")
+MODES = ("real", "bare", "bare-mask4d", "real-compiled", "bare-compiled", "real-cudagraphs")
 
 
 def _run(repo, env, *args):
@@ -37,7 +38,10 @@ def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path):
     summary = lines[-1]["summary"]["tiny"]
     assert summary["loss_rel_diff"] <= 0.05 and lines[-1]["losses_differ"] == []
     assert set(summary["loss_rel_diff_by_mode"]) == set(MODES) - {"bare"}
-    assert {"real_compiled_vs_real", "bare_compiled_vs_bare", "real_vs_bare"} <= set(summary)
+    assert {"real_compiled_vs_real", "bare_compiled_vs_bare", "real_vs_bare", "real_cudagraphs_vs_real"} <= set(summary)
+    # the encoder alone compiled: one graph (two where a batch of one window specialises), none in the measured run
+    rg = modes["real-cudagraphs"]
+    assert 1 <= rg["graphs_compiled_warmup"] <= 2 and rg["graphs_compiled_measured"] == 0, rg
     for name, sub in (("profile", "tiny"), ("profile-compiled", "tiny-compiled")):
         assert (tmp_path / "prof" / sub / "by_cpu.txt").read_text().strip()
         # the recorded steps end before the epoch does (no dev scoring, no checkpoints in them)

@@ -153,3 +153,74 @@ def test_a_compiled_scorer_compiles_one_graph_under_bf16_autocast(gc, dynamo, tm
     assert len({len(w) for w in training.pack_examples(model.config, tok, train_ex)[0]}) > 1  # several lengths
     for a, b in zip(fp32.history, bf16.history, strict=True):
         assert math.isfinite(b["train_loss"]) and math.isclose(b["train_loss"], a["train_loss"], rel_tol=0.05), (a, b)
+
+
+def test_cudagraphs_compiles_the_encoder_alone_over_batches_padded_to_64(gc, dynamo, tmp_path, monkeypatch):
+    """``model.compile: cudagraphs``: the encoder alone is compiled (its inputs' shapes come from a small set: each
+    is a CUDA graph on CUDA), the pooling and head stay eager, training batches are padded to a multiple of 64 (not
+    past ``max_length``), every forward pass starts a new graph iteration, and training gives the losses of the
+    eager loop over the same padded batches. The graphs themselves exist only on CUDA (bench/train_gpu.py's
+    ``real-cudagraphs`` mode); here the mode compiles as on the GPU, without them."""
+    from wikiref.model import scoring_task, training
+
+    data = gc.Data(seed=13)
+    encoder = gc.encoder_dir(tmp_path, "tiny", data)
+    # documents of 6 sentences fill their windows (96 tokens), those of 1 sentence do not (under 64)
+    train_ex = data.scoring(10, 6, "classification") + data.scoring(6, 1, "classification")
+    dev_ex = data.scoring(4, 6, "classification")
+
+    def scorer():
+        return gc.scorer(None, "classification", "query", encoder=encoder, max_length=96)
+
+    widths: list[int] = []
+    collate = scoring_task.collate
+
+    def recording_collate(*args, **kw):
+        batch = collate(*args, **kw)
+        widths.append(batch["input_ids"].shape[1])
+        return batch
+
+    monkeypatch.setattr(scoring_task, "collate", recording_collate)
+    steps = [0]
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: steps.__setitem__(0, steps[0] + 1))
+
+    model, tok = scorer()  # the eager loop over batches padded the same way
+    eager = training.fit(
+        model, scoring_task.ScorerTask(model, tok, train_ex, dev_ex, pad_multiple=64), _settings(), tmp_path / "e"
+    )
+    eager_widths, widths[:] = sorted(set(widths)), []
+    assert steps[0] == 0
+
+    model, tok = scorer()
+    settings = _settings(compile="cudagraphs", compile_backend=BACKEND)
+    graphed = train(model, tok, train_ex, dev_ex, settings, tmp_path / "g")
+    assert model.encoder._compiled_call_impl is not None and model._compiled_call_impl is None
+    assert model.pooler._compiled_call_impl is None
+    assert sorted(set(widths)) == eager_widths and set(widths) <= {64, 96}, widths  # 96: max_length, not 128
+    assert len(set(widths)) == 2  # the data has windows on both sides of 64
+    assert steps[0] == graphed.history[-1]["global_step"]  # one per forward pass (no accumulation here)
+    # dynamic shapes: one graph, one more for a batch of one window (dynamo specialises sizes 1)
+    assert 1 <= dynamo["stats"]["unique_graphs"] <= 2, dict(dynamo["stats"])
+    for e, g in zip(eager.history, graphed.history, strict=True):
+        assert math.isclose(g["train_loss"], e["train_loss"], rel_tol=1e-4), (g, e)
+        assert math.isclose(g["dev_loss"], e["dev_loss"], rel_tol=1e-4), (g, e)
+
+
+def test_cudagraphs_is_refused_for_the_bi_pairing_and_unknown_compile_values(gc, tmp_path):
+    from wikiref.model.training import compile_setting
+
+    data = gc.Data(seed=17)
+    encoder = gc.encoder_dir(tmp_path, "tiny", data)
+    model, tok = gc.scorer(None, "regression", "mean", encoder=encoder, pairing="bi", loss="pairwise")
+    ex = data.scoring(4, 4, "regression")
+    with pytest.raises(ValueError, match="cudagraphs needs a cross-pairing scorer"):
+        train(model, tok, ex, ex, _settings(compile="cudagraphs", compile_backend=BACKEND), tmp_path / "bi")
+    assert [compile_setting(v) for v in (False, True, "cudagraphs")] == [False, True, "cudagraphs"]
+    for bad in ("yes", "reduce-overhead", 1, None):
+        with pytest.raises(ValueError, match="model.compile must be false, true or 'cudagraphs'"):
+            _settings(compile=bad)
+    section = dict(_optimisation(), epochs=1, bucket_batches=2)
+    model_keys = dict(device="cpu", amp=False, eval_batch_size=8)
+    graphs = TrainSettings.from_params(1, {**model_keys, "compile": "cudagraphs"}, section)
+    assert graphs.compile == "cudagraphs"
+    assert graphs.fingerprint_dict() == TrainSettings.from_params(1, model_keys, section).fingerprint_dict()

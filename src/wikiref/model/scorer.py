@@ -209,9 +209,11 @@ def collate(
     pad_to: int | None = None,
     pad_multiple: int = 8,
     groups: Sequence[int] | None = None,
+    max_pad: int | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Dynamic padding: pad to the longest window of the batch (rounded up to ``pad_multiple``),
-    or to ``pad_to`` (the naive fixed-length baseline of bench/train.py).
+    """Dynamic padding: pad to the longest window of the batch (rounded up to ``pad_multiple``, but not past
+    ``max_pad``, the scorer's ``max_length``, unless a window is longer), or to ``pad_to`` (the naive fixed-length
+    baseline of bench/train.py).
 
     ``targets[e][j]`` is the target of sentence ``j`` of example ``e`` (``PackedWindow.example``).
     ``groups[e]`` is the ranking group of example ``e`` (``sent_group`` of its sentences; the ranking
@@ -221,6 +223,8 @@ def collate(
     # sentences, instead of small torch operations per sentence (the CPU side of a GPU step; same tensors).
     longest = max(len(w) for w in windows)
     T = pad_to if pad_to is not None else -(-longest // pad_multiple) * pad_multiple
+    if pad_to is None and max_pad is not None:
+        T = min(T, max(longest, max_pad))
     if longest > T:
         raise ValueError(f"pad_to={T} is shorter than a window of {longest} tokens")
     B = len(windows)

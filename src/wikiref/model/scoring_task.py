@@ -240,8 +240,10 @@ class ScorerTask(_ScorerTaskBase):
         train_examples: Sequence[ScoringExample],
         dev_examples: Sequence[ScoringExample],
         pad_to_max_length: bool = False,
+        pad_multiple: int = 8,
     ) -> None:
         super().__init__(model, tokenizer, train_examples, dev_examples)
+        self.pad_multiple = pad_multiple  # training batches: padded to their longest window rounded up to this
         self.train_items, pstats = pack_examples(model.config, tokenizer, train_examples)
         self._dev_units, dstats = pack_examples(model.config, tokenizer, dev_examples)
         if not self.train_items:
@@ -259,7 +261,15 @@ class ScorerTask(_ScorerTaskBase):
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict:
         windows = [self.train_items[i] for i in idx]
-        batch = collate(windows, self.pad_id, self.train_targets, pad_to=self.pad_to, groups=self.train_groups)
+        batch = collate(
+            windows,
+            self.pad_id,
+            self.train_targets,
+            self.pad_to,
+            self.pad_multiple,
+            groups=self.train_groups,
+            max_pad=self.model_config.max_length,
+        )
         return batch_to_device(batch, device)
 
 

@@ -31,7 +31,8 @@ with the scorer's :class:`ScorerTask`; :func:`fit` trains any model given a :cla
 * Multi-process data parallel (DDP) when started under ``torchrun`` (WORLD_SIZE > 1): NCCL on
   CUDA, gloo on CPU; each rank takes every WORLD_SIZE-th batch; rank 0 evaluates and writes.
 * ``compile`` (params ``model.compile``, off by default): the model is compiled in place with ``torch.compile``
-  (dynamic shapes) before training and DDP; see :func:`_compile_model`.
+  (dynamic shapes) before training and DDP; ``cudagraphs``: the encoder alone, replayed as CUDA graphs; see
+  :func:`_compile_model`.
 * Metrics go to dvclive (``live_dir``: ``metrics.json`` + ``plots/metrics/**.tsv``), so
   ``dvc plots show`` draws the loss and dev curves; a tqdm bar shows progress.
 """
@@ -120,6 +121,17 @@ _SECTION_KEYS = (
 )
 
 
+COMPILE_CUDAGRAPHS = "cudagraphs"  # model.compile's third value (see _compile_model)
+CUDAGRAPH_PAD = 64  # with it, training batches are padded to a multiple of this: each padded length is one graph
+
+
+def compile_setting(value: bool | str) -> bool | str:
+    """``model.compile`` checked: ``False``, ``True`` or ``"cudagraphs"``."""
+    if isinstance(value, bool) or value == COMPILE_CUDAGRAPHS:
+        return value
+    raise ValueError(f"model.compile must be false, true or {COMPILE_CUDAGRAPHS!r}, got {value!r}")
+
+
 @dataclass
 class TrainSettings:
     epochs: int = 3
@@ -146,10 +158,12 @@ class TrainSettings:
     # run takes as many epochs as needed (ceil(max_steps / steps per epoch)), stops after max_steps, and
     # the lr schedule spans max_steps; dev is scored at the end of every (possibly cut) epoch.
     max_steps: int | None = None
-    # torch.compile the model in place before training (params model.compile; see _compile_model). Off: nothing
-    # changes. compile_backend is torch.compile's backend (the CPU tests: "aot_eager", dynamo and AOTAutograd
-    # without inductor's C++ code generation, half the compile time); not a params key.
-    compile: bool = False
+    # torch.compile the model in place before training (params model.compile; see _compile_model): False (off:
+    # nothing changes), True (the model's forward) or "cudagraphs" (the encoder, mode reduce-overhead, batches
+    # padded to multiples of CUDAGRAPH_PAD). compile_backend is torch.compile's backend (the CPU tests:
+    # "aot_eager", dynamo and AOTAutograd without inductor's C++ code generation, half the compile time); not a
+    # params key.
+    compile: bool | str = False
     compile_backend: str = "inductor"
 
     @classmethod
@@ -161,10 +175,13 @@ class TrainSettings:
             **{k: section[k] for k in _SECTION_KEYS},
             betas=tuple(section["betas"]),
             **{k: model[k] for k in ("eval_batch_size", "device", "amp")},
-            compile=bool(model.get("compile", False)),
+            compile=compile_setting(model.get("compile", False)),
             seed=seed,
             progress=progress,
         )
+
+    def __post_init__(self) -> None:
+        self.compile = compile_setting(self.compile)
 
     def fingerprint_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -317,7 +334,8 @@ def train(
     if model.config.pairing == "bi":  # query and sentences encoded alone (wikiref.model.biencoder)
         task = BiEncoderTask(model, tokenizer, train_examples, dev_examples)
     else:
-        task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length)
+        pad = CUDAGRAPH_PAD if settings.compile == COMPILE_CUDAGRAPHS else 8
+        task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length, pad)
     return fit(
         model,
         task,
@@ -489,8 +507,27 @@ def _compile_model(model: torch.nn.Module, settings: TrainSettings, is_main: boo
     Dev scoring runs eagerly (:func:`_score_dev`); a caller that scores with the model afterwards compiles its
     eval-mode graph then. No ``torch._dynamo.config`` setting is changed; :func:`compile_context` turns duck sizing
     off while :func:`fit` runs. The first steps pay the compilation (inductor: about 40 s for a tiny encoder on 2
-    CPU cores, from a cold cache)."""
+    CPU cores, from a cold cache).
+
+    ``"cudagraphs"`` (issue 29: the eager loop on an H100 is host-bound, the device idle a third to a half of each
+    step while Python launches a thousand kernels): the encoder alone is compiled, with inductor's
+    ``reduce-overhead`` mode, which on CUDA records the compiled forward and backward as CUDA graphs and replays
+    each with one launch. A graph is recorded for every distinct input shape and kept, so only the part whose
+    shapes come from a small set is compiled: the encoder sees (windows, padded length), with the length padded
+    to a multiple of :data:`CUDAGRAPH_PAD` (8 lengths up to 512, plus the smaller last batch of an epoch), while
+    the pooling and the head, whose sizes follow the batch's sentence count, stay eager. Each forward pass starts a
+    new graph iteration (``cudagraph_mark_step_begin``). Cross pairing only: the bi pairing encodes every batch in
+    length buckets of varying row counts, a new shape (and graph) nearly every call. On the CPU the mode compiles
+    without graphs. Not measured on a GPU yet (docs/gpu.md)."""
     if not settings.compile:
+        return
+    if settings.compile == COMPILE_CUDAGRAPHS:
+        if getattr(getattr(model, "config", None), "pairing", "cross") != "cross" or not hasattr(model, "encoder"):
+            raise ValueError("model.compile: cudagraphs needs a cross-pairing scorer (one encoder call per batch)")
+        model.encoder.compile(dynamic=True, backend=settings.compile_backend, mode="reduce-overhead")
+        if is_main:
+            log.info("encoder compiled in place for CUDA graphs (torch.compile reduce-overhead, backend %s)",
+                     settings.compile_backend)  # fmt: skip
         return
     model.compile(dynamic=True, backend=settings.compile_backend)
     if is_main:
@@ -610,6 +647,9 @@ def _forward_backward(run: _Run, idx: list[int], n_micro: int, sync: bool) -> to
     parameters' (DDP all-reduces the gradients only when ``sync``, on the last micro-batch of an optimizer step)."""
     batch = run.task.batch(idx, run.device)
     no_sync = run.distributed and not sync
+    if run.settings.compile == COMPILE_CUDAGRAPHS:
+        # a new iteration of the graphs: the previous one's outputs (consumed by its backward) may be overwritten
+        torch.compiler.cudagraph_mark_step_begin()
     with run.ddp_model.no_sync() if no_sync else contextlib.nullcontext():
         with autocast_context(run.device, run.amp):
             output = run.task.forward(run.ddp_model, batch)
