@@ -32,7 +32,7 @@ with the scorer's :class:`ScorerTask`; :func:`fit` trains any model given a :cla
   CUDA, gloo on CPU; each rank takes every WORLD_SIZE-th batch; rank 0 evaluates and writes.
 * ``compile`` (params ``model.compile``, off by default): the model is compiled in place with ``torch.compile``
   (dynamic shapes) before training and DDP; ``cudagraphs``: the encoder alone, replayed as CUDA graphs; see
-  :func:`_compile_model`.
+  :mod:`wikiref.model.compiling`.
 * Metrics go to dvclive (``live_dir``: ``metrics.json`` + ``plots/metrics/**.tsv``), so
   ``dvc plots show`` draws the loss and dev curves; a tqdm bar shows progress.
 """
@@ -58,6 +58,13 @@ import torch
 
 from wikiref.files import read_json, write_json
 from wikiref.model.checkpoint import LAST_DIR, STATE_JSON, STATE_TENSORS, load_training_state, save_training_state
+from wikiref.model.compiling import (
+    COMPILE_CUDAGRAPHS,
+    CUDAGRAPH_PAD,
+    compile_context,
+    compile_model,
+    compile_setting,
+)
 from wikiref.model.optim import TASK_PARAM_PREFIXES, lr_factor, make_optimizer, make_scheduler, param_groups
 from wikiref.model.packing import PackedWindow
 from wikiref.model.scorer import SentenceScorer, autocast_context
@@ -121,17 +128,6 @@ _SECTION_KEYS = (
 )
 
 
-COMPILE_CUDAGRAPHS = "cudagraphs"  # model.compile's third value (see _compile_model)
-CUDAGRAPH_PAD = 64  # with it, training batches are padded to a multiple of this: each padded length is one graph
-
-
-def compile_setting(value: bool | str) -> bool | str:
-    """``model.compile`` checked: ``False``, ``True`` or ``"cudagraphs"``."""
-    if isinstance(value, bool) or value == COMPILE_CUDAGRAPHS:
-        return value
-    raise ValueError(f"model.compile must be false, true or {COMPILE_CUDAGRAPHS!r}, got {value!r}")
-
-
 @dataclass
 class TrainSettings:
     epochs: int = 3
@@ -158,9 +154,9 @@ class TrainSettings:
     # run takes as many epochs as needed (ceil(max_steps / steps per epoch)), stops after max_steps, and
     # the lr schedule spans max_steps; dev is scored at the end of every (possibly cut) epoch.
     max_steps: int | None = None
-    # torch.compile the model in place before training (params model.compile; see _compile_model): False (off:
-    # nothing changes), True (the model's forward) or "cudagraphs" (the encoder, mode reduce-overhead, batches
-    # padded to multiples of CUDAGRAPH_PAD). compile_backend is torch.compile's backend (the CPU tests:
+    # torch.compile the model in place before training (params model.compile; wikiref.model.compiling): False
+    # (off: nothing changes), True (the model's forward) or "cudagraphs" (the encoder, mode reduce-overhead,
+    # batches padded to multiples of CUDAGRAPH_PAD). compile_backend is torch.compile's backend (the CPU tests:
     # "aot_eager", dynamo and AOTAutograd without inductor's C++ code generation, half the compile time); not a
     # params key.
     compile: bool | str = False
@@ -367,7 +363,7 @@ def fit(
     local_batches, total_steps, warmup, n_epochs = _count_steps(task.train_items, settings, world)
     model.to(device)
     model.train()
-    _compile_model(model, settings, is_main=rank == 0)  # before DDP wraps it
+    compile_model(model, settings.compile, settings.compile_backend, is_main=rank == 0)  # before DDP wraps it
     optimizer = make_optimizer(model, settings)
     amp = settings.amp and device.type == "cuda"
     scaler = torch.amp.GradScaler("cuda") if amp and not torch.cuda.is_bf16_supported() else None
@@ -488,63 +484,6 @@ def _resume_or_start(
         state.best_metric,
     )
     return state
-
-
-def _compile_model(model: torch.nn.Module, settings: TrainSettings, is_main: bool) -> None:
-    """``settings.compile``: compile ``model`` in place with ``nn.Module.compile`` (its state_dict keeps its keys,
-    without torch.compile's ``_orig_mod.`` prefix, so checkpoints and ``last/`` load into an uncompiled model on any
-    device), before :func:`_wrap_ddp` wraps it (DDP then calls the compiled forward; its gradient hooks are the
-    parameters'). The whole model's forward is compiled (for the scorer: encoder, pooling, head; the loss and the
-    optimizer stay eager); a bi scorer compiles its encoder (``SentenceScorer.compile``).
-
-    Shapes are dynamic (``dynamic=True``): batches are padded to their longest window (a multiple of 8) and hold
-    varying numbers of sentences, so static shapes would compile a graph for every new padded length and, past
-    dynamo's recompile limit (8 per function), silently run eager. With dynamic shapes training compiles one graph
-    (a batch with a dimension of size 1, e.g. a last batch of one window, adds one: dynamo specialises sizes 0 and
-    1). On an H100 every new sentence count once recompiled: an einsum of three operands in the query pooling, which
-    torch plans with opt_einsum (where installed) from concrete sizes; the pooling now uses two-operand einsums
-    (docs/gpu.md). No compiled rate has been measured on a GPU since, so the option stays off in every profile.
-    Dev scoring runs eagerly (:func:`_score_dev`); a caller that scores with the model afterwards compiles its
-    eval-mode graph then. No ``torch._dynamo.config`` setting is changed; :func:`compile_context` turns duck sizing
-    off while :func:`fit` runs. The first steps pay the compilation (inductor: about 40 s for a tiny encoder on 2
-    CPU cores, from a cold cache).
-
-    ``"cudagraphs"`` (issue 29: the eager loop on an H100 is host-bound, the device idle a third to a half of each
-    step while Python launches a thousand kernels): the encoder alone is compiled, with inductor's
-    ``reduce-overhead`` mode, which on CUDA records the compiled forward and backward as CUDA graphs and replays
-    each with one launch. A graph is recorded for every distinct input shape and kept, so only the part whose
-    shapes come from a small set is compiled: the encoder sees (windows, padded length), with the length padded
-    to a multiple of :data:`CUDAGRAPH_PAD` (8 lengths up to 512, plus the smaller last batch of an epoch), while
-    the pooling and the head, whose sizes follow the batch's sentence count, stay eager. Each forward pass starts a
-    new graph iteration (``cudagraph_mark_step_begin``). Cross pairing only: the bi pairing encodes every batch in
-    length buckets of varying row counts, a new shape (and graph) nearly every call. On the CPU the mode compiles
-    without graphs. Not measured on a GPU yet (docs/gpu.md)."""
-    if not settings.compile:
-        return
-    if settings.compile == COMPILE_CUDAGRAPHS:
-        if getattr(getattr(model, "config", None), "pairing", "cross") != "cross" or not hasattr(model, "encoder"):
-            raise ValueError("model.compile: cudagraphs needs a cross-pairing scorer (one encoder call per batch)")
-        model.encoder.compile(dynamic=True, backend=settings.compile_backend, mode="reduce-overhead")
-        if is_main:
-            log.info("encoder compiled in place for CUDA graphs (torch.compile reduce-overhead, backend %s)",
-                     settings.compile_backend)  # fmt: skip
-        return
-    model.compile(dynamic=True, backend=settings.compile_backend)
-    if is_main:
-        log.info("model compiled in place (torch.compile, backend %s, dynamic shapes)", settings.compile_backend)
-
-
-def compile_context(enabled: bool = True):
-    """What a model compiled by :func:`_compile_model` runs in (compilation happens at its first calls): the
-    symbolic-shape setting ``use_duck_shape`` off (``torch.fx.experimental._config``, patched here only, restored
-    on exit). With duck sizing, dimensions that happen to be equal when a graph is compiled (e.g. 19 windows and a
-    longest sentence of 19 tokens) are assumed equal forever, and the first batch where they differ compiles the
-    graph again (seen on the CPU). A no-op when not ``enabled``."""
-    if not enabled:
-        return contextlib.nullcontext()
-    from torch.fx.experimental import _config as fx_config
-
-    return fx_config.patch(use_duck_shape=False)
 
 
 def _wrap_ddp(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.Module:
