@@ -175,9 +175,10 @@ def test_cudagraphs_compiles_the_encoder_alone_over_batches_padded_to_64(gc, dyn
     widths: list[int] = []
     collate = scoring_task.collate
 
-    def recording_collate(*args, **kw):
+    def recording_collate(*args, **kw):  # the training batches' widths (dev scoring collates without max_pad)
         batch = collate(*args, **kw)
-        widths.append(batch["input_ids"].shape[1])
+        if "max_pad" in kw:
+            widths.append(batch["input_ids"].shape[1])
         return batch
 
     monkeypatch.setattr(scoring_task, "collate", recording_collate)
@@ -198,12 +199,20 @@ def test_cudagraphs_compiles_the_encoder_alone_over_batches_padded_to_64(gc, dyn
     assert model.pooler._compiled_call_impl is None
     assert sorted(set(widths)) == eager_widths and set(widths) <= {64, 96}, widths  # 96: max_length, not 128
     assert len(set(widths)) == 2  # the data has windows on both sides of 64
-    assert steps[0] == graphed.history[-1]["global_step"]  # one per forward pass (no accumulation here)
+    assert steps[0] == graphed.history[-1]["global_step"]  # one per optimizer step
     # dynamic shapes: one graph, one more for a batch of one window (dynamo specialises sizes 1)
     assert 1 <= dynamo["stats"]["unique_graphs"] <= 2, dict(dynamo["stats"])
     for e, g in zip(eager.history, graphed.history, strict=True):
         assert math.isclose(g["train_loss"], e["train_loss"], rel_tol=1e-4), (g, e)
         assert math.isclose(g["dev_loss"], e["dev_loss"], rel_tol=1e-4), (g, e)
+
+    # with gradient accumulation: one graph iteration per optimizer step (the micro-batches' gradients of a step
+    # are recorded around each other on CUDA), not one per micro-batch
+    steps[0], widths[:] = 0, []
+    model, tok = scorer()
+    accumulated = train(model, tok, train_ex, dev_ex, dataclasses.replace(settings, grad_accum_steps=3), tmp_path / "a")
+    per_epoch = len(widths) // settings.epochs  # micro-batches
+    assert steps[0] == accumulated.history[-1]["global_step"] == settings.epochs * math.ceil(per_epoch / 3) > 0
 
 
 def test_cudagraphs_is_refused_for_the_bi_pairing_and_unknown_compile_values(gc, tmp_path):

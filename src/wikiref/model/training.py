@@ -535,6 +535,10 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
         last_micro = micro == s.grad_accum_steps - 1 or i == len(mine) - 1
         n_micro = min(s.grad_accum_steps, len(mine) - (i - micro))  # the last group may be short
         t_batch, c_batch = time.perf_counter(), time.process_time()
+        if micro == 0 and s.compile == COMPILE_CUDAGRAPHS:
+            # a new iteration of the CUDA graphs per optimizer step, not per micro-batch: the gradients an earlier
+            # micro-batch left in a graph's memory stay live, and the later ones are recorded around them
+            torch.compiler.cudagraph_mark_step_begin()
         _add_loss(run, state, _forward_backward(run, idx, n_micro, sync=last_micro))
         state.seen_windows += len(idx)
         state.seen_tokens += sum(len(items[j]) for j in idx)
@@ -586,9 +590,6 @@ def _forward_backward(run: _Run, idx: list[int], n_micro: int, sync: bool) -> to
     parameters' (DDP all-reduces the gradients only when ``sync``, on the last micro-batch of an optimizer step)."""
     batch = run.task.batch(idx, run.device)
     no_sync = run.distributed and not sync
-    if run.settings.compile == COMPILE_CUDAGRAPHS:
-        # a new iteration of the graphs: the previous one's outputs (consumed by its backward) may be overwritten
-        torch.compiler.cudagraph_mark_step_begin()
     with run.ddp_model.no_sync() if no_sync else contextlib.nullcontext():
         with autocast_context(run.device, run.amp):
             output = run.task.forward(run.ddp_model, batch)
