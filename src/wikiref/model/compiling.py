@@ -25,10 +25,10 @@ def compile_setting(value: bool | str) -> bool | str:
 
 def compile_model(model: torch.nn.Module, setting: bool | str, backend: str = "inductor", is_main: bool = True) -> None:
     """``setting`` (``model.compile``, ``TrainSettings.compile``; ``backend``: torch.compile's backend): compile
-    ``model`` in place with ``nn.Module.compile`` (its state_dict keeps its keys,
-    without torch.compile's ``_orig_mod.`` prefix, so checkpoints and ``last/`` load into an uncompiled model on any
-    device), before the training loop's DDP wraps it (DDP then calls the compiled forward; its gradient hooks are the
-    parameters'). The whole model's forward is compiled (for the scorer: encoder, pooling, head; the loss and the
+    ``model`` in place with ``nn.Module.compile`` (its state_dict keeps its keys, without torch.compile's
+    ``_orig_mod.`` prefix, so checkpoints and ``last/`` load into an uncompiled model on any device), before the
+    training loop's DDP wraps it (DDP then calls the compiled forward; its gradient hooks are the parameters'). With
+    ``True`` the whole model's forward is compiled (for the scorer: encoder, pooling, head; the loss and the
     optimizer stay eager); a bi scorer compiles its encoder (``SentenceScorer.compile``).
 
     Shapes are dynamic (``dynamic=True``): batches are padded to their longest window (a multiple of 8) and hold
