@@ -32,8 +32,8 @@ mode starts from the same weights and goes through the same batches in the same 
 training loss differs by more than ``--loss-tolerance`` (relative; dropout draws and float order differ) from its
 reference's: ``bare`` for ``real`` and ``bare-mask4d``, ``real`` (else ``bare``) for the compiled modes (with
 ``real-cudagraphs`` the dropout masks are drawn over the wider padding: another draw, the same mean within the
-tolerance). dynamo's
-cache is reset for each shape and before ``real-compiled``, and its ``recompile_limit`` is ``--recompile-limit``
+tolerance). dynamo's cache is reset for each shape and before ``real-compiled``, and its ``recompile_limit`` is
+``--recompile-limit``
 (2): a compiled mode whose shapes get specialised falls back to eager after two graphs instead of compiling for
 minutes, and its line (and the summary's ``recompiled`` list) says so. ``--compile-backend`` is torch.compile's backend
 (``inductor``; the CPU test uses ``aot_eager``, which compiles about three times faster there).

@@ -25,8 +25,10 @@ import sys
 from pathlib import Path
 
 OUTPUT_DIRS = ("data", "models", "resources", "results")
-SKIP = ("resources/cache/",)  # the fetch cache holds timestamps of the fetches
-SNAKEMAKE_REPORT = "results/report.html"  # `snakemake --report`: job run times inside
+SKIP = (  # path prefixes that are not outputs
+    "resources/cache/",  # the fetch cache holds timestamps of the fetches
+    "results/report.html",  # `snakemake --report`: job run times inside
+)
 VOLATILE_KEY = re.compile(r"(^|_)seconds($|_)|per_(cpu_)?second")
 
 
@@ -51,7 +53,7 @@ def digests(run_dir: Path) -> dict[str, str]:
     for top in OUTPUT_DIRS:
         for path in sorted((run_dir / top).rglob("*")):
             rel = path.relative_to(run_dir).as_posix()
-            if path.is_file() and not rel.startswith(SKIP) and rel != SNAKEMAKE_REPORT:
+            if path.is_file() and not rel.startswith(SKIP):
                 out[rel] = digest(path)
     return out
 

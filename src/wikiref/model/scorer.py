@@ -202,12 +202,15 @@ def build_scorer(config: ScorerConfig) -> tuple[SentenceScorer, Any]:
 # --------------------------------------------------------------------------- batches
 
 
+PAD_MULTIPLE = 8  # batches are padded to their longest window rounded up to this (collate's default)
+
+
 def collate(
     windows: Sequence[PackedWindow],
     pad_id: int,
     targets: Sequence[Sequence[float]] | None = None,
     pad_to: int | None = None,
-    pad_multiple: int = 8,
+    pad_multiple: int = PAD_MULTIPLE,
     groups: Sequence[int] | None = None,
     max_pad: int | None = None,
 ) -> dict[str, torch.Tensor]:

@@ -18,6 +18,7 @@ import torch
 from wikiref.model import biencoder
 from wikiref.model.packing import PackedWindow, PackStats
 from wikiref.model.scorer import (
+    PAD_MULTIPLE,
     SentenceScorer,
     autocast_context,
     collate,
@@ -240,7 +241,7 @@ class ScorerTask(_ScorerTaskBase):
         train_examples: Sequence[ScoringExample],
         dev_examples: Sequence[ScoringExample],
         pad_to_max_length: bool = False,
-        pad_multiple: int = 8,
+        pad_multiple: int = PAD_MULTIPLE,
     ) -> None:
         super().__init__(model, tokenizer, train_examples, dev_examples)
         self.pad_multiple = pad_multiple  # training batches: padded to their longest window rounded up to this

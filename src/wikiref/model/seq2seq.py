@@ -666,9 +666,14 @@ class Seq2Seq(nn.Module):
         enc, state = self.encode(batch["src"], batch["src_len"], batch["src_ext"], batch["n_oov"], host)
         dec_in, dec_out, dec_mask = batch["dec_in"], batch["dec_out"], batch["dec_mask"]
         v = self.config.vocab_size
-        if not self.config.copy and (host.max_target_id if host else int(dec_out.max())) >= v:
+        if host is not None:  # from collate, on the host
+            past_vocab, past_oovs = host.max_target_id >= v, host.max_target_past_oovs >= v
+        else:  # read back from the device (the first only where it is checked)
+            past_vocab = not self.config.copy and int(dec_out.max()) >= v
+            past_oovs = bool((dec_out >= (v + enc.n_oov)[:, None]).any())
+        if not self.config.copy and past_vocab:
             raise ValueError("target ids past the vocabulary need a copying model (copy: true)")
-        if host.max_target_past_oovs >= v if host else bool((dec_out >= (v + enc.n_oov)[:, None]).any()):
+        if past_oovs:
             raise ValueError("a target id is past its example's extended vocabulary (vocab + its source OOVs)")
         nll, cov, attn, pgen = [], [], [], []
         for t in range(dec_in.shape[1]):

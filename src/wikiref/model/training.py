@@ -67,7 +67,7 @@ from wikiref.model.compiling import (
 )
 from wikiref.model.optim import TASK_PARAM_PREFIXES, lr_factor, make_optimizer, make_scheduler, param_groups
 from wikiref.model.packing import PackedWindow
-from wikiref.model.scorer import SentenceScorer, autocast_context
+from wikiref.model.scorer import PAD_MULTIPLE, SentenceScorer, autocast_context
 from wikiref.model.scoring_task import (
     BiEncoderTask,
     ScorerTask,
@@ -330,7 +330,7 @@ def train(
     if model.config.pairing == "bi":  # query and sentences encoded alone (wikiref.model.biencoder)
         task = BiEncoderTask(model, tokenizer, train_examples, dev_examples)
     else:
-        pad = CUDAGRAPH_PAD if settings.compile == COMPILE_CUDAGRAPHS else 8
+        pad = CUDAGRAPH_PAD if settings.compile == COMPILE_CUDAGRAPHS else PAD_MULTIPLE
         task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length, pad)
     return fit(
         model,
