@@ -64,3 +64,26 @@ def test_train_gpu_bench_reports_a_failing_mode_and_runs_the_others(repo, subpro
     modes = {x["mode"]: x for x in lines if x.get("shape") == "tiny"}
     assert modes["bare"]["windows_per_second"] > 0 and "InvalidBackend" in modes["bare-compiled"]["error"]
     assert lines[-1]["errors"] == ["tiny/bare-compiled"]
+
+
+def test_train_gpu_target_check_takes_the_fastest_real_mode(load_bench):
+    """The summary's ``targets``: the fastest real-loop mode that ran against issue 29's goal for the shape; the bare
+    modes (which only bound the loop) and shapes without a goal are left out."""
+    bench = load_bench("train_gpu")
+    ran = {
+        "real": {"windows_per_second": 600.0},
+        "real-cudagraphs": {"windows_per_second": 1100.0},
+        "bare-compiled": {"windows_per_second": 5000.0},
+    }
+    got = bench.target_check("bert-base", ran)
+    assert got == {
+        "target_windows_per_second": 1000.0,
+        "best_mode": "real-cudagraphs",
+        "best_windows_per_second": 1100.0,
+        "share_of_target": 1.1,
+        "met": True,
+    }
+    missed = bench.target_check("minilm", {"real": {"windows_per_second": 900.0}})
+    assert missed["met"] is False and missed["share_of_target"] == 0.45 and missed["best_mode"] == "real"
+    assert bench.target_check("tiny", ran) is None
+    assert bench.target_check("bert-base", {"bare": {"windows_per_second": 2000.0}}) is None
