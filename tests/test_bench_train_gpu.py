@@ -87,3 +87,17 @@ def test_train_gpu_target_check_takes_the_fastest_real_mode(load_bench):
     assert missed["met"] is False and missed["share_of_target"] == 0.45 and missed["best_mode"] == "real"
     assert bench.target_check("tiny", ran) is None
     assert bench.target_check("bert-base", {"bare": {"windows_per_second": 2000.0}}) is None
+
+
+def test_train_gpu_runs_the_eager_and_cuda_graph_rounds_for_every_shape_first(load_bench):
+    """A time limit cuts the whole-model compiled modes, not a later shape's eager or CUDA-graph rates."""
+    bench = load_bench("train_gpu")
+    assert bench.plan(list(bench.MODES), ["bert-base", "minilm"]) == [
+        ("bert-base", ["real", "bare", "bare-mask4d", "real-cudagraphs"]),
+        ("minilm", ["real", "bare", "bare-mask4d", "real-cudagraphs"]),
+        ("bert-base", ["real-compiled", "bare-compiled"]),
+        ("minilm", ["real-compiled", "bare-compiled"]),
+    ]
+    assert bench.plan(["real", "real-compiled"], ["tiny"]) == [("tiny", ["real"]), ("tiny", ["real-compiled"])]
+    assert bench.plan(["bare"], ["tiny"]) == [("tiny", ["bare"])]
+    assert {m for rnd in bench.ROUNDS for m in rnd} == set(bench.MODES)
