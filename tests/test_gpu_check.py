@@ -1,5 +1,5 @@
 """scripts/gpu-check (issue 29) end to end on the CPU, on a subset of its jobs with a tiny encoder: every line
-is valid JSON, the jobs pass their own checks (resume, reload, decoding, frozen entries, parity) and the
+is valid JSON, the jobs pass their own checks (resume, reload, decoding, frozen entries, DDP, parity) and the
 rates file is written. The whole list runs with ``scripts/gpu-check --device cpu --quick`` (slower)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ JOBS = [
     "finetune/bi",
     "abstractive/seq2seq/pgn/lstm",
     "abstractive/hiersumm/hs-joint",
+    "ddp/*",
     "parity/*",
 ]
 
@@ -35,6 +36,7 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
         "finetune/bi",
         "abstractive/seq2seq/pgn/lstm",
         "abstractive/hiersumm/hs-joint",
+        "ddp/one-process",
         "parity/cpu-vs-cpu",
         "summary",
     }
@@ -45,6 +47,7 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
     assert by_job["finetune/iterative"]["sparsity"] >= 0.9 - 1e-9
     assert by_job["finetune/bi"]["resumed"] is True
     assert by_job["parity/cpu-vs-cpu"]["dev_loss_rel_diff"] == 0.0  # the same device twice: identical
+    assert by_job["ddp/one-process"]["backend"] == "gloo" and by_job["ddp/one-process"]["dev_loss_rel_diff"] == 0.0
     assert json.loads(rates.read_text())["device"] == "cpu"
 
 

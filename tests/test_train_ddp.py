@@ -1,4 +1,6 @@
-"""Data-parallel training: 2 CPU processes (gloo) under torchrun stay in sync."""
+"""Data-parallel training: 2 CPU processes (gloo) under torchrun stay in sync; a process group of one formed by
+the caller trains through DistributedDataParallel to the same weights as a run without it (the path
+scripts/gpu-check's ``ddp/one-process`` job takes with NCCL on one GPU)."""
 
 from __future__ import annotations
 
@@ -54,3 +56,49 @@ def test_two_gloo_processes_stay_in_sync(tmp_path):
     # each rank took half of the batches: rank 0 logged ceil(windows / 2 / batch) steps per epoch
     assert r0["steps"] == 2 * ((r0["windows"] + 1) // 2 // 2)
     assert (out / "model.safetensors").exists() and (out / "training.json").exists()
+
+
+def _tiny_run(out, seed=3):
+    import torch
+
+    from wikiref.glue.oracle import to_examples
+    from wikiref.model import ScorerConfig, build_scorer
+    from wikiref.model.training import TrainSettings, train
+    from wikiref.stages import pretrain as pt
+
+    tr = to_examples(pt.synthetic_oracle_frame(8, seed=1, prefix="tr"), "classification")
+    dv = to_examples(pt.synthetic_oracle_frame(2, seed=2, prefix="dv"), "classification")
+    torch.manual_seed(0)
+    model, tok = build_scorer(ScorerConfig(encoder="tiny-random", pooling="query", max_length=48, stride=16))
+    settings = TrainSettings(epochs=2, batch_size=2, lr=1e-3, seed=seed, progress=False, device="cpu")
+    res = train(model, tok, tr, dv, settings, out)
+    return res, {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_a_process_group_of_one_trains_through_ddp_like_a_plain_run(tmp_path, monkeypatch):
+    import torch
+    import torch.distributed as dist
+
+    from wikiref.model import training
+
+    wrapped = []
+
+    class Spy(torch.nn.parallel.DistributedDataParallel):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            wrapped.append(self)
+
+    plain, plain_weights = _tiny_run(tmp_path / "plain")
+    assert not training.in_process_group()
+    monkeypatch.setattr(torch.nn.parallel, "DistributedDataParallel", Spy)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        assert training.in_process_group()
+        grouped, grouped_weights = _tiny_run(tmp_path / "grouped")
+    finally:
+        dist.destroy_process_group()
+    assert len(wrapped) == 1 and grouped.world_size == 1
+    assert [h["train_loss"] for h in grouped.history] == [h["train_loss"] for h in plain.history]
+    for name, w in plain_weights.items():
+        torch.testing.assert_close(grouped_weights[name], w, rtol=1e-6, atol=1e-7, msg=name)
+    assert (tmp_path / "grouped" / "model.safetensors").exists()

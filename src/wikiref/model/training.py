@@ -94,6 +94,7 @@ __all__ = [
     "batch_to_device",
     "compile_context",
     "dist_info",
+    "in_process_group",
     "epoch_batches",
     "examples_digest",
     "fit",
@@ -299,7 +300,7 @@ class _Run:
 
     @property
     def distributed(self) -> bool:
-        return self.world > 1
+        return in_process_group()
 
     @property
     def last_dir(self) -> Path:
@@ -386,7 +387,7 @@ def fit(
         optimizer,
         scheduler,
         scaler,
-        ddp_model=_wrap_ddp(model, device, world),
+        ddp_model=_wrap_ddp(model, device),
         live=_open_live(live_dir, rank, state.resumed_from, settings, task),
         select_fn=select_fn,
         grad_hook=grad_hook,
@@ -408,12 +409,25 @@ def fit(
 # --------------------------------------------------------------------------- parts of train()
 
 
+def in_process_group() -> bool:
+    """Whether this process trains in a process group (DistributedDataParallel, all-reduced losses, barriers)."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
+
+
 def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
-    """(rank, world size, device); joins the process group under torchrun and makes CPU runs deterministic."""
+    """(rank, world size, device); joins the process group under torchrun and makes CPU runs deterministic.
+
+    A group its caller formed is used as it is, of any size: a group of one trains through the same
+    DistributedDataParallel, all-reduces and barriers as a larger one, which is how one GPU tests NCCL
+    (``scripts/gpu-check``'s ``ddp/one-process``; torchrun with one process forms no group)."""
     rank, world, local_rank = dist_info()
     device = resolve_device(settings.device, local_rank if world > 1 else None)
-    if world > 1 and not torch.distributed.is_initialized():
+    if world > 1 and not in_process_group():
         torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    if in_process_group():
+        rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+        if device.type == "cuda" and device.index is None:  # DistributedDataParallel wants the GPU's index
+            device = torch.device("cuda", torch.cuda.current_device())
     if settings.deterministic and device.type == "cpu":
         torch.use_deterministic_algorithms(True, warn_only=True)
     if device.type == "cuda":
@@ -486,8 +500,8 @@ def _resume_or_start(
     return state
 
 
-def _wrap_ddp(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.Module:
-    if world == 1:
+def _wrap_ddp(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    if not in_process_group():
         return model
     device_ids = [device.index] if device.type == "cuda" else None
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
@@ -559,7 +573,7 @@ def _train_epoch(run: _Run, state: _LoopState, epoch: int) -> float:
     _fetch_losses(state)
     epoch_loss = state.running_loss / max(1, state.running_n)
     if run.distributed:
-        t = torch.tensor([epoch_loss], device=run.device)
+        t = torch.tensor([epoch_loss], device=run.device, dtype=torch.float64)  # the Python float, not rounded
         torch.distributed.all_reduce(t)
         epoch_loss = float(t) / run.world
     return epoch_loss
