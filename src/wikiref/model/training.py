@@ -423,6 +423,8 @@ def _init_process(settings: TrainSettings) -> tuple[int, int, torch.device]:
     rank, world, local_rank = dist_info()
     device = resolve_device(settings.device, local_rank if world > 1 else None)
     if world > 1 and not in_process_group():
+        if device.type == "cuda":  # NCCL's and every library's "current" GPU: this rank's, not GPU 0
+            torch.cuda.set_device(device)
         torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
     if in_process_group():
         rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
@@ -498,6 +500,11 @@ def _resume_or_start(
         state.best_metric,
     )
     return state
+
+
+def _barrier(device: torch.device) -> None:
+    """All ranks wait here; NCCL is told this rank's GPU (it would otherwise guess one from the rank)."""
+    torch.distributed.barrier(device_ids=[device.index] if device.type == "cuda" else None)
 
 
 def _wrap_ddp(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
@@ -689,7 +696,7 @@ def _end_epoch(run: _Run, state: _LoopState, epoch: int, epoch_loss: float) -> N
             run.scaler,
         )
     if run.distributed:
-        torch.distributed.barrier()
+        _barrier(run.device)
 
 
 def _score_dev(run: _Run) -> tuple[list[np.ndarray], float | None, float]:
@@ -747,7 +754,7 @@ def _finish(run: _Run, state: _LoopState, seconds: float) -> TrainResult:
         if not run.settings.keep_last and run.last_dir.exists():
             shutil.rmtree(run.last_dir)
     if run.distributed:
-        torch.distributed.barrier()
+        _barrier(run.device)
     return result
 
 
