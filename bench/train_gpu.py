@@ -420,7 +420,7 @@ def target_check(shape: str, by_mode: dict[str, dict]) -> dict | None:
 
 def plan(modes: list[str], shapes: list[str]) -> list[tuple[str, list[str]]]:
     """``(shape, modes)`` in the order they run: each round of :data:`ROUNDS` for every shape before the next
-    round (a shape's data and weights are built again for each: the same, from the same seeds)."""
+    round (every round of a shape trains on its examples from :func:`shape_inputs`, from the same initial weights)."""
     out = []
     for rnd in ROUNDS:
         wanted = [m for m in modes if m in rnd]

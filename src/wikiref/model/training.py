@@ -28,8 +28,9 @@ with the scorer's :class:`ScorerTask`; :func:`fit` trains any model given a :cla
 * ``grad_hook(model)`` runs after the backward pass of each optimizer step (before clipping) and
   ``step_hook(model)`` after each optimizer step: e.g. mask gradients / restore frozen weights for
   sparse-subnetwork fine-tuning.
-* Multi-process data parallel (DDP) when started under ``torchrun`` (WORLD_SIZE > 1): NCCL on
-  CUDA, gloo on CPU; each rank takes every WORLD_SIZE-th batch; rank 0 evaluates and writes.
+* Multi-process data parallel (DDP) when started under ``torchrun`` (WORLD_SIZE > 1), or in a process group the
+  caller formed (of any size, one included): NCCL on CUDA, gloo on CPU; each rank takes every WORLD_SIZE-th batch;
+  rank 0 evaluates and writes.
 * ``compile`` (params ``model.compile``, off by default): the model is compiled in place with ``torch.compile``
   (dynamic shapes) before training and DDP; ``cudagraphs``: the encoder alone, replayed as CUDA graphs; see
   :mod:`wikiref.model.compiling`.
@@ -94,10 +95,10 @@ __all__ = [
     "batch_to_device",
     "compile_context",
     "dist_info",
-    "in_process_group",
     "epoch_batches",
     "examples_digest",
     "fit",
+    "in_process_group",
     "load_training_state",
     "lr_factor",
     "make_optimizer",
@@ -300,7 +301,7 @@ class _Run:
 
     @property
     def distributed(self) -> bool:
-        return in_process_group()
+        return self.ddp_model is not self.model  # wrapped once, in a process group (_wrap_ddp)
 
     @property
     def last_dir(self) -> Path:
