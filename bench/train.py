@@ -52,8 +52,6 @@ import sys
 import time
 from pathlib import Path
 
-from wikiref.glue import oracle as go
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -65,7 +63,8 @@ def _synthetic_examples(n_docs: int, doc_sentences: int) -> list:
     """``n_docs`` synthetic examples of about ``doc_sentences`` sentences each: the rows of
     :func:`synthetic_oracle_frame` (5-11 sentences) joined in groups, so the windows have the length of real
     multi-sentence documents (a GPU's rate depends on it) instead of one short window per example."""
-    from wikiref.model.training import ScoringExample
+    from wikiref.glue import oracle as go  # pandas: imported where the data is built, so that bench/train_gpu.py,
+    from wikiref.model.training import ScoringExample  # which imports matmul_tflops, runs with torch alone
     from wikiref.stages import pretrain as pt
 
     per = max(1, round(doc_sentences / 8))  # synthetic rows have 8 sentences on average; 0: the rows as they are
@@ -85,6 +84,7 @@ def _synthetic_examples(n_docs: int, doc_sentences: int) -> list:
 
 
 def _examples(n_windows_wanted: int, config, tokenizer, data: str = "auto", doc_sentences: int = 0):
+    from wikiref.glue import oracle as go
     from wikiref.model.training import pack_examples
     from wikiref.stages import pretrain as pt
 
