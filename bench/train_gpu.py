@@ -45,6 +45,7 @@ the host-device synchronisations per step) for the next person who tunes it.
 
     python bench/train_gpu.py                        # CUDA, both shapes (no GPU: as --device cpu --quick)
     python bench/train_gpu.py --shapes bert-base --profile /tmp/prof
+    python bench/train_gpu.py --rates train-gpu-rates.json   # also the rates for bench/workflow_cost.py --rates
     python bench/train_gpu.py --modes real,real-compiled,bare,bare-compiled
     python bench/train_gpu.py --device cpu --quick   # the CPU test of this script (tiny encoder)
     python bench/train_gpu.py --device cpu --shapes micro --modes real,bare --examples 256   # the loop's own cost
@@ -428,6 +429,35 @@ def plan(modes: list[str], shapes: list[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
+def ran_modes(lines: list[dict]) -> dict[str, dict]:
+    """One shape's lines of the modes that ran to the end, by mode."""
+    return {x["mode"]: x for x in lines if x.get("mode") in MODES and "error" not in x}
+
+
+def rates_file(by_shape: dict[str, list[dict]], recompiled: list[str]) -> dict:
+    """The measured rates as ``bench/workflow_cost.py --rates`` reads them: ``finetune_windows_per_second_<shape>``
+    is the eager ``real`` loop's (every profile's setting: ``model.compile: false``), and
+    ``steady_windows_per_second_<shape>_<mode>`` every mode's that ran (``--rates-key`` picks one, e.g. the
+    ``real-cudagraphs`` rate for a run with ``model.compile: cudagraphs``). A compiled mode that recompiled fell
+    back to eager: its rate is not the compiled loop's and is left out."""
+    out: dict[str, float] = {}
+    for shape, lines in by_shape.items():
+        ran = ran_modes(lines)
+        for mode, line in ran.items():
+            if f"{shape}/{mode}" not in recompiled:
+                out[f"steady_windows_per_second_{shape}_{mode}"] = round(line["windows_per_second"], 1)
+        if "real" in ran:
+            out[f"finetune_windows_per_second_{shape}"] = round(ran["real"]["windows_per_second"], 1)
+    return out
+
+
+def write_rates(path: Path, header: dict, by_shape: dict[str, list[dict]], recompiled: list[str]) -> None:
+    """``rates_file`` written atomically, after every mode: a run cut short by a time limit keeps what it measured."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({**header, **rates_file(by_shape, recompiled)}, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="auto", help="auto (default: CUDA where present, else the CPU with --quick)")
@@ -450,6 +480,11 @@ def parse_args(argv):
         "back to eager after this many graphs instead of compiling for minutes; its line says recompiled",
     )
     ap.add_argument("--profile", help="write profiler tables of the real loop here")
+    ap.add_argument(
+        "--rates",
+        type=Path,
+        help="write the steady-state rates (JSON) here, for bench/workflow_cost.py --rates (rates_file's keys)",
+    )
     ap.add_argument("--quick", action="store_true", help="tiny encoder, short windows (the CPU test)")
     args = ap.parse_args(argv)
     wanted = MODES if args.modes == "all" else [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -487,6 +522,8 @@ def main(argv=None) -> int:
             flush=True,
         )
         summary, errors, recompiled, targets = {}, [], [], {}
+        name = torch.cuda.get_device_name(r.device) if r.cuda else "cpu"
+        header = {"device": name, "torch": torch.__version__, "source": "bench/train_gpu.py (steady state)"}
         by_shape: dict[str, list[dict]] = {shape: [] for shape in shapes}
         inputs: dict = {}  # shape_inputs's
         with torch._dynamo.config.patch(recompile_limit=args.recompile_limit):
@@ -500,16 +537,17 @@ def main(argv=None) -> int:
                         recompiled.append(f"{shape}/{line['mode']}")
                     print(json.dumps(line), flush=True)
                     by_shape[shape].append(line)
+                    if args.rates:
+                        write_rates(args.rates, header, by_shape, recompiled)
                     if "error" in line:
                         errors.append(f"{shape}/{line['mode']}")
         for shape, lines in by_shape.items():
-            ran = {x["mode"]: x for x in lines if x["mode"] in MODES and "error" not in x}
+            ran = ran_modes(lines)
             summary[shape] = shape_summary(ran)
             if (check := target_check(shape, ran)) is not None:
                 targets[shape] = check
             if summary[shape]["loss_rel_diff"] > args.loss_tolerance:
                 failed.append(shape)
-    name = torch.cuda.get_device_name(r.device) if r.cuda else "cpu"
     final = {
         "bench": "train_gpu",
         "summary": summary,

@@ -20,8 +20,13 @@ def _run(repo, env, *args):
     return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path):
-    proc = _run(repo, subprocess_env, "--compile-backend", "aot_eager", "--profile", str(tmp_path / "prof"))
+def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path, load_bench):
+    rates_path = tmp_path / "rates.json"
+    proc = _run(
+        repo,
+        subprocess_env,
+        *("--compile-backend", "aot_eager", "--profile", str(tmp_path / "prof"), "--rates", str(rates_path)),
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
     assert lines[0]["matmul_tflops"] > 0
@@ -42,6 +47,16 @@ def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path):
     # the encoder alone compiled: one graph (two where a batch of one window specialises), none in the measured run
     rg = modes["real-cudagraphs"]
     assert 1 <= rg["graphs_compiled_warmup"] <= 2 and rg["graphs_compiled_measured"] == 0, rg
+    # the rates file: every mode's steady-state rate, the eager real loop's under workflow_cost's key
+    rates = json.loads(rates_path.read_text())
+    assert rates["device"] == "cpu" and not rates_path.with_name("rates.json.tmp").exists()
+    assert rates["finetune_windows_per_second_tiny"] == round(modes["real"]["windows_per_second"], 1)
+    for m in MODES:
+        assert rates[f"steady_windows_per_second_tiny_{m}"] == round(modes[m]["windows_per_second"], 1)
+    cost = load_bench("workflow_cost")
+    assert (
+        cost.gpu_rate_from(rates_path, "finetune_windows_per_second_tiny") == rates["finetune_windows_per_second_tiny"]
+    )
     for name, sub in (("profile", "tiny"), ("profile-compiled", "tiny-compiled")):
         assert (tmp_path / "prof" / sub / "by_cpu.txt").read_text().strip()
         # the recorded steps end before the epoch does (no dev scoring, no checkpoints in them)
@@ -57,13 +72,38 @@ def test_train_gpu_bench_exits_1_when_losses_differ(repo, subprocess_env):
     assert set(last["summary"]["tiny"]["loss_rel_diff_by_mode"]) == {"real"}
 
 
-def test_train_gpu_bench_reports_a_failing_mode_and_runs_the_others(repo, subprocess_env):
-    proc = _run(repo, subprocess_env, "--modes", "bare,bare-compiled", "--compile-backend", "no-such-backend")
+def test_train_gpu_bench_reports_a_failing_mode_and_runs_the_others(repo, subprocess_env, tmp_path):
+    rates = tmp_path / "rates.json"
+    cmd = ("--modes", "bare,bare-compiled", "--compile-backend", "no-such-backend", "--rates", str(rates))
+    proc = _run(repo, subprocess_env, *cmd)
     assert proc.returncode == 1
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
     modes = {x["mode"]: x for x in lines if x.get("shape") == "tiny"}
     assert modes["bare"]["windows_per_second"] > 0 and "InvalidBackend" in modes["bare-compiled"]["error"]
     assert lines[-1]["errors"] == ["tiny/bare-compiled"]
+    # the rates of the modes that ran are written all the same; no eager real loop ran: no workflow_cost rate
+    got = json.loads(rates.read_text())
+    assert set(got) == {"device", "torch", "source", "steady_windows_per_second_tiny_bare"}
+
+
+def test_train_gpu_rates_leave_out_a_compiled_mode_that_fell_back_to_eager(load_bench):
+    bench = load_bench("train_gpu")
+    lines = {
+        "bert-base": [
+            {"mode": "real", "windows_per_second": 526.84},
+            {"mode": "real-compiled", "windows_per_second": 530.0},  # recompiled: eager after two graphs
+            {"mode": "real-cudagraphs", "windows_per_second": 1010.06},
+            {"mode": "bare-compiled", "error": "InvalidBackend"},
+            {"mode": "profile", "profiled_steps": 3},
+        ],
+        "minilm": [{"mode": "bare", "windows_per_second": 1008.4}],
+    }
+    assert bench.rates_file(lines, ["bert-base/real-compiled"]) == {
+        "steady_windows_per_second_bert-base_real": 526.8,
+        "steady_windows_per_second_bert-base_real-cudagraphs": 1010.1,
+        "finetune_windows_per_second_bert-base": 526.8,
+        "steady_windows_per_second_minilm_bare": 1008.4,
+    }
 
 
 def test_train_gpu_target_check_takes_the_fastest_real_mode(load_bench):

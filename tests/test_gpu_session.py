@@ -70,7 +70,7 @@ def test_the_gpu_scripts_run_with_torch_and_transformers_alone(tmp_path, subproc
     assert probe.returncode == 1 and "import of pandas halted" in probe.stderr  # the stand-in machine holds
     for cmd in (
         ["scripts/gpu-check", "--device", "cpu", "--quick"],  # every job kind
-        ["bench/train_gpu.py", "--device", "cpu", "--quick", "--modes", "real,bare"],
+        ["bench/train_gpu.py", "--device", "cpu", "--quick", "--modes", "real,bare", "--rates", str(tmp_path / "r")],
         [
             "bench/biencoder.py",
             "--device",
