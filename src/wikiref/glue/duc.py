@@ -345,16 +345,10 @@ def start_model(
 
 
 def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progress: bool = False) -> list[np.ndarray]:
-    from wikiref.model import score_sentences
-    from wikiref.model.training import resolve_device
+    from wikiref.glue.oracle import score_examples
 
-    device = resolve_device(model_params["device"])
-    model.to(device)
-    amp = model_params["amp"] and device.type == "cuda"
     pairs = [([str(q) for q in qs], [str(s) for s in ss]) for qs, ss in zip(df["query"], df["doc_sentences"])]
-    return score_sentences(
-        model, tokenizer, pairs, batch_size=model_params["eval_batch_size"], device=device, amp=amp, progress=progress
-    )
+    return score_examples(model, tokenizer, pairs, model_params, progress)
 
 
 def subnet_for(model, setting: Mapping, finetune: Mapping, prune_dir: str | Path | None):

@@ -145,6 +145,20 @@ def scorer_config(model: Mapping, variant: Mapping, pairing: str = "cross"):
     )
 
 
+def score_examples(model, tokenizer, examples: Sequence, model_params: Mapping, progress: bool = False):
+    """:func:`wikiref.model.score_sentences` with the ``model`` section's settings, the same for every stage that
+    scores with a trained scorer: its ``device`` (the model moved there), ``eval_batch_size``, and autocast where
+    ``amp`` is on and the device is CUDA (as in training; CPU scoring stays float32)."""
+    from wikiref.model import score_sentences
+    from wikiref.model.training import resolve_device
+
+    device = resolve_device(model_params["device"])
+    model.to(device)
+    amp = bool(model_params["amp"]) and device.type == "cuda"
+    batch = int(model_params["eval_batch_size"])
+    return score_sentences(model, tokenizer, examples, batch_size=batch, device=device, amp=amp, progress=progress)
+
+
 def encoder_label(model: Mapping, variant: Mapping) -> str:
     return ("random-init " if variant["init"] == "random" else "") + model["encoder"]
 
@@ -237,7 +251,7 @@ def evaluate_variant(
     ``dev_scores``: the saved model's dev scores when the caller has them already
     (``TrainResult.best_dev_scores``), to skip scoring dev again."""
     from wikiref.files import read_json
-    from wikiref.model import load_scorer, score_sentences
+    from wikiref.model import load_scorer
     from wikiref.model.training import resolve_device
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
@@ -246,20 +260,10 @@ def evaluate_variant(
     test, test_counts = read_split(splits["test"], pre["max_eval_examples"], seed)
     if not (Path(model_dir) / "config.json").exists():
         raise PretrainError(f"{model_dir}: no trained model; run `wikiref pretrain train --variant {name}` first")
-    device = resolve_device(model_p["device"])
-    model, tokenizer = load_scorer(model_dir, device=device)
-    amp = model_p["amp"] and device.type == "cuda"
+    model, tokenizer = load_scorer(model_dir, device=resolve_device(model_p["device"]))
 
     def scores(df):
-        return score_sentences(
-            model,
-            tokenizer,
-            list(zip(df["query"], df["doc_sentences"])),
-            batch_size=model_p["eval_batch_size"],
-            device=device,
-            amp=amp,
-            progress=progress,
-        )
+        return score_examples(model, tokenizer, list(zip(df["query"], df["doc_sentences"])), model_p, progress)
 
     if dev_scores is None or len(dev_scores) != len(dev):
         dev_scores = scores(dev)

@@ -75,21 +75,10 @@ def model_summaries(
 
 def score_documents(model, tok, df: pd.DataFrame, docs: list, model_params: Mapping, progress: bool = False):
     """The model's score of every turn of each row's document (``docs``: :func:`_documents` of the rows)."""
-    from wikiref.model import score_sentences
-    from wikiref.model.training import resolve_device
+    from wikiref.glue.oracle import score_examples
 
-    device = resolve_device(model_params["device"])
-    model.to(device)
     pairs = [([str(x) for x in q], turns) for q, (_, turns) in zip(df["query"], docs)]
-    return score_sentences(
-        model,
-        tok,
-        pairs,
-        batch_size=model_params["eval_batch_size"],
-        device=device,
-        amp=model_params["amp"] and device.type == "cuda",
-        progress=progress,
-    )
+    return score_examples(model, tok, pairs, model_params, progress)
 
 
 def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str, progress: bool = False) -> dict:

@@ -257,19 +257,13 @@ def train_bert(
 def bert_summaries(model_dir: str | Path, rows: Sequence[Mapping], params: Mapping) -> dict[str, list[str]]:
     """``{example id: [the passage sentence the trained scorer ranks highest]}`` for every row ([] for a
     passage without sentences). ``params``: the ``model`` section (device, evaluation batch size)."""
-    from wikiref.model import load_scorer, score_sentences, training
+    from wikiref.glue.oracle import score_examples
+    from wikiref.model import load_scorer, training
 
-    device = training.resolve_device(params["model"]["device"])
-    model, tokenizer = load_scorer(model_dir, device=device)
+    model, tokenizer = load_scorer(model_dir, device=training.resolve_device(params["model"]["device"]))
     todo = [(str(r["id"]), [str(q) for q in r["query"]], passage_sentences(r)) for r in rows]
     todo = [t for t in todo if t[2]]
-    scores = score_sentences(
-        model,
-        tokenizer,
-        [(q, s) for _, q, s in todo],
-        batch_size=int(params["model"]["eval_batch_size"]),
-        device=device,
-    )
+    scores = score_examples(model, tokenizer, [(q, s) for _, q, s in todo], params["model"])
     chosen = {i: [s[_top(sc)]] for (i, _, s), sc in zip(todo, scores)}
     return {str(r["id"]): chosen.get(str(r["id"]), []) for r in rows}
 

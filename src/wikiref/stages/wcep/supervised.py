@@ -107,8 +107,8 @@ def train_and_summarize(params: Mapping, rows: Mapping[str, Sequence[Mapping]], 
     settings and figures."""
     import torch
 
-    from wikiref.glue.oracle import scorer_config
-    from wikiref.model import build_scorer, load_scorer, score_sentences, training
+    from wikiref.glue.oracle import score_examples, scorer_config
+    from wikiref.model import build_scorer, load_scorer, training
 
     w = params["wcep"]
     sup, ev = w["supervised"], w["evaluation"]
@@ -127,17 +127,9 @@ def train_and_summarize(params: Mapping, rows: Mapping[str, Sequence[Mapping]], 
     settings = training.TrainSettings.from_params(seed, params["model"], section, progress=False)
     result = training.train(model, tokenizer, train_ex, dev_ex, settings, model_dir)
     model, tokenizer = load_scorer(model_dir)
-    device = training.resolve_device(params["model"]["device"])
-    model.to(device)
 
     def scores_of(exs):
-        return score_sentences(
-            model,
-            tokenizer,
-            [(x.query, x.sentences) for x in exs],
-            batch_size=int(params["model"]["eval_batch_size"]),
-            device=device,
-        )
+        return score_examples(model, tokenizer, [(x.query, x.sentences) for x in exs], params["model"])
 
     common = {"max_tokens": int(ev["max_tokens"]), "min_sentence_tokens": int(ev["min_sentence_tokens"])}
     best, by_value = _tune_redundancy(ev["redundancy_grid"], dev_ex, scores_of(dev_ex), rows["dev"], common, seed)
