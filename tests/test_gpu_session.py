@@ -90,3 +90,15 @@ def test_the_gpu_scripts_run_with_torch_and_transformers_alone(tmp_path, subproc
         p = run(*cmd)
         assert p.returncode == 0, f"{cmd[0]}: {p.stdout[-2000:]}{p.stderr[-3000:]}"
         assert json.loads(p.stdout.strip().splitlines()[-1]).get("ok", True) is True
+
+
+def test_the_benchmark_step_leaves_its_rates_in_out(load_script, tmp_path):
+    """train_gpu's steady-state rates land in OUT/train-gpu-rates.json (bench/workflow_cost.py --rates), on the GPU
+    and in the CPU rehearsal alike."""
+    import argparse
+
+    session = load_script("gpu-session")
+    for quick in (False, True):
+        args = argparse.Namespace(device="cuda", quick=quick, out=tmp_path)
+        cmd = session.command("train_gpu", args)
+        assert cmd[cmd.index("--rates") + 1] == str(tmp_path / "train-gpu-rates.json")
