@@ -63,8 +63,10 @@ def _synthetic_examples(n_docs: int, doc_sentences: int) -> list:
     """``n_docs`` synthetic examples of about ``doc_sentences`` sentences each: the rows of
     :func:`synthetic_oracle_frame` (5-11 sentences) joined in groups, so the windows have the length of real
     multi-sentence documents (a GPU's rate depends on it) instead of one short window per example."""
-    from wikiref.glue import oracle as go  # pandas: imported where the data is built, so that bench/train_gpu.py,
-    from wikiref.model.training import ScoringExample  # which imports matmul_tflops, runs with torch alone
+    # pandas (through wikiref.glue) is imported where the data is built, not with this module: bench/train_gpu.py
+    # imports matmul_tflops from here and runs with torch and transformers alone
+    from wikiref.glue import oracle as go
+    from wikiref.model.training import ScoringExample
     from wikiref.stages import pretrain as pt
 
     per = max(1, round(doc_sentences / 8))  # synthetic rows have 8 sentences on average; 0: the rows as they are

@@ -252,7 +252,6 @@ def evaluate_variant(
     (``TrainResult.best_dev_scores``), to skip scoring dev again."""
     from wikiref.files import read_json
     from wikiref.model import load_scorer
-    from wikiref.model.training import resolve_device
 
     model_p, pre, seed = params["model"], params["pretrain"], params["seed"]
     spec = find_variant(pre, name)
@@ -260,7 +259,7 @@ def evaluate_variant(
     test, test_counts = read_split(splits["test"], pre["max_eval_examples"], seed)
     if not (Path(model_dir) / "config.json").exists():
         raise PretrainError(f"{model_dir}: no trained model; run `wikiref pretrain train --variant {name}` first")
-    model, tokenizer = load_scorer(model_dir, device=resolve_device(model_p["device"]))
+    model, tokenizer = load_scorer(model_dir)  # score_examples moves it to the model section's device
 
     def scores(df):
         return score_examples(model, tokenizer, list(zip(df["query"], df["doc_sentences"])), model_p, progress)

@@ -258,9 +258,9 @@ def bert_summaries(model_dir: str | Path, rows: Sequence[Mapping], params: Mappi
     """``{example id: [the passage sentence the trained scorer ranks highest]}`` for every row ([] for a
     passage without sentences). ``params``: the ``model`` section (device, evaluation batch size)."""
     from wikiref.glue.oracle import score_examples
-    from wikiref.model import load_scorer, training
+    from wikiref.model import load_scorer
 
-    model, tokenizer = load_scorer(model_dir, device=training.resolve_device(params["model"]["device"]))
+    model, tokenizer = load_scorer(model_dir)  # score_examples moves it to the model section's device
     todo = [(str(r["id"]), [str(q) for q in r["query"]], passage_sentences(r)) for r in rows]
     todo = [t for t in todo if t[2]]
     scores = score_examples(model, tokenizer, [(q, s) for _, q, s in todo], params["model"])
