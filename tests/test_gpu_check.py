@@ -80,3 +80,13 @@ def test_parity_models_draw_no_dropout(load_script, tmp_path):
     assert any(m.p > 0.0 for m in on.modules() if isinstance(m, torch.nn.Dropout))  # the other jobs keep theirs
     a, b = {k: v for k, v in off.state_dict().items()}, on.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)  # same seed, same weights
+
+
+def test_selecting_a_fine_tuning_job_runs_the_pre_training_it_starts_from(repo, subprocess_env):
+    """``--jobs finetune/full`` alone failed on an H100 (its pre-trained folder was never written): the job it
+    starts from now runs first, and only that one."""
+    cmd = [sys.executable, "scripts/gpu-check", "--device", "cpu", "--quick", "--jobs", "finetune/full"]
+    proc = subprocess.run(cmd, cwd=repo, env=subprocess_env, capture_output=True, text=True, timeout=600)
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert [x["job"] for x in lines] == ["pretrain/classification/query", "finetune/full", "summary"]

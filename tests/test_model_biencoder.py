@@ -197,3 +197,28 @@ def test_length_buckets_give_the_scores_and_gradients_of_one_padded_block():
     assert g1.keys() == g0.keys()
     for n in g0:
         torch.testing.assert_close(g1[n], g0[n], rtol=1e-4, atol=1e-6, msg=n)
+
+
+def test_training_batches_are_bucketed_on_the_cpu_and_one_padded_block_on_cuda(monkeypatch):
+    """The training task asks biencoder.bucket_training_batches for its batches' layout: length buckets on the CPU,
+    one padded block on CUDA (measured there at the paper recipe's batch: docs/gpu.md)."""
+    from wikiref.model import scoring_task
+
+    assert biencoder.bucket_training_batches("cpu") and biencoder.bucket_training_batches(torch.device("meta"))
+    assert not biencoder.bucket_training_batches("cuda") and not biencoder.bucket_training_batches("cuda:1")
+    rng = random.Random(5)
+    m, tok = bi_scorer()
+    lengths = (1, 4, 1, 9, 2, 1)  # sentences of 1 to 9 sentences' words: several length buckets
+    train_ex = [
+        training.ScoringExample([_sentence(rng)], [" ".join([_sentence(rng)] * k) for k in lengths], [0.1] * 6, f"e{i}")
+        for i in range(3)
+    ]
+    task = scoring_task.BiEncoderTask(m, tok, train_ex, train_ex)
+    monkeypatch.setattr(scoring_task, "batch_to_device", lambda batch, device: batch)  # no CUDA here: stay on the host
+    idx = list(range(len(task.train_items)))
+    on_cpu, on_cuda = task.batch(idx, torch.device("cpu")), task.batch(idx, torch.device("cuda"))
+    assert len(on_cpu["sent_buckets"]) > 1
+    assert on_cuda["sent_buckets"] == ((0, len(on_cuda["sent_ids"]), on_cuda["sent_ids"].shape[1]),)
+    with torch.no_grad():
+        m.eval()
+        torch.testing.assert_close(m(on_cpu), m(on_cuda), rtol=1e-5, atol=1e-5)

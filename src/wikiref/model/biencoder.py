@@ -98,6 +98,19 @@ def length_buckets(sorted_lengths: np.ndarray, bounds: Sequence[int] = BUCKET_BO
     return tuple((a, b, int(-(-int(sorted_lengths[b - 1]) // 8) * 8)) for a, b in zip(cuts[:-1], cuts[1:]))
 
 
+def bucket_training_batches(device: torch.device | str) -> bool:
+    """Whether a training batch's sentences are encoded in length buckets on ``device`` (``collate``'s ``bucket``).
+
+    On the CPU, yes: compute sets the pace there, and the buckets cut it (2 cores: 2.42 against 11.85 s a step,
+    docs/benchmarks.md). On CUDA, no: at the paper recipe's 4 items a step, one padded block took 0.052 s a step and
+    the buckets 0.218 (an H100, 2026-11-28, ``bench/biencoder.py --encoder random-minilm --data synthetic``, bf16):
+    each of the batch's ~8 encoder calls is too small to occupy the GPU, and launching its kernels (and transformers'
+    check of each call's padding mask, a host synchronisation) costs more than the padded tokens. Inference keeps the
+    buckets everywhere (:func:`score_items`: in the paper profile 64 items of up to 64 sentences a batch against 4,
+    where padding costs more than calls; not measured on a GPU)."""
+    return torch.device(device).type != "cuda"
+
+
 def collate(
     items: Sequence[BiItem],
     pad_id: int,

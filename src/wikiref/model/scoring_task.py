@@ -296,4 +296,7 @@ class BiEncoderTask(_ScorerTaskBase):
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict:
         items = [self.train_items[i] for i in idx]
-        return batch_to_device(biencoder.collate(items, self.pad_id, self.train_targets, self.train_groups), device)
+        bucket = biencoder.bucket_training_batches(device)
+        return batch_to_device(
+            biencoder.collate(items, self.pad_id, self.train_targets, self.train_groups, bucket=bucket), device
+        )
