@@ -32,6 +32,11 @@ def test_steps_write_their_lines_and_a_summary(tmp_path):
     assert (out / "gpu-rates.json").exists()
     bench = [json.loads(x) for x in (out / "biencoder.jsonl").read_text().splitlines() if x.startswith("{")]
     assert bench[-1]["bench"] == "summary" and bench[-1]["differs"] is False
+    # one log for all steps: a lent device machine hands back at most 8 files (the whole session writes 7)
+    names = ["biencoder.jsonl", "gpu-rates.json", "gpu_check.jsonl", "steps.log", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == names
+    log = (out / "steps.log").read_text()
+    assert log.startswith("==== gpu_check: ") and log.index("==== gpu_check: ") < log.index("\n==== biencoder: ")
 
 
 def test_a_step_past_its_limit_is_killed_recorded_and_fails_the_session(tmp_path):
