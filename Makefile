@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # DVC's anonymous usage reports need the network; never send them.
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: env sample repro exp tiny lint test bench dvc-check clean-results gpu-check gpu-session slurm-check
+.PHONY: env sample repro exp tiny audit-reads lint test test-fast bench dvc-check clean-results gpu-check gpu-session slurm-check
 
 env: $(STAMP)
 
@@ -47,6 +47,13 @@ exp: env
 tiny: env
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES) --configfile config/tiny.yaml --directory .tiny-run
 
+## the tiny profile with every job's file reads recorded (strace) and checked against its rule's declared inputs:
+## one JSON line per undeclared read, exit 1 on any (scripts/read_audit.py; docs/tests.md)
+audit-reads: env
+	rm -rf .audit-run
+	$(BIN)/python scripts/read_audit.py --run-dir .audit-run -- $(BIN)/snakemake --profile workflow/profiles/default \
+	  --cores $(CORES) --configfile config/tiny.yaml --directory .audit-run
+
 ## the tiny profile through the SLURM executor plugin on a one-node SLURM on loopback (root; installs SLURM with
 ## apt-get when missing, starts and stops its daemons): docs/cluster.md. ARGS e.g. --broken-overlay | --local-run DIR
 slurm-check: env
@@ -62,6 +69,11 @@ lint: env
 ## (b) the tests (after the linters)
 test: lint
 	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile
+
+## the inner loop: ruff, then every test but those marked slow (whole scripts, workflow and browser runs: docs/tests.md)
+test-fast: env
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile -m "not slow"
 
 bench: env
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -22,7 +22,7 @@ from functools import partial
 from wikiref import layout
 from wikiref.config import gpu_resource
 from wikiref.layout import table_stem
-from wikiref.registry import all_targets, params_json, stage_targets
+from wikiref.registry import all_targets, params_json, rules_files, stage_targets
 
 # stage_params(stage, job, **replace): the --params-json of one job, exactly the parameters the registry
 # says it reads (wikiref.registry.JOB_KEYS), key paths allowed.
@@ -31,25 +31,10 @@ stage_params = partial(params_json, config)
 SOFTWARE_ENV = os.path.join(workflow.basedir, "environment.yml")
 
 
-include: "workflow/rules/resources.smk"
-include: "workflow/rules/sample.smk"
-include: "workflow/rules/collect.smk"
-include: "workflow/rules/curate.smk"
-include: "workflow/rules/split.smk"
-include: "workflow/rules/oracle.smk"
-include: "workflow/rules/qmdscnn.smk"
-include: "workflow/rules/qmdsir.smk"
-include: "workflow/rules/wcep.smk"
-include: "workflow/rules/psg2sum.smk"
-include: "workflow/rules/duc.smk"
-include: "workflow/rules/qmsum.smk"
-include: "workflow/rules/abstractive.smk"
-include: "workflow/rules/pretrain.smk"
-include: "workflow/rules/finetune.smk"
-include: "workflow/rules/ablations.smk"
-include: "workflow/rules/compare.smk"
-include: "workflow/rules/humaneval.smk"
-include: "workflow/rules/report.smk"
+# One rules file per stage, in the registry's order (wikiref.registry.NAMES: the one list of stages).
+for _stage_rules in rules_files():
+
+    include: _stage_rules
 
 
 rule all:

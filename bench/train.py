@@ -8,8 +8,8 @@ Three modes of the very same code (``wikiref.model.training.train`` / ``wikiref.
   ``DataCollatorWithPadding(pad_to_multiple_of=8)``: the shuffled windows cut into batches as they come
   (``bucket_batches=1``: a bucket is one batch), each padded to its longest window; inference in the
   windows' own order;
-* ``naive-pad-to-max``: the bucketed batches with every batch padded to ``max_length``
-  (``TrainSettings.pad_to_max_length`` / ``score_windows(pad_to=...)``).
+* ``naive-pad-to-max``: the bucketed batches with every batch padded to ``max_length`` (the loop,
+  ``wikiref.model.training.fit``, on :func:`pad_to_max_task`'s task / ``score_windows(pad_to=...)``).
 
 Each mode runs in its own child process so its peak memory (max RSS on CPU, max allocated on CUDA) is its own.
 
@@ -63,11 +63,11 @@ def _synthetic_examples(n_docs: int, doc_sentences: int) -> list:
     """``n_docs`` synthetic examples of about ``doc_sentences`` sentences each: the rows of
     :func:`synthetic_oracle_frame` (5-11 sentences) joined in groups, so the windows have the length of real
     multi-sentence documents (a GPU's rate depends on it) instead of one short window per example."""
-    # pandas (through wikiref.glue) is imported where the data is built, not with this module: bench/train_gpu.py
+    # pandas (through wikiref.supervised) is imported where the data is built, not with this module: bench/train_gpu.py
     # imports matmul_tflops from here and runs with torch and transformers alone
-    from wikiref.glue import oracle as go
-    from wikiref.model.training import ScoringExample
+    from wikiref.model.scoring_task import ScoringExample
     from wikiref.stages import pretrain as pt
+    from wikiref.supervised import pretraining as go
 
     per = max(1, round(doc_sentences / 8))  # synthetic rows have 8 sentences on average; 0: the rows as they are
     rows = go.to_examples(pt.synthetic_oracle_frame(n_docs * per, seed=0), "classification")
@@ -86,9 +86,9 @@ def _synthetic_examples(n_docs: int, doc_sentences: int) -> list:
 
 
 def _examples(n_windows_wanted: int, config, tokenizer, data: str = "auto", doc_sentences: int = 0):
-    from wikiref.glue import oracle as go
-    from wikiref.model.training import pack_examples
+    from wikiref.model.scoring_task import pack_examples
     from wikiref.stages import pretrain as pt
+    from wikiref.supervised import pretraining as go
 
     cloze = SHARED / "wikicite-sample" / "cloze.jsonl"
     if data == "auto" and cloze.exists():
@@ -120,7 +120,7 @@ def _setup(args):
     import torch
 
     from wikiref.model import ScorerConfig, build_scorer
-    from wikiref.model.training import pack_examples
+    from wikiref.model.scoring_task import pack_examples
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -160,12 +160,37 @@ def padded_tokens(lengths: list[int], batches: list[list[int]], pad_to: int | No
     return total
 
 
+def pad_to_max_task(model, tokenizer, train_examples, dev_examples):
+    """The scorer's training task with every training batch padded to the model's ``max_length`` (the naive
+    baseline): :class:`wikiref.model.scoring_task.ScorerTask` whose batches are collated with ``pad_to``."""
+    from wikiref.model.scorer import collate
+    from wikiref.model.scoring_task import ScorerTask, batch_to_device
+
+    class PadToMaxTask(ScorerTask):
+        def batch(self, idx, device):
+            windows = [self.train_items[i] for i in idx]
+            max_length = self.model_config.max_length
+            batch = collate(windows, self.pad_id, self.train_targets, max_length, groups=self.train_groups)
+            return batch_to_device(batch, device)
+
+    return PadToMaxTask(model, tokenizer, train_examples, dev_examples)
+
+
+def _train(naive: bool, model, tok, train_examples, dev_examples, settings, out_dir):
+    """The loop every stage runs (``train``), or the same loop on :func:`pad_to_max_task` (``naive``)."""
+    from wikiref.model.training import fit, train
+
+    if naive:
+        return fit(model, pad_to_max_task(model, tok, train_examples, dev_examples), settings, out_dir)
+    return train(model, tok, train_examples, dev_examples, settings, out_dir)
+
+
 def child(args) -> dict:
     import torch
 
     from wikiref.model import score_windows
     from wikiref.model import scorer as scorer_module
-    from wikiref.model.training import TrainSettings, epoch_batches, resolve_device, train
+    from wikiref.model.training import TrainSettings, epoch_batches, resolve_device
 
     naive = args.child == "naive"
     config, model, tok, examples, source, windows = _setup(args)
@@ -179,7 +204,6 @@ def child(args) -> dict:
         seed=0,
         device=args.device,
         progress=False,
-        pad_to_max_length=naive,
         bucket_batches=BUCKET_BATCHES[args.child],
     )
     out_dir = Path(args.out) / args.child
@@ -187,9 +211,9 @@ def child(args) -> dict:
         # steady state: CUDA context, cuBLAS / cuDNN handles, allocator growth and kernel selection happen here,
         # in a short run of the same loop that is not measured (the issue's 4-batch figure was mostly start-up)
         warm = dataclasses.replace(settings, max_steps=args.warmup_steps)
-        train(model, tok, examples, examples[:1], warm, Path(args.out) / f"{args.child}-warmup")
+        _train(naive, model, tok, examples, examples[:1], warm, Path(args.out) / f"{args.child}-warmup")
         torch.cuda.reset_peak_memory_stats()
-    res = train(model, tok, examples, examples[:1], settings, out_dir)
+    res = _train(naive, model, tok, examples, examples[:1], settings, out_dir)
     if args.child == "dynamic":  # inference batches in the windows' own order, not sorted by length
         scorer_module.length_sorted_batches = lambda ws, bs: [
             list(range(i, min(i + bs, len(ws)))) for i in range(0, len(ws), bs)

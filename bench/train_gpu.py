@@ -216,6 +216,8 @@ def profile_examples(training, model, tok, r, examples, settings, n_batches: int
     """The first of ``examples`` that make at least ``n_batches`` training batches, none of a single window (a
     compiled model would compile again for it: dynamo specialises sizes 1), topped up with more synthetic documents
     when they make fewer (``--quick``)."""
+    from wikiref.model.scoring_task import pack_examples
+
     part, windows, pool = [], [], iter(examples)
 
     def enough() -> bool:
@@ -228,7 +230,7 @@ def profile_examples(training, model, tok, r, examples, settings, n_batches: int
             pool = iter(r.data.scoring(max(8, len(examples) // 4), n_sent, "classification"))
             continue
         part.append(e)
-        windows += training.pack_examples(model.config, tok, [e])[0]
+        windows += pack_examples(model.config, tok, [e])[0]
     return part
 
 
@@ -305,6 +307,8 @@ def run_shape(torch, gc, r, shape: str, args, root: Path, modes: list[str], cach
     """Yields the JSON line of each mode as it ends (a mode that raises: a line with its ``error``), then of the
     profiles."""
     from wikiref.model import training
+    from wikiref.model.compiling import compile_context
+    from wikiref.model.scoring_task import pack_examples
 
     torch._dynamo.reset()  # nothing compiled for another shape or round is kept
     enc, examples, dev, n_sent = shape_inputs(gc, r, shape, args, root, cache)
@@ -315,7 +319,7 @@ def run_shape(torch, gc, r, shape: str, args, root: Path, modes: list[str], cach
     # the bare loops: the same initial weights, windows and batch order as the real loop's first epoch
     model, tok = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
     cfg = model.encoder.config
-    windows, _ = training.pack_examples(model.config, tok, examples)
+    windows, _ = pack_examples(model.config, tok, examples)
     batches = training.epoch_batches(windows, settings.batch_size, settings.bucket_batches, settings.seed, 0)
     targets, pad_id = [e.targets for e in examples], tok.pad_token_id or 0
 
@@ -323,7 +327,7 @@ def run_shape(torch, gc, r, shape: str, args, root: Path, modes: list[str], cach
         model, _ = gc.scorer(r, "classification", "query", encoder=enc, max_length=max_length)
         if compile_it:
             compile_model(model, args.compile_backend)
-        with training.compile_context(compile_it):  # the loop's shape settings for a compiled model
+        with compile_context(compile_it):  # the loop's shape settings for a compiled model
             return bare_loop(
                 torch, model, pad_id, windows, targets, batches, settings, r.device, args.warmup_steps, mask4d
             )

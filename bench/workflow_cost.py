@@ -93,7 +93,7 @@ def compare_lines(run_dir: Path, paper_params: Path, gpu_rate: float | None) -> 
     if run_params.exists():
         rp = config.load_params(run_params)
         measured_tokens = rp["compare"]["budget"]["max_length"] or rp["model"]["max_length"]
-    params = config.load_params(paper_params)
+    params = config.load_params(config.REPO_ROOT / config.DEFAULT_PARAMS, [paper_params])  # an overlay of params.yaml
     cells = compare.cells(params)
     pre = params["pretrain"]
     batch = pre["batch_size"] * pre["grad_accum_steps"] * pre.get("nproc_per_node", 1)
@@ -137,7 +137,11 @@ def main(argv=None) -> int:
     ap.add_argument("run_dir", nargs="?", default=".", help="the folder Snakemake ran in (default: here)")
     ap.add_argument("--prefix", default="", help="only rules whose name starts with this")
     ap.add_argument("--compare", action="store_true", help="+ the source comparison per cell and the paper grid")
-    ap.add_argument("--paper-params", default="config/paper.yaml", help="the paper-scale profile (--compare)")
+    ap.add_argument(
+        "--paper-params",
+        default="config/paper.yaml",
+        help="the paper-scale profile, merged over params.yaml (--compare)",
+    )
     ap.add_argument("--gpu-windows-per-second", type=float, help="training windows/s measured on your GPU")
     ap.add_argument("--rates", type=Path, help="rates JSON written by scripts/gpu-check --rates on your GPU")
     ap.add_argument(

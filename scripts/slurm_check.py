@@ -24,12 +24,13 @@ plugin's first status check. Checks (each prints PASS/FAIL; the figures go to SC
                are the profile's (after the overlay); `gpu` = 0 (model.device cpu) -> no GPU requested
   outputs      scripts/output_digest.py: identical to a local tiny run
   second-run   a second run submits nothing
-  cancel       a pre-training job (pretrain.epochs 6) cancelled with scancel after its first epoch makes
-               Snakemake fail; a rerun finishes it, resuming from last/ (training.json resumed_from_epoch)
+  cancel       a pre-training job (pretrain.epochs 6) cancelled with scancel once its first epoch left a
+               complete checkpoint in last/ (state.json, written last) makes Snakemake fail; a rerun finishes
+               it, resuming from last/ (training.json resumed_from_epoch)
   ddp          one pre-training job with pretrain.nproc_per_node 2 and model.device auto: --gpus=2 on
                local-gpu, torchrun with 2 gloo processes on the CPU, rank 0's checkpoint as documented
                (docs/design.md: world_size 2, each rank takes every 2nd batch, last/ removed)
-Run it with the project's Python (make slurm-check does): it needs PyYAML and Snakemake from the venv.
+Run it with the project's Python (make slurm-check does): it needs PyYAML, Snakemake and wikiref from the venv.
 """
 
 from __future__ import annotations
@@ -252,6 +253,17 @@ def resource_mismatches(records: list[dict], profile: dict, gpu_of_rule=lambda r
 def submissions(log: str) -> dict[int, int]:
     """Snakemake job id -> SLURM job id, from the plugin's 'Job N has been submitted with SLURM jobid M'."""
     return {int(a): int(b) for a, b in re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log)}
+
+
+def job_to_cancel(log: str, model_dir: Path) -> int | None:
+    """The SLURM job the cancel check scancels: the run's first submission, once ``model_dir/last/`` holds a
+    complete checkpoint (wikiref's own test: ``state.json``, which the training loop writes last); None until then.
+    A ``last/`` folder alone is not enough: cancelled between its first file and ``state.json``, the job left
+    nothing to resume from and the rerun started over."""
+    from wikiref.model.checkpoint import LAST_DIR, checkpoint_complete
+
+    subs = submissions(log)
+    return next(iter(subs.values())) if subs and checkpoint_complete(model_dir / LAST_DIR) else None
 
 
 def run_id(log: str) -> str:
@@ -571,7 +583,9 @@ class Check:
         return path
 
     def cancel(self) -> bool:
-        """scancel a pre-training job once its first epoch left last/; Snakemake fails; a rerun resumes."""
+        """scancel a pre-training job once its first epoch left a complete last/; Snakemake fails; a rerun resumes."""
+        from wikiref.model.checkpoint import LAST_DIR, checkpoint_complete
+
         workdir = self._copy_run("cancel")
         conf = self._configfile("cancel", {"pretrain": {"epochs": 6}})
         model_dir = workdir / "models" / "pretrain" / CANCEL_VARIANT
@@ -581,9 +595,8 @@ class Check:
         )
         deadline, cancelled = time.monotonic() + 900, None
         while proc.poll() is None and time.monotonic() < deadline:
-            subs = submissions(log.read_text(errors="replace"))
-            if subs and (model_dir / "last").is_dir():
-                cancelled = next(iter(subs.values()))
+            cancelled = job_to_cancel(log.read_text(errors="replace"), model_dir)
+            if cancelled is not None:
                 sh(["scancel", str(cancelled)], env=self.env)
                 break
             time.sleep(0.2)
@@ -599,9 +612,10 @@ class Check:
             and rc != 0
             and re.search(rf"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED", text) is not None
             and not (model_dir / "model.safetensors").exists()
-            and (model_dir / "last").is_dir()
+            and checkpoint_complete(model_dir / LAST_DIR)
         )
-        self.record("cancel-fails", failed_ok, f"scancel {cancelled} after epoch 1: Snakemake exit {rc}, last/ kept")
+        detail = f"scancel {cancelled} after epoch 1: Snakemake exit {rc}, complete last/ kept"
+        self.record("cancel-fails", failed_ok, detail)
         rc2, wall, text2 = self.snakemake(workdir, "cancel-rerun", target, configs=[conf])
         training = (
             json.loads((model_dir / "training.json").read_text()) if (model_dir / "training.json").exists() else {}

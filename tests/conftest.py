@@ -207,7 +207,7 @@ def _full_batch_fit(model, batch, steps: int, lr: float, max_grad_norm: float) -
     step. For model tests that overfit a toy batch (the stages train through wikiref.model.training.fit)."""
     import torch
 
-    from wikiref.model.training import param_groups
+    from wikiref.model.optim import param_groups
 
     opt = torch.optim.AdamW(param_groups(model, weight_decay=0.0), lr=lr)
     model.train()

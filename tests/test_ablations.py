@@ -165,7 +165,11 @@ def test_rule_inputs():
     it = ab.AugCell("query", "size", 1.0, "iterative", "da")
     params = {"duc": {"years": [2006, 2005, 2007]}}
     assert ab.pretrain_inputs(params, base.id) == {s: f"data/oracle/{s}.parquet" for s in ("train", "dev", "test")}
-    assert ab.pretrain_inputs(params, it.id)["start"] == f"{ab.aug_path(base)}/model.safetensors"
+    checkpoint = [
+        f"{ab.aug_path(base)}/{f}"
+        for f in ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json")
+    ]
+    assert ab.pretrain_inputs(params, it.id)["start"] == checkpoint
     assert ab.aug_path(base) == f"models/ablations/pretrain/{base.id}"
     assert (
         ab.duc_metrics_path(base, ab.DucCell("all", 50, "full"))
@@ -174,7 +178,7 @@ def test_rule_inputs():
     got = ab.finetune_inputs(params, base.id, "train~all_percent~100_method~full")
     assert got == {
         "duc": ["data/duc/2005.parquet", "data/duc/2006.parquet", "data/duc/2007.parquet"],
-        "model": f"{ab.aug_path(base)}/model.safetensors",
+        "model": checkpoint,
     }
     assert "model" not in ab.finetune_inputs(
         params, ab.AugCell("query", "none", 0.0).id, "train~2005_percent~100_method~full"

@@ -6,10 +6,11 @@ import json
 
 import pytest
 import torch
+from training_stop import TrainingInterrupted, stop_after_epochs
 
 from wikiref.model import abstractive as A
 from wikiref.model.decoding import DecodeSettings
-from wikiref.model.training import TrainingInterrupted, TrainSettings
+from wikiref.model.training import TrainSettings
 
 pytestmark = pytest.mark.usefixtures("torch_deterministic")
 
@@ -120,8 +121,8 @@ def test_deterministic_and_resumable(tmp_path):
     items = _items(4)
     vocab = A.build_vocab(items, 100)
     model = A.build_model("seq2seq", vocab, TINY["seq2seq"], seed=3)
-    with pytest.raises(TrainingInterrupted):
-        A.fit("seq2seq", model, vocab, items, items, _settings(epochs=4), tmp_path / "c", stop_after_epochs=2)
+    with stop_after_epochs(2), pytest.raises(TrainingInterrupted):
+        A.fit("seq2seq", model, vocab, items, items, _settings(epochs=4), tmp_path / "c")
     assert (tmp_path / "c" / "last" / "state.json").exists()
     model = A.build_model("seq2seq", vocab, TINY["seq2seq"], seed=99)  # overwritten by the checkpoint
     res = A.fit("seq2seq", model, vocab, items, items, _settings(epochs=4), tmp_path / "c")

@@ -15,12 +15,12 @@ import yaml
 from wikiref import config, examples
 from wikiref.extractive import official
 from wikiref.files import write_json, write_parquet
-from wikiref.glue import abstractive as ga
 from wikiref.registry import params_json
 from wikiref.schemas import DUC
 from wikiref.stages.abstractive import runs as R
 from wikiref.stages.abstractive import stage as S
 from wikiref.stages.abstractive import tables as T
+from wikiref.supervised import abstractive_runs as ga
 from wikiref.tables import STANDIN_NOTE, StandinMismatch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ DUC_FLAGS = "-n 2 -x -m -2 4 -u -c 95 -r 200 -f A -p 0.5 -t 0 -l 250"
 # ------------------------------------------------------------------------------------------ params
 @pytest.mark.parametrize("name", PROFILES)
 def test_profiles_declare_valid_runs(name):
-    params = config.load_params(REPO / name)
+    params = config.load_params(REPO / "params.yaml", [] if name == "params.yaml" else [REPO / name])
     a = params["abstractive"]
     assert a["runs"], name
     names = [entry["name"] for entry in a["runs"]]
@@ -95,7 +95,9 @@ def test_a_config_key_of_the_other_family_or_a_repeated_name_is_refused():
 def test_a_profile_overlay_replaces_the_grid():
     """Snakemake merges --configfile files over params.yaml: the runs (a list) are replaced, not merged."""
     merged = config.load_params(REPO / "params.yaml", [REPO / "config/tiny.yaml"])
-    assert R.run_names(merged) == R.run_names(config.load_params(REPO / "config/tiny.yaml"))
+    overlay = yaml.safe_load((REPO / "config/tiny.yaml").read_text())
+    assert R.run_names(merged) == [r["name"] for r in overlay["abstractive"]["runs"]]
+    assert len(R.run_names(merged)) < len(R.run_names(config.load_params(REPO / "params.yaml")))
 
 
 def test_a_runs_job_params_hold_only_its_run_and_its_family():
@@ -199,7 +201,7 @@ def _duc(root: Path, year: int, *, standin: bool) -> tuple[Path, Path]:
 
 
 def _params(profile_standin: bool = False) -> dict:
-    tiny = config.load_params(REPO / "config/tiny.yaml")
+    tiny = config.load_params(REPO / "params.yaml", [REPO / "config/tiny.yaml"])
     a = copy.deepcopy(tiny["abstractive"])
     a["max_train_examples"] = None
     a["max_eval_examples"] = None

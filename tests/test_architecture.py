@@ -5,6 +5,8 @@
 * A shared layer (every package or module of ``wikiref`` outside ``stages``, ``cli`` and the wiring
   modules that declare the stages) never imports a stage.
 * No private name (``_name``) is imported, or read off an imported module, across packages.
+* The package stands alone: ``scripts/``, ``bench/`` and ``tests/`` import it, nothing in it imports them (neither
+  those folders as packages nor a module of theirs by its bare name, e.g. ``tests/training_stop.py``).
 * Small units: no function longer than :data:`MAX_FUNCTION_LINES`, no module longer than
   :data:`MAX_MODULE_LINES`.
 
@@ -20,7 +22,10 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+# The folders around the package that use it and that it must not use.
+OUTSIDE = ("scripts", "bench", "tests")
 MAX_FUNCTION_LINES = 80
 MAX_MODULE_LINES = 800
 # The wiring layer above the stages: it declares and calls them (CLI modules, the registry of jobs and
@@ -105,6 +110,32 @@ def layering_violations(root: Path) -> list[str]:
     return bad
 
 
+def outside_names(repo: Path, folders: tuple[str, ...] = OUTSIDE) -> set[str]:
+    """The top-level names an import of ``folders`` would use: each folder (as a package), its Python files
+    (``foo.py`` and the extension-less scripts: ``gpu-check`` -> ``gpu_check``, as they are loaded) and its packages
+    (as a test's ``sys.path`` entry makes them importable)."""
+    names = set()
+    for folder in folders:
+        names.add(folder)
+        for p in (repo / folder).glob("*"):
+            if p.is_file() and (p.suffix == ".py" or (folder == "scripts" and not p.suffix)):
+                names.add(p.stem.replace("-", "_"))
+            elif p.is_dir() and (p / "__init__.py").exists():
+                names.add(p.name)
+    return names
+
+
+def outside_violations(root: Path, repo: Path, folders: tuple[str, ...] = OUTSIDE) -> list[str]:
+    """Imports in the package (``root/wikiref``) of ``scripts/``, ``bench/`` or ``tests/`` (in ``repo``) or of
+    a module of theirs."""
+    names = outside_names(repo, folders)
+    return [
+        f"{imp.module}:{imp.line}: imports {imp.target} (outside the package: {', '.join(folders)})"
+        for imp in imports(root)
+        if imp.target.split(".")[0] in names
+    ]
+
+
 def _private(name: str | None) -> bool:
     return bool(name) and name.startswith("_") and not name.startswith("__")
 
@@ -167,6 +198,11 @@ def test_no_private_name_crosses_a_package():
     assert not bad, "private names used across packages:\n" + "\n".join(bad)
 
 
+def test_the_package_imports_nothing_from_scripts_bench_or_tests():
+    bad = outside_violations(SRC, REPO)
+    assert not bad, "imports from outside the package:\n" + "\n".join(bad)
+
+
 def test_functions_and_modules_are_small():
     bad = size_violations(SRC)
     assert not bad, "units over the size limits:\n" + "\n".join(bad)
@@ -176,7 +212,15 @@ def test_the_checks_see_the_whole_package():
     found = imports(SRC)
     assert len(modules(SRC)) > 100
     # function-level imports are seen too (the stages import their shared layers lazily in places)
-    assert any(i.module == "wikiref.stages.compare.extractive" and i.target == "wikiref.glue.duc" for i in found)
+    assert any(
+        i.module == "wikiref.stages.compare.extractive" and i.target == "wikiref.supervised.duc_finetune" for i in found
+    )
+    # the shared layers the stages have in common are checked as shared layers (never importing a stage)
+    for module in ("wikiref.supervised.pretraining", "wikiref.supervised.labels", "wikiref.extractive.selection"):
+        assert module in modules(SRC) and not is_stage(module) and not is_wiring(module)
+    assert {"wikiref.supervised", "wikiref.extractive"} <= {package_of(i.target) for i in found if is_stage(i.module)}
+    # the outside check knows the folders' modules, the extension-less scripts among them
+    assert {"bench", "scripts", "tests", "training_stop", "gpu_check", "train_gpu", "conftest"} <= outside_names(REPO)
 
 
 # ---------------------------------------------------------------------------------- planted violations
@@ -225,13 +269,58 @@ def test_own_modules_shared_layers_and_wiring_are_allowed(tmp_path):
     assert layering_violations(root) == []
 
 
-def test_a_shared_layer_importing_a_stage_is_caught(tmp_path):
+@pytest.mark.parametrize("shared", ["wikiref/shared.py", "wikiref/supervised/pretraining.py"])
+def test_a_shared_layer_importing_a_stage_is_caught(tmp_path, shared):
     root = _tree(
         tmp_path,
-        {"wikiref/shared.py": "from wikiref.stages.alpha import job\n", "wikiref/stages/alpha/__init__.py": ""},
+        {
+            "wikiref/supervised/__init__.py": "",
+            shared: "from wikiref.stages.alpha import job\n",
+            "wikiref/stages/alpha/__init__.py": "",
+        },
     )
     root.joinpath("wikiref/stages/alpha/job.py").write_text("")
-    assert any("shared layer imports" in b for b in layering_violations(root))
+    bad = layering_violations(root)
+    assert len(bad) == 1 and "shared layer imports" in bad[0]
+
+
+def _outside_tree(tmp_path: Path, package_files: dict[str, str]) -> tuple[Path, Path]:
+    """A package (``src/wikiref``) and the folders around it, which import it (allowed)."""
+    repo = tmp_path / "repo"
+    around = {
+        "scripts/gpu-check": "from wikiref.shared import X\n",
+        "scripts/digest.py": "import wikiref.shared\n",
+        "bench/train.py": "from wikiref import shared\n",
+        "tests/conftest.py": "",
+        "tests/training_stop.py": "from wikiref.shared import X\n",
+        "tests/test_shared.py": "from training_stop import X\nfrom wikiref.shared import X\n",
+    }
+    for rel, text in around.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    return _tree(repo / "src", {"wikiref/shared.py": "X = 1\n", **package_files}), repo
+
+
+def test_scripts_bench_and_tests_may_import_the_package(tmp_path):
+    root, repo = _outside_tree(tmp_path, {"wikiref/model.py": "import json\nfrom wikiref.shared import X\n"})
+    assert outside_violations(root, repo) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import bench.train\n",
+        "from scripts import digest\n",
+        "def f():\n    from tests.conftest import fixture\n    return fixture\n",
+        "from training_stop import TrainingInterrupted\n",  # a test helper by its bare name (tests/ on sys.path)
+        "import gpu_check\n",  # an extension-less script, as it is loaded
+        "import train\n",  # a bench script
+    ],
+)
+def test_a_planted_import_from_outside_the_package_is_caught(tmp_path, code):
+    root, repo = _outside_tree(tmp_path, {"wikiref/stages/alpha/__init__.py": "", "wikiref/stages/alpha/job.py": code})
+    bad = outside_violations(root, repo)
+    assert len(bad) == 1 and bad[0].startswith("wikiref.stages.alpha.job:")
 
 
 def test_a_planted_private_import_is_caught(tmp_path):

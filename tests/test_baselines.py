@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from wikiref import config, schemas
-from wikiref.glue import oracle as go
-from wikiref.model.selection import evaluate
+from wikiref.extractive.selection import evaluate
 from wikiref.stages import pretrain
 from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
+from wikiref.supervised import pretraining as go
 
 DOCS = [["a b c", "d e f", "g h i"], ["only one"], []]
 

@@ -138,6 +138,7 @@ def test_main_exits_1_when_losses_or_tokens_differ(bench, monkeypatch, capsys):
         assert summary["same_losses"] is (check is good) and summary["same_real_tokens"] is (tokens == 8)
 
 
+@pytest.mark.slow
 def test_small_run(tmp_path, subprocess_env):
     env = dict(subprocess_env, WIKIREF_SHARED_DATA=str(tmp_path / "no-shared"))
     res = subprocess.run(

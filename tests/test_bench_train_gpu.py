@@ -12,6 +12,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 MODES = ("real", "bare", "bare-mask4d", "real-compiled", "bare-compiled", "real-cudagraphs")
 
 
@@ -20,6 +22,7 @@ def _run(repo, env, *args):
     return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path, load_bench):
     rates_path = tmp_path / "rates.json"
     proc = _run(
@@ -64,6 +67,7 @@ def test_train_gpu_bench_on_cpu(repo, subprocess_env, tmp_path, load_bench):
         assert modes[name]["epoch_steps"] > modes[name]["profiled_steps"] + 2
 
 
+@pytest.mark.slow
 def test_train_gpu_bench_exits_1_when_losses_differ(repo, subprocess_env):
     proc = _run(repo, subprocess_env, "--modes", "real,bare", "--loss-tolerance", "-1")
     assert proc.returncode == 1
@@ -72,6 +76,7 @@ def test_train_gpu_bench_exits_1_when_losses_differ(repo, subprocess_env):
     assert set(last["summary"]["tiny"]["loss_rel_diff_by_mode"]) == {"real"}
 
 
+@pytest.mark.slow
 def test_train_gpu_bench_reports_a_failing_mode_and_runs_the_others(repo, subprocess_env, tmp_path):
     rates = tmp_path / "rates.json"
     cmd = ("--modes", "bare,bare-compiled", "--compile-backend", "no-such-backend", "--rates", str(rates))

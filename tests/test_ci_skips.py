@@ -148,7 +148,14 @@ STUBS = {
 def install_deps(tmp_path: Path, *, perl: str, apt: str, uid: str, ci: bool) -> tuple[subprocess.CompletedProcess, str]:
     stubs = tmp_path / "bin"
     stubs.mkdir()
-    for name, stub in (("perl", perl), ("apt-get", apt), ("id", uid), ("7z", "7z"), ("chromium", "chromium")):
+    for name, stub in (
+        ("perl", perl),
+        ("apt-get", apt),
+        ("id", uid),
+        ("7z", "7z"),
+        ("chromium", "chromium"),
+        ("strace", "7z"),
+    ):
         (stubs / name).write_text(STUBS[stub])
         (stubs / name).chmod(0o755)
     calls = tmp_path / "calls"

@@ -517,7 +517,7 @@ def test_part_job_reads_everything_of_collect_but_the_download(base_params):
 
 
 def test_registry_with_download(repo, tmp_path):
-    paper = config.load_params(repo / "config/paper.yaml")
+    paper = config.load_params(repo / "params.yaml", [repo / "config/paper.yaml"])
     st = stage(paper, "collect")
     assert "download" in st.jobs and layout.dump_dir(paper) not in st.deps  # verified by sha1, not hashed by DVC
     assert layout.RAW_PART.format(part=paper["collect"]["dump"]["parts"][0]) in st.targets
@@ -571,6 +571,7 @@ def _plan(snakemake, repo, work: Path, overlay: dict) -> tuple[dict[str, int], s
     return _jobs(res.stdout), res.stdout
 
 
+@pytest.mark.slow
 def test_snakemake_plans_the_download(repo, snakemake, tmp_path):
     # no request is made while planning: the mirror's port is never contacted
     mirror = {"collect": {"dump": {"download": {"mirror": "http://127.0.0.1:9"}}}}
@@ -598,7 +599,7 @@ def test_snakemake_plans_the_download(repo, snakemake, tmp_path):
     assert jobs == {"collect_download_index": 1, "collect_merge": 1, "collect_all": 1}
 
     # parts: all once the index is there: one download and one part job per part it lists
-    params = config.deep_merge(config.load_params(repo / "config/paper.yaml"), overlay)
+    params = config.deep_merge(config.load_params(repo / "params.yaml", [repo / "config/paper.yaml"]), overlay)
     for path, data in (
         (layout.dump_status(params), "dumpstatus.json"),
         (layout.dump_sha1sums(params), f"{WIKI}-{DATE}-sha1sums.txt"),
@@ -610,6 +611,7 @@ def test_snakemake_plans_the_download(repo, snakemake, tmp_path):
     assert f"--part {file_of_part(PARTS[2])} --out resources/enwiki/{file_of_part(PARTS[2])}" in out
 
 
+@pytest.mark.slow
 def test_snakemake_runs_the_download_rules(repo, server, tmp_path, subprocess_env):
     """The rules for real against the loopback mirror: the checkpoint, then one download job per part (one of
     them cut mid-body and resumed), each writing the file collect_part then reads."""

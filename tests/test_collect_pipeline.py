@@ -163,6 +163,7 @@ def _cli(c, out: Path, env_extra=None, **popen):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
 
 
+@pytest.mark.slow
 def test_kill_at_chosen_moments_then_resume_is_byte_identical(reference, small_sample, tmp_path):
     """SIGKILL inside every phase, one run after the other, then a clean run: same bytes.
 
@@ -193,6 +194,7 @@ def test_kill_at_chosen_moments_then_resume_is_byte_identical(reference, small_s
     assert not (out / f".{PART}.work").exists()
 
 
+@pytest.mark.slow
 def test_external_sigkill_at_a_random_time_then_resume(reference, small_sample, tmp_path):
     c, _, raw, st = reference
     out = tmp_path / "out"

@@ -15,14 +15,15 @@ import torch
 
 from wikiref import config, layout
 from wikiref.examples import document, example
-from wikiref.glue import oracle as go
-from wikiref.glue.labels import example_oracle_table
 from wikiref.model import ScorerConfig, build_scorer
 from wikiref.model.packing import Packer, document_ends
-from wikiref.model.training import ScoringExample, TrainSettings, train
+from wikiref.model.scoring_task import ScoringExample
+from wikiref.model.training import TrainSettings, train
 from wikiref.rouge.oracle import greedy_oracle_reference
 from wikiref.schemas import EXAMPLE, ORACLE_SOURCE
 from wikiref.stages import compare
+from wikiref.supervised import pretraining as go
+from wikiref.supervised.labels import example_oracle_table
 
 torch.set_num_threads(1)
 
@@ -182,7 +183,7 @@ def test_oracle_over_pooled_sentences_equals_the_reference_greedy():
 
 def test_wikiref_export_gives_the_same_oracle_as_the_wikiref_spine():
     """A single-document example: the pooled oracle is the spine's oracle of the same statement."""
-    from wikiref.glue.labels import oracle_record
+    from wikiref.supervised.labels import oracle_record
 
     rows = _examples("wikiref", 6, docs=1, seed=9)
     table, _ = example_oracle_table(_table(rows))
@@ -224,11 +225,19 @@ def test_cell_jobs_do_not_read_the_table_iv_variants_or_table_vi_settings(repo):
     other["finetune"]["settings"] = other["finetune"]["settings"][:1]
     other["compare"]["budgets"] = ["equal", "natural"]
     other["compare"]["qmsum"]["transfer"] = False
+    for job in ("pretrain", "duc", "qmsum"):
+        passed = json.loads(params_json(params, "compare", job))
+        # Every other key of the sections (a new one reaches the job without a registry change), not the lists.
+        assert set(passed["pretrain"]) == set(params["pretrain"]) - {"variants"}
+        if job != "pretrain":
+            assert set(passed["finetune"]) == set(params["finetune"]) - {"settings"}
+        config.validate_sections(passed)
     for job in ("pretrain", "duc"):
-        rep = compare.cell_param_replacements(job)
-        assert params_json(params, "compare", job, **rep) == params_json(other, "compare", job, **rep)
-    rep = compare.cell_param_replacements("qmsum")
-    assert params_json(params, "compare", "qmsum", **rep) != params_json(other, "compare", "qmsum", **rep)
+        assert params_json(params, "compare", job) == params_json(other, "compare", job)
+    assert params_json(params, "compare", "qmsum") != params_json(other, "compare", "qmsum")
+    other = copy.deepcopy(params)
+    other["pretrain"]["lr"] *= 2  # a training key still reruns the cells
+    assert params_json(params, "compare", "pretrain") != params_json(other, "compare", "pretrain")
 
 
 def test_shares_and_document_caps():
@@ -255,7 +264,7 @@ def test_shares_and_document_caps():
 def two_sources(tmp_path_factory, repo):
     """Oracle splits of two sources (one single-, one multi-document) made by the oracle job."""
     root = tmp_path_factory.mktemp("cmp")
-    params = config.load_params(repo / "config" / "tiny.yaml")
+    params = config.load_params(repo / "params.yaml", [repo / "config" / "tiny.yaml"])
     sizes = {"wikiref": 9, "qmdsir": 14}
     for source, docs in (("wikiref", 1), ("qmdsir", 3)):
         src_dir = root / "sources" / source
@@ -412,7 +421,7 @@ def test_abstractive_cell_trains_on_the_extractive_cells_examples(two_sources, d
 
 
 def test_abstractive_rows_join_the_table_as_a_model_axis(repo):
-    params = config.load_params(repo / "config" / "tiny.yaml")
+    params = config.load_params(repo / "params.yaml", [repo / "config" / "tiny.yaml"])
     years = sorted(int(y) for y in params["duc"]["years"])
     setting = params["compare"]["qmsum"]["settings"][0]
     duc_rec = {"recall": {"ROUGE-1": 20.0, "ROUGE-2": 3.0, "ROUGE-SU4": 6.0}, "recall_ci": {"ROUGE-2": [2.0, 4.0]}}

@@ -16,9 +16,11 @@ import pytest
 import torch
 from safetensors import safe_open
 from test_finetune import _optimisation
+from training_stop import TrainingInterrupted, stop_after_epochs
 
 from wikiref.model import load_scorer
-from wikiref.model.training import LAST_DIR, STATE_JSON, TrainingInterrupted, TrainSettings, train
+from wikiref.model.checkpoint import LAST_DIR, STATE_JSON
+from wikiref.model.training import TrainSettings, train
 
 BACKEND = "aot_eager"
 
@@ -58,8 +60,8 @@ def test_compiled_scorer_trains_resumes_and_saves_like_the_eager_one(gc, dynamo,
     settings = _settings(compile=True, compile_backend=BACKEND)
     out = tmp_path / "compiled"
     model, tok = scorer()
-    with pytest.raises(TrainingInterrupted):
-        train(model, tok, train_ex, dev_ex, settings, out, stop_after_epochs=1)
+    with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+        train(model, tok, train_ex, dev_ex, settings, out)
     assert (out / LAST_DIR / STATE_JSON).exists()
     model, tok = scorer()  # a fresh model resumes from the compiled run's last/
     compiled = train(model, tok, train_ex, dev_ex, settings, out)
@@ -131,6 +133,7 @@ def test_a_compiled_scorer_compiles_one_graph_under_bf16_autocast(gc, dynamo, tm
     import contextlib
 
     from wikiref.model import training
+    from wikiref.model.scoring_task import pack_examples
 
     data = gc.Data(seed=13)
     encoder = gc.encoder_dir(tmp_path, "tiny", data)
@@ -150,7 +153,7 @@ def test_a_compiled_scorer_compiles_one_graph_under_bf16_autocast(gc, dynamo, tm
     settings = _settings(amp=True, compile=True, compile_backend=BACKEND)
     bf16 = train(model, tok, train_ex, dev_ex, settings, tmp_path / "bf16")
     assert dynamo["stats"]["unique_graphs"] == 1, dict(dynamo["stats"])
-    assert len({len(w) for w in training.pack_examples(model.config, tok, train_ex)[0]}) > 1  # several lengths
+    assert len({len(w) for w in pack_examples(model.config, tok, train_ex)[0]}) > 1  # several lengths
     for a, b in zip(fp32.history, bf16.history, strict=True):
         assert math.isfinite(b["train_loss"]) and math.isclose(b["train_loss"], a["train_loss"], rel_tol=0.05), (a, b)
 
@@ -216,7 +219,7 @@ def test_cudagraphs_compiles_the_encoder_alone_over_batches_padded_to_64(gc, dyn
 
 
 def test_cudagraphs_is_refused_for_the_bi_pairing_and_unknown_compile_values(gc, tmp_path):
-    from wikiref.model.training import compile_setting
+    from wikiref.model.compiling import compile_setting
 
     data = gc.Data(seed=17)
     encoder = gc.encoder_dir(tmp_path, "tiny", data)

@@ -24,7 +24,7 @@ from wikiref.stages import finetune as ft
 sys.path.insert(0, str(Path(__file__).parent))
 from test_duc_reader import make_nist_tree  # noqa: E402  (the DUC helper's NIST fixture)
 
-from wikiref.glue import duc as fd
+from wikiref.supervised import duc_finetune as fd
 
 torch.set_num_threads(1)
 
@@ -234,7 +234,16 @@ def test_cluster_summaries_rank_across_documents():
 
 def test_encoder_job_and_subnet_job(tmp_path, years):
     p = _params()
-    m, preds, summaries = ft.train_and_test(p, "bert", 2006, years, tmp_path / "bert", progress=False)
+    m, preds, summaries = ft.train_and_test(
+        p,
+        "bert",
+        2006,
+        years,
+        tmp_path / "bert",
+        pretrain_dir=tmp_path / "pretrain",
+        metrics_dir=tmp_path / "metrics",
+        progress=False,
+    )
     assert m["train_years"] == [2005, 2007] and m["year"] == 2006 and m["method"] == "full"
     assert len(m["dev_clusters"]) == 2 and not set(m["dev_clusters"]) & set(m["train_clusters"])
     assert all(c.split("/")[0] in ("2005", "2007") for c in m["dev_clusters"] + m["train_clusters"])
@@ -249,11 +258,29 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
     # keep_models: false leaves the small records only
     assert sorted(f.name for f in (tmp_path / "bert").iterdir()) == ["training.json"]
     # Same params and seed -> same predictions.
-    m2, preds2, _ = ft.train_and_test(p, "bert", 2006, years, tmp_path / "bert2", progress=False)
+    m2, preds2, _ = ft.train_and_test(
+        p,
+        "bert",
+        2006,
+        years,
+        tmp_path / "bert2",
+        pretrain_dir=tmp_path / "pretrain",
+        metrics_dir=tmp_path / "metrics",
+        progress=False,
+    )
     assert preds2["sentence_scores"].tolist() == preds["sentence_scores"].tolist()
     assert m2["test"]["ROUGE-2"]["R"] == m["test"]["ROUGE-2"]["R"]
 
-    ms, _, _ = ft.train_and_test(_params(keep_models=True), "qbert_st", 2005, years, tmp_path / "st", progress=False)
+    ms, _, _ = ft.train_and_test(
+        _params(keep_models=True),
+        "qbert_st",
+        2005,
+        years,
+        tmp_path / "st",
+        pretrain_dir=tmp_path / "pretrain",
+        metrics_dir=tmp_path / "metrics",
+        progress=False,
+    )
     st = ms["subnet"]
     assert st["masked_trainable"] == sum(subnet.keep_count(n, 0.1) for n in _maskable_sizes())
     assert (tmp_path / "st" / "model.safetensors").exists() and (tmp_path / "st" / "subnet.json").exists()
@@ -331,6 +358,8 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
         2006,
         years,
         tmp_path / "iter",
+        pretrain_dir=tmp_path / "pretrain",
+        metrics_dir=tmp_path / "metrics",
         prune_dir=tmp_path / "pruned",
         progress=False,
     )
@@ -390,20 +419,19 @@ def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
     assert not any(outputs[k].exists() for k in ("predictions", "summaries", "metrics"))
 
 
+CHECKPOINT = ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json")
+
+
 def test_rule_inputs_of_a_setting():
     """What a setting's jobs start from (their Snakemake inputs), as paths from wikiref.layout."""
     p = _params()
-    checkpoint = [
-        "models/pretrain/clf_qbert/model.safetensors",
-        "models/pretrain/clf_qbert/config.json",
-        "results/metrics/pretrain_clf_qbert.json",
-    ]
+    # every file of the checkpoint (a job reads them all), then the metrics `best` compares
+    checkpoint = [f"models/pretrain/clf_qbert/{f}" for f in CHECKPOINT] + ["results/metrics/pretrain_clf_qbert.json"]
     assert ft.pretrained_inputs(p, "qbert_da") == checkpoint  # best among the query-pooling variants: one
-    assert len(ft.pretrained_inputs(p, "da_pre")) == 6  # best: reg_bert and clf_qbert are candidates
+    assert len(ft.pretrained_inputs(p, "da_pre")) == 10  # best: reg_bert and clf_qbert are candidates
     assert ft.pretrained_inputs(p, "bert") == [] == ft.start_inputs(p, "bert")
     pruned = [
-        "models/finetune/qbert_da_iter/pruned/" + f
-        for f in ("model.safetensors", "subnet_masks.safetensors", "pruning.json")
+        "models/finetune/qbert_da_iter/pruned/" + f for f in (*CHECKPOINT, "subnet_masks.safetensors", "pruning.json")
     ]
     assert ft.start_inputs(p, "qbert_da_iter") == pruned == ft.pruned_files("qbert_da_iter")
     assert ft.pruned_files("{setting}")[0] == "models/finetune/{setting}/pruned/model.safetensors"

@@ -1,4 +1,4 @@
-"""finetune.loss / finetune.target in DUC fine-tuning (wikiref.glue.duc): the ranking and classification
+"""finetune.loss / finetune.target in DUC fine-tuning (wikiref.supervised.duc_finetune): the ranking and classification
 losses train, the cluster is each document's ranking group, standardise keeps its statistics."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_finetune import _params, _settings
 
-from wikiref.glue import duc as ft
 from wikiref.model.targets import TARGET_FILE, load_transform
+from wikiref.supervised import duc_finetune as ft
 
 
 @pytest.mark.parametrize(
@@ -18,7 +18,16 @@ def test_finetune_with_a_recipe(tmp_path, duc_years, loss, transform, head):
     target = {"transform": transform, "scale": 1.0, "top": 2}
     p = _params(settings=_settings("qbert"), keep_models=True, loss=loss, target=target, epochs=1)
     out = tmp_path / "qbert"
-    m, preds, summaries = ft.train_and_test(p, "qbert", 2006, duc_years, out, progress=False)
+    m, preds, summaries = ft.train_and_test(
+        p,
+        "qbert",
+        2006,
+        duc_years,
+        out,
+        pretrain_dir=tmp_path / "pretrain",
+        metrics_dir=tmp_path / "metrics",
+        progress=False,
+    )
     assert m["training"]["best_epoch"] == 1 and 0 <= m["test"]["ROUGE-2"]["R"] <= 1
     assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"}
     model, _ = _load(out)
@@ -63,7 +72,16 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
           "method": "full", "recipe": recipe}  # fmt: skip
     p = _params(settings=[*_settings("qbert"), bi], keep_models=True, epochs=2)
     out = tmp_path / "bi"
-    m, preds, summaries = ft.train_and_test(p, "qbert_bi", 2006, duc_years, out, progress=False)
+    m, preds, summaries = ft.train_and_test(
+        p,
+        "qbert_bi",
+        2006,
+        duc_years,
+        out,
+        pretrain_dir=tmp_path / "pretrain",
+        metrics_dir=tmp_path / "metrics",
+        progress=False,
+    )
     assert m["start"]["pairing"] == "bi" and m["training"]["best_epoch"] == 1  # recipe epochs: 1 (section: 2)
     assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"} and 0 <= m["test"]["ROUGE-2"]["R"] <= 1
     model, _ = _load(out)
@@ -71,6 +89,8 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
     assert len(preds) and all(len(s) for s in preds["sentence_scores"])
     bad = dict(bi, init="pretrained", variant="best")
     with pytest.raises(ft.FinetuneError, match="pairing bi starts from the encoder alone"):
-        ft.start_model(_params(settings=[bad]), bad)
+        ft.start_model(
+            _params(settings=[bad]), bad, pretrain_dir=tmp_path / "pretrain", metrics_dir=tmp_path / "metrics"
+        )
     with pytest.raises(ft.FinetuneError, match="recipe keys"):
         ft.setting_params(p, dict(bi, recipe={"warmup": 1}))

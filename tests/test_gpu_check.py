@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 JOBS = [
     "pretrain/classification/query",
     "finetune/subnet",
@@ -20,6 +22,7 @@ JOBS = [
 ]
 
 
+@pytest.mark.slow
 def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
     rates = tmp_path / "rates.json"
     cmd = [sys.executable, "scripts/gpu-check", "--device", "cpu", "--quick", "--jobs", ",".join(JOBS)]
@@ -82,6 +85,7 @@ def test_parity_models_draw_no_dropout(load_script, tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)  # same seed, same weights
 
 
+@pytest.mark.slow
 def test_selecting_a_fine_tuning_job_runs_the_pre_training_it_starts_from(repo, subprocess_env):
     """``--jobs finetune/full`` alone failed on an H100 (its pre-trained folder was never written): the job it
     starts from now runs first, and only that one."""

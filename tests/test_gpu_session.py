@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "gpu-session"
 
@@ -22,6 +24,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, dict]:
     return p.returncode, summary
 
 
+@pytest.mark.slow
 def test_steps_write_their_lines_and_a_summary(tmp_path):
     rc, summary = _run(tmp_path, "--steps", "gpu_check,biencoder")
     assert rc == 0 and summary["ok"] is True
@@ -62,6 +65,7 @@ ABSENT = (
 ).split()
 
 
+@pytest.mark.slow
 def test_the_gpu_scripts_run_with_torch_and_transformers_alone(tmp_path, subprocess_env):
     site = tmp_path / "site"
     site.mkdir()

@@ -21,6 +21,7 @@ from emulated_device import emulated_accelerator, host_syncs
 
 from wikiref.model import losses, training
 from wikiref.model.scorer import ScorerConfig, build_scorer
+from wikiref.model.scoring_task import ScoringExample
 
 WORDS = "the river flows through city near old town bridge a is in of and north south big small".split()
 TRANSFORMERS_PADDING_CHECK = "transformers/masking_utils.py"
@@ -70,14 +71,14 @@ def test_ranking_losses_on_the_device_equal_the_cpu_ones_without_a_sync(name, se
     assert on_device.grad == pytest.approx(cpu.grad, rel=1e-5, abs=1e-7)
 
 
-def _examples(n: int, sentences: int) -> list[training.ScoringExample]:
+def _examples(n: int, sentences: int) -> list[ScoringExample]:
     rng = random.Random(0)
 
     def sentence() -> str:
         return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 9))) + " ."
 
     return [
-        training.ScoringExample(
+        ScoringExample(
             [sentence()], [sentence() for _ in range(sentences)], [rng.random() for _ in range(sentences)], f"e{i}"
         )
         for i in range(n)

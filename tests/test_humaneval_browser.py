@@ -25,6 +25,8 @@ from wikiref import layout
 from wikiref.files import read_json
 from wikiref.stages.humaneval import sheets
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = os.environ.get("WIKIREF_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
     "--headless",

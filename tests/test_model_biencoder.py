@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from emulated_device import assert_same_on_the_device
+from training_stop import TrainingInterrupted, stop_after_epochs
 
 from wikiref.model import biencoder, training
 from wikiref.model.scorer import (
@@ -21,6 +22,7 @@ from wikiref.model.scorer import (
     score_sentences,
     to_device,
 )
+from wikiref.model.scoring_task import ScoringExample
 
 WORDS = "the campaign mayor city budget vote council school road tax plan river bridge park".split()
 
@@ -101,12 +103,12 @@ def test_config_files_of_cross_scorers_do_not_change_and_bi_round_trips(tmp_path
         ScorerConfig(encoder="tiny-random", pairing="poly")
 
 
-def _examples(rng, n: int) -> list[training.ScoringExample]:
+def _examples(rng, n: int) -> list[ScoringExample]:
     out = []
     for i in range(n):
         sents = [_sentence(rng) for _ in range(rng.randint(2, 6))]
         targets = [float(len(s)) / 60 for s in sents]  # a learnable signal: longer sentences score higher
-        out.append(training.ScoringExample([_sentence(rng)], sents, targets, f"e{i}"))
+        out.append(ScoringExample([_sentence(rng)], sents, targets, f"e{i}"))
     return out
 
 
@@ -122,8 +124,8 @@ def test_bi_training_learns_saves_and_resumes(loss, tmp_path):
         return m, tok
 
     m, tok = fresh()
-    with pytest.raises(training.TrainingInterrupted):
-        training.train(m, tok, train_ex, dev_ex, settings, tmp_path, stop_after_epochs=1)
+    with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+        training.train(m, tok, train_ex, dev_ex, settings, tmp_path)
     m, tok = fresh()
     result = training.train(m, tok, train_ex, dev_ex, settings, tmp_path)
     assert result.resumed_from_epoch == 1
@@ -210,7 +212,7 @@ def test_training_batches_are_bucketed_on_the_cpu_and_one_padded_block_on_cuda(m
     m, tok = bi_scorer()
     lengths = (1, 4, 1, 9, 2, 1)  # sentences of 1 to 9 sentences' words: several length buckets
     train_ex = [
-        training.ScoringExample([_sentence(rng)], [" ".join([_sentence(rng)] * k) for k in lengths], [0.1] * 6, f"e{i}")
+        ScoringExample([_sentence(rng)], [" ".join([_sentence(rng)] * k) for k in lengths], [0.1] * 6, f"e{i}")
         for i in range(3)
     ]
     task = scoring_task.BiEncoderTask(m, tok, train_ex, train_ex)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 from emulated_device import DeviceMismatch, assert_same_on_the_device, emulated_accelerator
+from training_stop import TrainingInterrupted, stop_after_epochs
 
 from wikiref.model import decoding, hiersumm, seq2seq
 from wikiref.model.decoding import DecodeSettings
@@ -224,18 +225,18 @@ def test_save_and_load_rnn_weights_sharing_one_storage(cell, tmp_path):
 
 
 def test_training_state_of_a_flattened_rnn_saves_and_resumes(tmp_path):
-    from wikiref.model import training
+    from wikiref.model.checkpoint import load_training_state, save_training_state
 
     model, batch = seq_model("s2s", "lstm")
     flatten_like_cudnn(model.encoder)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model(batch).loss.backward()
     optimizer.step()
-    training.save_training_state(tmp_path, model, optimizer, {"epoch": 0})
+    save_training_state(tmp_path, model, optimizer, {"epoch": 0})
     fresh, _ = seq_model("s2s", "lstm")
     flatten_like_cudnn(fresh.encoder)
     opt2 = torch.optim.AdamW(fresh.parameters(), lr=1e-3)
-    training.load_training_state(tmp_path, fresh, opt2, torch.device("cpu"))
+    load_training_state(tmp_path, fresh, opt2, torch.device("cpu"))
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), fresh.state_dict().values()))
 
 
@@ -283,10 +284,11 @@ def test_scorer_training_loop_with_subnetwork_hooks_runs_on_the_device(tmp_path)
     from wikiref.model import subnetworks as subnet
     from wikiref.model import training
     from wikiref.model.scorer import ScorerConfig, build_scorer, load_scorer
+    from wikiref.model.scoring_task import ScoringExample
 
     rng = random.Random(0)
     examples = [
-        training.ScoringExample([_sentence(rng)], [_sentence(rng) for _ in range(4)], [1.0, 0.0, 0.0, 1.0], f"e{i}")
+        ScoringExample([_sentence(rng)], [_sentence(rng) for _ in range(4)], [1.0, 0.0, 0.0, 1.0], f"e{i}")
         for i in range(6)
     ]
     settings = training.TrainSettings(epochs=2, batch_size=3, lr=1e-3, progress=False, device="meta")
@@ -300,8 +302,8 @@ def test_scorer_training_loop_with_subnetwork_hooks_runs_on_the_device(tmp_path)
 
     with emulated_accelerator() as device:
         m, tok, hooks = model()
-        with pytest.raises(training.TrainingInterrupted):
-            training.train(m, tok, examples[:4], examples[4:], settings, tmp_path, stop_after_epochs=1, **hooks)
+        with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+            training.train(m, tok, examples[:4], examples[4:], settings, tmp_path, **hooks)
         m, tok, hooks = model()
         result = training.train(m, tok, examples[:4], examples[4:], settings, tmp_path, **hooks)
         loaded = load_scorer(tmp_path)[0].to(device)  # (safetensors cannot load onto "meta" itself; CUDA it can)
@@ -330,10 +332,8 @@ def test_abstractive_training_loop_runs_on_the_device(family, tmp_path):
     settings = training.TrainSettings(epochs=2, batch_size=2, lr=1e-3, progress=False, device="meta")
     with emulated_accelerator() as device:
         model = abstractive.build_model(family, voc, config, seed=0)
-        with pytest.raises(training.TrainingInterrupted):
-            abstractive.fit(
-                family, model, voc, items[:3], items[3:], settings, tmp_path, select="rougeL", stop_after_epochs=1
-            )
+        with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+            abstractive.fit(family, model, voc, items[:3], items[3:], settings, tmp_path, select="rougeL")
         model = abstractive.build_model(family, voc, config, seed=0)
         result = abstractive.fit(family, model, voc, items[:3], items[3:], settings, tmp_path, select="rougeL")
         summariser = abstractive.load(tmp_path, device=device)

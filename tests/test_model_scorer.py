@@ -10,6 +10,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
+from wikiref import layout
 from wikiref.model import ScorerConfig, build_scorer, collate, load_scorer, save_scorer, score_sentences
 from wikiref.model.encoders import MINILM, add_level_tokens, minilm_dir, resolve_source
 
@@ -188,7 +189,8 @@ def test_save_load_roundtrip_without_pickle(tiny, tmp_path, monkeypatch):
     before = score_sentences(model, tok, EXAMPLES)
     save_scorer(model, tok, tmp_path)
     names = {p.name for p in tmp_path.iterdir()}
-    assert {"model.safetensors", "config.json", "tokenizer.json"} <= names
+    # exactly the files the rules declare for a checkpoint (a file more would be read without being declared)
+    assert names == set(layout.CHECKPOINT_FILES)
     assert not any(n.endswith((".bin", ".pt", ".pkl")) for n in names)
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["pooling"] == "query" and cfg["encoder_config"]["num_hidden_layers"] == 2

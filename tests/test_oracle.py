@@ -188,7 +188,7 @@ def test_prebuilt_references_are_reused():
 
 
 def test_oracle_records_parallel_equals_serial(cloze_examples):
-    from wikiref.glue.labels import oracle_records
+    from wikiref.supervised.labels import oracle_records
 
     docs = [ex["document"] for ex in cloze_examples]
     stmts = [ex["cloze"] for ex in cloze_examples]

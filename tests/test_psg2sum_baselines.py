@@ -10,10 +10,9 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from sklearn.metrics.pairwise import cosine_similarity
 
-from wikiref import examples
+from wikiref import config, examples
 from wikiref.extractive.official import score as official_score
 from wikiref.extractive.textrank import make_vectorizer
 from wikiref.papers.psg2sum import PAPER_TABLE4
@@ -194,8 +193,7 @@ def _synthetic(n: int, split: str, start: int):
 
 
 def _tiny_params() -> dict:
-    with open(REPO / "config" / "tiny.yaml", encoding="utf-8") as fh:
-        cfg = yaml.safe_load(fh)
+    cfg = config.load_params(REPO / "params.yaml", [REPO / "config" / "tiny.yaml"])
     params = {k: cfg[k] for k in ("seed", "model", "pretrain")}
     assert params["model"]["encoder"] == "tiny-random"
     params["pretrain"] = dict(params["pretrain"], batch_size=4)

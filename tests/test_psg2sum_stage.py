@@ -74,6 +74,7 @@ def test_part_mines_pairs_and_counts_every_skip(standin_dir, tmp_path):
 
 
 @pytest.mark.parametrize("kill_after", [1, 2])
+@pytest.mark.slow
 def test_part_killed_and_resumed_writes_the_same_bytes(repo, standin_dir, tmp_path, kill_after):
     ref_dir, killed_dir = tmp_path / "ref", tmp_path / "killed"
     ref_dir.mkdir()

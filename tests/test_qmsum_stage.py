@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from wikiref import config, layout
-from wikiref.glue import qmsum as gq
 from wikiref.stages import compare
 from wikiref.stages.qmsum import stage
+from wikiref.supervised import qmsum_finetune as gq
 
 torch.set_num_threads(1)
 
@@ -27,7 +27,7 @@ def _outputs(root):
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory, repo):
     root = tmp_path_factory.mktemp("qmsum")
-    params = config.load_params(repo / "config" / "tiny.yaml")  # qmsum.standin: true
+    params = config.load_params(repo / "params.yaml", [repo / "config" / "tiny.yaml"])  # qmsum.standin: true
     stage.standin(params, {}, {"file": root / "standin.jsonl"})
     metrics = stage.prepare(params, {"standin": root / "standin.jsonl"}, _outputs(root))
     return root, params, metrics
@@ -104,7 +104,10 @@ def test_model_summaries_rank_by_score_fill_budget_keep_transcript_order():
 def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source_model):
     root, params, _ = prepared
     models_root, cell = two_source_model
-    p = copy.deepcopy(params)
+    from wikiref.registry import params_json
+
+    p = json.loads(params_json(params, "compare", "qmsum"))  # what the rule passes: no variants, no settings
+    assert "variants" not in p["pretrain"] and "settings" not in p["finetune"]
     inputs = {s: root / f"{s}.parquet" for s in layout.SPLITS}
     inputs["models_root"] = models_root
     res = compare.qmsum(p, inputs, {"work_dir": tmp_path / "w", "result": tmp_path / "r.json"}, cell=cell)
@@ -128,7 +131,7 @@ def two_source_model(tmp_path_factory, repo):
     from wikiref.stages import pretrain as pt
 
     root = tmp_path_factory.mktemp("cmpmodels")
-    params = config.load_params(repo / "config" / "tiny.yaml")
+    params = config.load_params(repo / "params.yaml", [repo / "config" / "tiny.yaml"])
     cell = compare.Cell("wikiref", "equal")
     oracle_root = root / "oracle"
     for split, n in (("train", 8), ("dev", 4), ("test", 4)):
@@ -149,5 +152,8 @@ def two_source_model(tmp_path_factory, repo):
     p = copy.deepcopy(params)
     p["compare"]["sources"] = ["wikiref"]
     inputs = compare.pretrain_inputs(p, cell.id, oracle_root)
+    from wikiref.registry import params_json
+
+    p = json.loads(params_json(p, "compare", "pretrain"))  # what the rule passes: no pretrain.variants
     compare.pretrain(p, inputs, {"model_dir": root / "models" / cell.id, "result": root / "r.json"}, cell=cell)
     return root / "models", cell.id

@@ -5,10 +5,8 @@ program (a known command name, something on PATH, or an executable file of the r
 checked by the handler of its program: ``make -n``, ``snakemake -n`` in a scratch directory, ``wikiref
 ... --help`` (the real command where it is cheap and writes nothing), ``dvc exp run -S`` as a check of
 the parameter against the schema, ``python -m pytest`` as ``--collect-only``, a script's ``--help``.
-A command no handler knows fails, so a new README command must get a check here.
-
-The one tolerance: the make targets of PENDING_TARGETS and the pages of PENDING_PAGES are written by
-other branches; until they are merged, a README line naming one is skipped with the name in the reason.
+A command no handler knows fails, so a new README command must get a check here. Nothing is skipped: a
+make target or a page the README names that does not exist fails.
 """
 
 from __future__ import annotations
@@ -31,8 +29,6 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 BIN = Path(sys.executable).parent
 MAX_LINES = 120
-PENDING_TARGETS = {"gpu-check": "docs/gpu.md (issue 29)", "slurm-check": "docs/cluster.md (issue 30)"}
-PENDING_PAGES = {"docs/gpu.md": "issue 29", "docs/cluster.md": "issue 30"}
 # Words that start a command even when they are not on this machine's PATH (so they are never taken for prose)
 KNOWN_PROGRAMS = {"make", "snakemake", "dvc", "wikiref", "python", "python3", "pip", "source", "git", "bash"}
 SHELL_OPERATORS = re.compile(r"(?:&&|\|\||[;|<>]|\$\()")
@@ -102,13 +98,8 @@ def ok(res: subprocess.CompletedProcess, what: str) -> None:
 
 
 def check_make(words: list[str], tmp_path: Path) -> None:
-    """``make -n``: the recipe is printed, nothing runs; a missing target fails unless it is pending."""
-    targets = [w for w in words[1:] if not w.startswith("-") and "=" not in w] or ["env"]
-    res = run(["make", "-n", *words[1:]])
-    missing = [t for t in targets if f"No rule to make target '{t}'" in res.stderr]
-    if missing and set(missing) <= set(PENDING_TARGETS):
-        pytest.skip("; ".join(f"make target '{t}' not in the Makefile yet ({PENDING_TARGETS[t]})" for t in missing))
-    ok(res, shlex.join(words))
+    """``make -n``: the recipe is printed, nothing runs; a missing target fails."""
+    ok(run(["make", "-n", *words[1:]]), shlex.join(words))
 
 
 def check_snakemake(words: list[str], tmp_path: Path) -> None:
@@ -201,17 +192,20 @@ def test_readme_starts_with_the_two_commands():
     assert [c for _, c in COMMANDS[:2]] == ["make sample", "make test"]
 
 
-@pytest.mark.parametrize("target", sorted(set(LINK.findall(README.read_text(encoding="utf-8")))))
-def test_readme_link_resolves(target):
+def check_link(target: str) -> None:
+    """A relative link names an existing file (and, with an anchor, one of its headings)."""
     if re.match(r"\w+://|mailto:", target):
         return
     path, _, anchor = target.partition("#")
-    if path in PENDING_PAGES and not (REPO / path).exists():
-        pytest.skip(f"page {path} not written yet ({PENDING_PAGES[path]})")
     page = REPO / path
     assert page.is_file(), f"README links to {path}, which does not exist"
     if anchor:
         assert anchor in anchors(page), f"{path} has no heading with anchor #{anchor}"
+
+
+@pytest.mark.parametrize("target", sorted(set(LINK.findall(README.read_text(encoding="utf-8")))))
+def test_readme_link_resolves(target):
+    check_link(target)
 
 
 def check_command(line: int, command: str, tmp_path: Path) -> None:
@@ -249,3 +243,13 @@ def test_parser(text, found):
 def test_a_command_without_a_check_fails(command, tmp_path):
     with pytest.raises(AssertionError, match="no check for|unsupported|no shell operators"):
         check_command(1, command, tmp_path)
+
+
+def test_a_missing_make_target_or_page_fails(tmp_path):
+    """No escape hatch: a README line naming a make target or a page that does not exist fails (never skips)."""
+    with pytest.raises(AssertionError, match="No rule to make target 'no-such-target'"):
+        check_command(1, "make no-such-target", tmp_path)
+    with pytest.raises(AssertionError, match="docs/no-such-page.md, which does not exist"):
+        check_link("docs/no-such-page.md")
+    with pytest.raises(AssertionError, match="no heading with anchor #no-such-heading"):
+        check_link("docs/tests.md#no-such-heading")

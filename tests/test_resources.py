@@ -363,6 +363,7 @@ def test_a_bad_entry_stops_snakemake_at_load_time(repo, snakemake, tmp_path):
     assert "no 'trian' in qmsum.files" in res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_snakemake_runs_the_resource_jobs(repo, snakemake, server, tmp_path, paper):
     """The rules for real: a url entry downloads to the consumer's path; a manual entry fails with its
     instructions in the job's log, and never runs once the data is in place."""

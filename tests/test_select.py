@@ -8,22 +8,36 @@ import random
 import numpy as np
 import pytest
 
-from wikiref.model import selection as sel
+from wikiref.extractive import selection as sel
 
 
 def test_ranking_ties_and_nan():
     assert sel.ranking([0.2, 0.9, 0.2, float("nan"), 0.5]) == [1, 4, 0, 2, 3]
 
 
+def test_one_ranking_for_both_rules():
+    """For finite scores (floats, numpy floats, ints, +-inf) the ranking is plain score order (ties: input order),
+    what the DUC rule and the meeting baselines ranked by; NaN / None (never scored) rank as -inf: last."""
+    rng = random.Random(3)
+    pool = [0.0, -0.0, 1.0, -1.0, 0.5, math.inf, -math.inf]
+    for _ in range(300):
+        xs = [rng.choice(pool) if rng.random() < 0.4 else rng.uniform(-2, 2) for _ in range(rng.randint(0, 12))]
+        for scores in (xs, np.asarray(xs, dtype=np.float32), np.asarray(xs), [int(x) for x in xs if math.isfinite(x)]):
+            assert sel.ranking(scores) == sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    assert sel.ranking([None, -math.inf, float("nan"), 0.0]) == [3, 0, 1, 2]
+    # the DUC rule skips nothing for being unscored: a NaN sentence is simply tried last
+    assert sel.select([float("nan"), 0.1], ["a b c", "d e f"], max_words=3) == [1]
+
+
 def test_select_threshold_blocking_and_document_order():
     sents = ["the cat sat on the mat", "a dog ran", "the cat sat on a chair", "birds fly south"]
     scores = [0.9, 0.3, 0.8, 0.6]
     # ranked 0, 2, 3, 1; sentence 2 shares "the cat sat" with 0 -> blocked
-    assert sel.select(scores, sents, 0.5) == [0, 3]
-    assert sel.select(scores, sents, 0.5, block_trigrams=False) == [0, 2, 3]
-    assert sel.select(scores, sents, 0.95) == [0]  # min_sentences=1: the top one is always considered
-    assert sel.select(scores, sents, 0.95, min_sentences=0) == []
-    assert sel.select(scores, sents, -1.0) == [0, 1, 3]
+    assert sel.threshold_select(scores, sents, 0.5) == [0, 3]
+    assert sel.threshold_select(scores, sents, 0.5, block_trigrams=False) == [0, 2, 3]
+    assert sel.threshold_select(scores, sents, 0.95) == [0]  # min_sentences=1: the top one is always considered
+    assert sel.threshold_select(scores, sents, 0.95, min_sentences=0) == []
+    assert sel.threshold_select(scores, sents, -1.0) == [0, 1, 3]
 
 
 def test_trigrams_are_case_and_punctuation_insensitive():
@@ -53,7 +67,7 @@ def _brute_force(scores, docs, refs, min_sentences):
     best = (-1.0, None)
     cands = sorted({float(x) for sc in scores for x in sc} | {math.inf}, reverse=True)
     for t in cands:
-        chosen = sel.select_all(scores, docs, t, min_sentences=min_sentences)
+        chosen = sel.threshold_select_all(scores, docs, t, min_sentences=min_sentences)
         v = np.mean([sel.rouge2_f1(sel.summary_text(d, c), ref) for d, c, ref in zip(docs, chosen, refs)])
         if v > best[0] + 1e-12:
             best = (v, t)

@@ -155,3 +155,37 @@ def test_log_parsing(sc):
     assert sc.job_counts(LOG) == (2, 1)
     with pytest.raises(ValueError):
         sc.run_id("no id")
+
+
+def test_cancel_waits_for_a_complete_checkpoint(sc, tmp_path, monkeypatch):
+    """The cancel check scancels the training job only once last/ holds a complete checkpoint. It used to cancel as
+    soon as last/ existed: under load that fell between the first file of the save and state.json (written last),
+    and the rerun started over ("rerun exit 0, resumed from epoch 0 of 6"). A save cut short before state.json
+    (the real save_training_state, its last write failing) leaves a last/ folder with the tensors: not yet."""
+    import torch
+
+    from wikiref.model import checkpoint
+
+    model_dir = tmp_path / "models" / "pretrain" / sc.CANCEL_VARIANT
+    last = model_dir / checkpoint.LAST_DIR
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.ones(1, 2)).sum().backward()
+    optimizer.step()  # AdamW's moments exist: state.safetensors holds them
+    assert sc.job_to_cancel(LOG, model_dir) is None  # no last/ yet
+
+    def cut_short(path, obj):
+        raise KeyboardInterrupt("scancel")
+
+    monkeypatch.setattr(checkpoint, "write_json", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.save_training_state(last, model, optimizer, {"epoch": 0})
+    assert {p.name for p in last.iterdir()} == {"model.safetensors", checkpoint.STATE_TENSORS}
+    assert not checkpoint.checkpoint_complete(last)
+    assert sc.job_to_cancel(LOG, model_dir) is None  # last/ exists, the checkpoint is not complete: wait
+
+    monkeypatch.undo()
+    checkpoint.save_training_state(last, model, optimizer, {"epoch": 0})
+    assert checkpoint.checkpoint_complete(last)
+    assert sc.job_to_cancel("", model_dir) is None  # nothing submitted (yet): nothing to cancel
+    assert sc.job_to_cancel(LOG, model_dir) == 41  # the run's first submission

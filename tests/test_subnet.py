@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from wikiref.glue import oracle as go
 from wikiref.model import ScorerConfig, build_scorer
 from wikiref.model import subnetworks as subnet
 from wikiref.model.training import TrainSettings, train
 from wikiref.stages import pretrain as pt
+from wikiref.supervised import pretraining as go
 
 torch.set_num_threads(1)
 

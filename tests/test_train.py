@@ -7,19 +7,14 @@ import pickle
 import pytest
 import torch
 from safetensors.torch import load_file
+from training_stop import TrainingInterrupted, stop_after_epochs
 
-from wikiref.glue import oracle as go
 from wikiref.model import ScorerConfig, build_scorer, load_scorer, score_sentences
+from wikiref.model.optim import lr_factor, param_groups
 from wikiref.model.packing import PackedWindow
-from wikiref.model.training import (
-    TrainingInterrupted,
-    TrainSettings,
-    epoch_batches,
-    lr_factor,
-    param_groups,
-    train,
-)
+from wikiref.model.training import TrainSettings, epoch_batches, train
 from wikiref.stages import pretrain as pt
+from wikiref.supervised import pretraining as go
 
 torch.set_num_threads(1)
 
@@ -125,7 +120,7 @@ def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     assert result.best_epoch == best["epoch"]
     # the saved checkpoint is the best epoch's: its dev loss reproduces the recorded one
     loaded, tok2 = load_scorer(tmp_path / "m")
-    from wikiref.model.training import pack_examples, predict
+    from wikiref.model.scoring_task import pack_examples, predict
 
     windows, _ = pack_examples(loaded.config, tok2, dv)
     _, dev_loss = predict(
@@ -173,8 +168,8 @@ def test_resume_after_interruption_gives_the_same_model(data, tmp_path, monkeypa
     full = train(model, tok, tr, dv, settings, tmp_path / "full")
 
     model, tok = _fresh()
-    with pytest.raises(TrainingInterrupted):
-        train(model, tok, tr, dv, settings, tmp_path / "cut", stop_after_epochs=1)
+    with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+        train(model, tok, tr, dv, settings, tmp_path / "cut")
     assert (tmp_path / "cut" / "last" / "state.json").exists()
 
     def no_unpickling(*a, **k):
@@ -194,8 +189,8 @@ def test_resume_after_interruption_gives_the_same_model(data, tmp_path, monkeypa
 def test_changed_settings_do_not_resume(data, tmp_path):
     tr, dv = data
     model, tok = _fresh()
-    with pytest.raises(TrainingInterrupted):
-        train(model, tok, tr, dv, _settings(epochs=2), tmp_path / "m", stop_after_epochs=1)
+    with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+        train(model, tok, tr, dv, _settings(epochs=2), tmp_path / "m")
     model, tok = _fresh()
     res = train(model, tok, tr, dv, _settings(epochs=2, lr=1e-3), tmp_path / "m")
     assert res.resumed_from_epoch == 0
@@ -286,8 +281,8 @@ def test_lr_at_every_step_is_the_closed_form_and_resuming_changes_nothing(data, 
     assert expected[warmup - 1][0] == expected[warmup][0] == settings.lr and expected[0][0] == settings.lr / warmup
 
     model, tok = _fresh()
-    with pytest.raises(TrainingInterrupted):
-        train(model, tok, tr, dv, settings, tmp_path / "cut", stop_after_epochs=1)
+    with stop_after_epochs(1), pytest.raises(TrainingInterrupted):
+        train(model, tok, tr, dv, settings, tmp_path / "cut")
     cut_lrs, seen[:] = list(seen), []
     assert cut_lrs == full_lrs[: total // 2]
     # the same checkpoint as the code before LambdaLR wrote it: no initial_lr, lr = the last step's
@@ -312,7 +307,7 @@ def test_lr_at_every_step_is_the_closed_form_and_resuming_changes_nothing(data, 
 
 def test_make_scheduler_set_for_a_step_count(data):
     """The scheduler built for ``done_steps`` gives the lr of that step at once, then follows the schedule."""
-    from wikiref.model.training import make_scheduler
+    from wikiref.model.optim import make_scheduler
 
     model, _ = _fresh()
     opt = torch.optim.AdamW(param_groups(model, 0.01, head_lr_scale=10.0), lr=1.0)

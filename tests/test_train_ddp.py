@@ -10,12 +10,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 WORKER = textwrap.dedent(
     """
     import hashlib, json, os, sys
     import torch
     torch.set_num_threads(1)
-    from wikiref.glue.oracle import to_examples
+    from wikiref.supervised.pretraining import to_examples
     from wikiref.stages import pretrain as pt
     from wikiref.model import ScorerConfig, build_scorer
     from wikiref.model.training import TrainSettings, train
@@ -41,6 +43,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_gloo_processes_stay_in_sync(tmp_path):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
@@ -61,10 +64,10 @@ def test_two_gloo_processes_stay_in_sync(tmp_path):
 def _tiny_run(out, seed=3):
     import torch
 
-    from wikiref.glue.oracle import to_examples
     from wikiref.model import ScorerConfig, build_scorer
     from wikiref.model.training import TrainSettings, train
     from wikiref.stages import pretrain as pt
+    from wikiref.supervised.pretraining import to_examples
 
     tr = to_examples(pt.synthetic_oracle_frame(8, seed=1, prefix="tr"), "classification")
     dv = to_examples(pt.synthetic_oracle_frame(2, seed=2, prefix="dv"), "classification")

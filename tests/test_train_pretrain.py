@@ -11,8 +11,8 @@ import torch
 import yaml
 
 from wikiref.config import load_params
-from wikiref.glue import oracle as go
 from wikiref.stages import pretrain as pt
+from wikiref.supervised import pretraining as go
 
 torch.set_num_threads(1)
 

@@ -1,6 +1,7 @@
 """Smoke test: the whole workflow on config/tiny.yaml, in a scratch copy of the project, then DVC on top.
 
-The copy holds the repository's tracked files with ``params.yaml`` = ``config/tiny.yaml`` (``dvc.yaml``
+The copy holds the repository's tracked files with ``params.yaml`` = params.yaml merged with the overlay
+``config/tiny.yaml`` (what ``wikiref params --configfile config/tiny.yaml --show`` prints; ``dvc.yaml``
 regenerated for it) in its own git repository, so Snakemake and DVC run there exactly as in a clone.
 In order (one Snakemake run, shared by every test of this module):
 
@@ -8,10 +9,11 @@ In order (one Snakemake run, shared by every test of this module):
   stages (checked against a second count taken another way), every CSV row and every metrics file
   labelled STAND-IN, no WikiRef article or document in the STAND-IN DUC, the metrics keys of the profile;
 * a second run has nothing to do; a parameter change plans exactly the jobs that depend on it;
-* DVC shares Snakemake's state: after ``dvc commit`` (what ``make sample`` ends with) ``dvc status`` is
-  clean; a report setting reruns the report stage alone, and inside it the report job alone; a curation
-  threshold reruns curate and what depends on it, and inside curate the merge, not the spaCy part jobs;
-  afterwards both tools agree again that nothing is left to do.
+* after ``dvc commit`` (what ``make sample`` ends with) ``git status`` lists nothing but ``dvc.lock``;
+* DVC shares Snakemake's state: after ``dvc commit`` ``dvc status`` is clean; a report setting reruns the
+  report stage alone, and inside it the report job alone; a curation threshold reruns curate and what depends
+  on it, and inside curate the merge, not the spaCy part jobs; afterwards both tools agree again that nothing
+  is left to do.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: float = 1500) -> subproc
 
 @pytest.fixture(scope="module")
 def project(repo, tmp_path_factory, env) -> Path:
-    """A scratch project: the tracked files (as in the working tree), params.yaml = config/tiny.yaml."""
+    """A scratch project: the tracked files (as in the working tree), params.yaml = params.yaml + config/tiny.yaml."""
     root = tmp_path_factory.mktemp("tiny-project")
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout
     for name in filter(None, tracked.decode().split("\0")):
@@ -62,7 +64,8 @@ def project(repo, tmp_path_factory, env) -> Path:
         if src.is_file():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, root / name)
-    shutil.copy2(repo / "config/tiny.yaml", root / "params.yaml")
+    tiny = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
+    (root / "params.yaml").write_text(yaml.safe_dump(tiny, sort_keys=False, default_flow_style=None, width=120))
     for cmd in (
         [str(BIN / "wikiref"), "dvc-yaml", "--write"],
         ["git", "init", "-q"],
@@ -84,10 +87,35 @@ def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def tiny_run(project, env) -> Path:
-    res = snakemake(project, env)
-    assert res.returncode == 0, res.stderr[-6000:]
+def read_audit(project, env, repo, tmp_path_factory) -> subprocess.CompletedProcess | None:
+    """The one Snakemake run of this module, under scripts/read_audit.py (strace) when strace is installed:
+    its output lists every file a job read without its rule declaring it."""
+    if shutil.which("strace") is None:
+        res = snakemake(project, env)
+        assert res.returncode == 0, res.stderr[-6000:]
+        return None
+    trace = tmp_path_factory.mktemp("read-audit") / "trace"
+    cmd = [str(BIN / "snakemake"), "--profile", "workflow/profiles/default", "--cores", "2", "--resources", "gpu=1"]
+    audit = [sys.executable, str(repo / "scripts" / "read_audit.py"), "--run-dir", ".", "--trace", str(trace)]
+    res = _run([*audit, "--", *cmd], project, env)
+    assert "traced command exited" not in res.stdout, res.stderr[-6000:]
+    return res
+
+
+@pytest.fixture(scope="module")
+def tiny_run(project, read_audit) -> Path:
     return project
+
+
+def test_every_job_reads_only_declared_files(tiny_run, read_audit):
+    """Every file a job opened for reading inside the run directory (strace) is a declared input of its rule,
+    its own output or scratch: a change to any file a job reads reruns it (scripts/read_audit.py)."""
+    if read_audit is None:
+        pytest.skip("strace not found (.ci/install-deps installs it)")
+    lines = [json.loads(x) for x in read_audit.stdout.splitlines() if x.startswith("{")]
+    assert lines and lines[-1]["jobs"] > 50, read_audit.stdout[-3000:]
+    assert [x for x in lines if "read" in x or "unmapped_job_log" in x] == []
+    assert read_audit.returncode == 0
 
 
 def _planned_rules(out: str) -> set[str]:
@@ -256,6 +284,18 @@ def _dvc_descendants(project: Path, env: dict, stage: str) -> set[str]:
     res = dvc(project, env, "dag", "--dot")
     assert res.returncode == 0, res.stderr[-3000:]
     return _descendants(re.findall(r'^\s*"?(\w+)"?\s*->\s*"?(\w+)"?', res.stdout, flags=re.M), stage)
+
+
+def test_a_sample_run_leaves_a_clean_tree(tiny_run, env):
+    """What `make sample` writes (the workflow's outputs, DVC's .gitignore entries, dvclive's folders) is ignored
+    by git, in a project holding the tracked files as a clone does; dvc.lock alone is left: DVC refuses a
+    git-ignored lock file, and it records this machine's run (docs/workflow.md). The report step of `make sample`
+    is left out: it writes results/report.html, under the ignored results/ like every other result."""
+    res = dvc(tiny_run, env, "commit", "--force", "--quiet")  # what `make sample` ends with
+    assert res.returncode == 0, res.stderr[-3000:]
+    status = _run(["git", "status", "--porcelain", "--untracked-files=all"], tiny_run, env)
+    assert status.returncode == 0, status.stderr[-3000:]
+    assert status.stdout.splitlines() == ["?? dvc.lock"], status.stdout[-3000:]
 
 
 def test_dvc_shares_snakemakes_state(tiny_run, env):

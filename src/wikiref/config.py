@@ -36,7 +36,8 @@ def load_schema() -> dict:
             "(pip install -e .) or point WIKIREF_SCHEMA at workflow/schemas/params.schema.yaml"
         )
     with open(SCHEMA_PATH, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        # libyaml's parser when present (the registry reads the schema on import: ~10x faster), same constructors.
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _validator(schema: Mapping):
@@ -114,22 +115,138 @@ def load_params(path: str | os.PathLike = DEFAULT_PARAMS, overlays: Iterable[str
     """Read params.yaml (plus optional overlay files, merged deeply in order) and validate."""
     with open(path, encoding="utf-8") as fh:
         params = yaml.safe_load(fh) or {}
+    extras = []
     for extra in overlays:
         with open(extra, encoding="utf-8") as fh:
-            params = deep_merge(params, yaml.safe_load(fh) or {})
+            extras.append(yaml.safe_load(fh) or {})
+    params = merge_overlays(params, extras)
     validate(params)
     return params
 
 
+def merge_overlays(base: Mapping, overlays: Iterable[Mapping]) -> dict:
+    """``base`` with ``overlays`` merged over it as Snakemake merges ``--configfile`` files over the Snakefile's
+    ``configfile:``: the overlays merged into one first, in order, then that over ``base`` (:func:`deep_merge`)."""
+    over: dict = {}
+    for extra in overlays:
+        over = deep_merge(over, extra)
+    return deep_merge(base, over)
+
+
 def deep_merge(base: Mapping, over: Mapping) -> dict:
-    """Merge mappings recursively like Snakemake merges --configfile files (lists are replaced)."""
+    """Merge mappings recursively as Snakemake merges ``--configfile`` files over the Snakefile's ``configfile:``
+    (``snakemake.utils.update_config``): a mapping merges key by key, any other value (a list too) replaces.
+    Snakemake's corner cases included: a non-empty mapping over a non-mapping replaces it, an empty one keeps it."""
     out = copy.deepcopy(dict(base))
     for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
+        if isinstance(value, Mapping):
+            current = out.get(key, {})
+            if isinstance(current, Mapping):
+                out[key] = deep_merge(current, value)
+            elif value:
+                out[key] = deep_merge({}, value)
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def schema_at(path: Iterable[str], schema: Mapping | None = None) -> Mapping | None:
+    """The schema of the parameter at key path ``path`` (``("pretrain", "lr")``), ``$ref`` resolved, or None when
+    the schema knows no such key. Below a mapping whose keys are free (``additionalProperties`` a schema, e.g.
+    ``resources``) any key has that schema; below ``oneOf``/``anyOf`` alternatives, the first that knows the key."""
+    schema = load_schema() if schema is None else schema
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Mapping) -> Mapping:
+        while "$ref" in node:
+            ref = node["$ref"]
+            if not ref.startswith("#/"):
+                raise ParamsError(f"schema reference {ref!r}: only local references are supported")
+            target: Mapping = {"$defs": defs, **schema}
+            for part in ref[2:].split("/"):
+                target = target[part]
+            node = target
+        return node
+
+    def child(node: Mapping, key: str) -> Mapping | None:
+        node = resolve(node)
+        if key in node.get("properties", {}):
+            return node["properties"][key]
+        extra = node.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            return extra
+        for alt in (*node.get("oneOf", ()), *node.get("anyOf", ())):
+            found = child(alt, key)
+            if found is not None:
+                return found
+        return None
+
+    node: Mapping | None = schema
+    for key in path:
+        node = child(node, str(key))
+        if node is None:
+            return None
+    return resolve(node)
+
+
+def _canonical(value) -> str:
+    """A value as canonical JSON: equal exactly when YAML would write the same value (1 and 1.0, or true and 1, differ)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def minimal_overlay(defaults: Mapping, full: Mapping) -> dict:
+    """The smallest overlay that :func:`deep_merge` (and Snakemake) merge over ``defaults`` into ``full``: the keys
+    whose value differs, mappings compared key by key, any other value (lists too) whole. Raises ParamsError where
+    no overlay can give ``full`` (a key of ``defaults`` missing from it: an overlay adds and replaces, never removes)."""
+
+    def diff(base: Mapping, target: Mapping, path: tuple[str, ...]) -> dict:
+        missing = [k for k in base if k not in target]
+        if missing:
+            where = ".".join(path) or "the top level"
+            raise ParamsError(f"{where}: keys {missing} of the defaults are missing, and an overlay cannot remove keys")
+        out: dict = {}
+        for key, value in target.items():
+            default = base.get(key, _MISSING)
+            if isinstance(value, Mapping) and isinstance(default, Mapping):
+                sub = diff(default, value, path + (str(key),))
+                if sub:
+                    out[key] = sub
+            elif default is _MISSING or _canonical(value) != _canonical(default):
+                out[key] = copy.deepcopy(value)
+        return out
+
+    return diff(defaults, full, ())
+
+
+def overlay_problems(defaults: Mapping, overlay: Mapping, schema: Mapping | None = None) -> list[str]:
+    """What is wrong with ``overlay`` (a ``config/*.yaml`` profile) as an overlay of ``defaults`` (params.yaml):
+    a key the schema does not know, a value that repeats the default (an overlay holds only what it changes: a
+    mapping is compared key by key, any other value whole), an empty mapping (merging it changes nothing), and
+    the schema's complaints about the merged result. One line per problem, naming the key path; [] = fine."""
+    schema = load_schema() if schema is None else schema
+    problems: list[str] = []
+
+    def walk(over: Mapping, base, path: tuple[str, ...]) -> None:
+        for key, value in over.items():
+            where = path + (str(key),)
+            name = ".".join(where)
+            if schema_at(where, schema) is None:
+                problems.append(f"{name}: unknown parameter (not in {SCHEMA_PATH.name})")
+                continue
+            default = base.get(key, _MISSING) if isinstance(base, Mapping) else _MISSING
+            if isinstance(value, Mapping) and not value and default is not _MISSING:
+                problems.append(f"{name}: an empty mapping changes nothing when merged; leave it out")
+            elif isinstance(value, Mapping):
+                walk(value, default if isinstance(default, Mapping) else {}, where)
+            elif default is not _MISSING and _canonical(value) == _canonical(default):
+                problems.append(f"{name}: repeats the default value {_canonical(value)}; leave it out")
+
+    walk(overlay, defaults, ())
+    try:
+        validate(deep_merge(defaults, overlay))
+    except ParamsError as exc:
+        problems.extend(line.strip() for line in str(exc).splitlines()[1:])
+    return problems
 
 
 def _split_key(key: str) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ BENCHMARKS = f"{LOGS}/benchmarks"
 # ------------------------------------------------------------------------------------------ sample
 SAMPLE_MANIFEST = "MANIFEST.json"  # inside sample.out_dir
 SAMPLE_DUMP = "dump/enwiki-sample.xml.bz2"  # inside sample.out_dir: the real Wikipedia fragment
+SAMPLE_WARC = "warc/standin.warc.gz"  # inside sample.out_dir: the STAND-IN cited pages
 
 # ----------------------------------------------------------------------------------------- collect
 RAW_DIR = f"{DATA}/raw"
@@ -182,11 +183,26 @@ ABSTRACTIVE_TABLES = (
 ABSTRACTIVE_METRICS = f"{METRICS}/abstractive.json"
 
 
+# ------------------------------------------------------------------------------------ checkpoints
+# Every file of a saved sentence scorer (wikiref.model.scorer.save_scorer writes exactly these; a test checks it).
+# A rule that writes a checkpoint declares them all, and so does every rule that loads one.
+CHECKPOINT_WEIGHTS = "model.safetensors"
+CHECKPOINT_CONFIG = "config.json"
+CHECKPOINT_TOKENIZER = ("tokenizer.json", "tokenizer_config.json")
+CHECKPOINT_FILES = (CHECKPOINT_WEIGHTS, CHECKPOINT_CONFIG, *CHECKPOINT_TOKENIZER)
+
+
+def checkpoint_files(model_dir: str, names: tuple[str, ...] = CHECKPOINT_FILES) -> list[str]:
+    """The files ``names`` (default: all) of the checkpoint in ``model_dir`` (wildcards such as ``{variant}``
+    may stay in it)."""
+    return [f"{model_dir}/{name}" for name in names]
+
+
 # ---------------------------------------------------------------------------------------- pretrain
 PRETRAIN_DIR = f"{MODELS}/pretrain"
 PRETRAIN_MODEL_DIR = f"{PRETRAIN_DIR}/{{variant}}"
-PRETRAIN_MODEL = f"{PRETRAIN_MODEL_DIR}/model.safetensors"
-PRETRAIN_CONFIG = f"{PRETRAIN_MODEL_DIR}/config.json"
+PRETRAIN_MODEL = f"{PRETRAIN_MODEL_DIR}/{CHECKPOINT_WEIGHTS}"
+PRETRAIN_CONFIG = f"{PRETRAIN_MODEL_DIR}/{CHECKPOINT_CONFIG}"
 PRETRAIN_VARIANT_METRICS = f"{METRICS}/pretrain_{{variant}}.json"
 DVCLIVE_DIR = f"{RESULTS}/dvclive"
 PRETRAIN_LIVE_DIR = f"{DVCLIVE_DIR}/{{variant}}"
@@ -196,7 +212,7 @@ PRETRAIN_METRICS = f"{METRICS}/pretrain.json"
 # ---------------------------------------------------------------------------------------- finetune
 FINETUNE_DIR = f"{MODELS}/finetune"
 FINETUNE_PRUNED_DIR = f"{FINETUNE_DIR}/{{setting}}/pruned"
-FINETUNE_PRUNED_FILES = ("model.safetensors", "subnet_masks.safetensors", "pruning.json")
+FINETUNE_PRUNED_FILES = (*CHECKPOINT_FILES, "subnet_masks.safetensors", "pruning.json")
 FINETUNE_JOB_DIR = f"{FINETUNE_DIR}/{{setting}}/{{year}}"
 FINETUNE_PREDICTIONS = f"{FINETUNE_JOB_DIR}/predictions.parquet"
 FINETUNE_SUMMARIES = f"{FINETUNE_JOB_DIR}/summaries.json"
@@ -207,7 +223,8 @@ FINETUNE_METRICS = f"{METRICS}/finetune.json"
 # --------------------------------------------------------------------------------------- ablations
 ABLATIONS_MODELS = f"{MODELS}/ablations"
 ABLATIONS_PRETRAIN_DIR = f"{ABLATIONS_MODELS}/pretrain"
-ABLATIONS_MODEL = f"{ABLATIONS_PRETRAIN_DIR}/{{aug}}/model.safetensors"
+ABLATIONS_MODEL_DIR = f"{ABLATIONS_PRETRAIN_DIR}/{{aug}}"
+ABLATIONS_MODEL = f"{ABLATIONS_MODEL_DIR}/{CHECKPOINT_WEIGHTS}"
 ABLATIONS_FINETUNE_WORK = f"{ABLATIONS_MODELS}/finetune/{{aug}}/{{duc}}"
 ABLATIONS_RESULTS = f"{RESULTS}/ablations"
 ABLATIONS_WIKIREF_RESULT = f"{ABLATIONS_RESULTS}/wikiref/{{aug}}.json"
@@ -228,7 +245,7 @@ COMPARE_ORACLE_DIR = f"{DATA}/compare/oracle"
 COMPARE_ORACLE_FILE = f"{COMPARE_ORACLE_DIR}/{{source}}/{{split}}.parquet"
 COMPARE_MODELS_DIR = f"{MODELS}/compare"
 COMPARE_MODEL_DIR = f"{COMPARE_MODELS_DIR}/{{cell}}"
-COMPARE_MODEL = f"{COMPARE_MODEL_DIR}/model.safetensors"
+COMPARE_MODEL = f"{COMPARE_MODEL_DIR}/{CHECKPOINT_WEIGHTS}"
 COMPARE_WORK_DIR = f"{COMPARE_MODELS_DIR}/work/{{cell}}"  # fine-tuned copies (only their training.json is kept)
 COMPARE_RESULTS = f"{RESULTS}/compare"
 COMPARE_ORACLE_METRICS = f"{COMPARE_RESULTS}/oracle/{{source}}.json"

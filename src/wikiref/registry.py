@@ -15,12 +15,12 @@ params-aware caching, experiments and metrics on top.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from wikiref import codedeps
 from wikiref import layout as L
 
 SNAKEMAKE_CMD = "snakemake --profile workflow/profiles/default {target}"
@@ -56,70 +56,17 @@ class Stage:
 
     @property
     def rules_file(self) -> str:
-        return f"{RULES_DIR}/{self.name}.smk"
+        return rules_file(self.name)
 
     @property
     def code(self) -> tuple[str, ...]:
         return (self.rules_file,) + code_deps(self.name) + self.data_files
 
 
-# ------------------------------------------------------------------------------ code dependencies
-
-
-def _module_file(module: str) -> Path | None:
-    """The source file of a ``wikiref`` module or package, or None when it is not one."""
-    rel = Path(*module.split("."))
-    pkg = REPO_ROOT / "src" / rel / "__init__.py"
-    mod = REPO_ROOT / "src" / rel.with_suffix(".py")
-    return pkg if pkg.exists() else mod if mod.exists() else None
-
-
-def _imported_modules(source: str) -> set[str]:
-    """The ``wikiref`` modules a source text imports, anywhere (lazy imports inside functions too)."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] == "wikiref")
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] != "wikiref":
-                continue
-            out.add(node.module)
-            for alias in node.names:  # `from wikiref.stages import pretrain`: a submodule
-                if _module_file(f"{node.module}.{alias.name}"):
-                    out.add(f"{node.module}.{alias.name}")
-    parents = {".".join(m.split(".")[:i]) for m in out for i in range(1, m.count(".") + 1)}
-    return {m for m in out | parents if _module_file(m)}
-
-
-def _smk_imports(path: Path) -> set[str]:
-    """The ``wikiref`` modules a rules file imports (its Python import lines)."""
-    lines = [
-        ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.startswith(("import wikiref", "from wikiref"))
-    ]
-    return _imported_modules("\n".join(lines))
-
-
-def module_closure(roots: set[str]) -> set[str]:
-    """Every ``wikiref`` module reachable from ``roots`` through imports."""
-    seen: set[str] = set()
-    todo = list(roots)
-    while todo:
-        mod = todo.pop()
-        if mod in seen:
-            continue
-        seen.add(mod)
-        path = _module_file(mod)
-        if path is not None:
-            todo.extend(_imported_modules(path.read_text(encoding="utf-8")) - seen)
-    return seen
-
-
 @cache
 def code_deps(name: str) -> tuple[str, ...]:
     """Source files stage ``name`` runs: the closure of its CLI module's and its rules file's imports."""
-    roots = _imported_modules(f"import wikiref.cli.{name}") | _smk_imports(REPO_ROOT / RULES_DIR / f"{name}.smk")
-    files = {_module_file(m) for m in module_closure(roots)}
-    return tuple(sorted(str(f.relative_to(REPO_ROOT)) for f in files if f is not None))
+    return codedeps.source_files(f"wikiref.cli.{name}", REPO_ROOT / rules_file(name))
 
 
 # Every job's parameters: (stage, job) -> top-level sections or key paths it reads. A rule passes exactly
@@ -143,6 +90,20 @@ def _abstractive_train_keys(family: str) -> tuple[str, ...]:
         "duc.rouge_flags",
         "duc.summary_words",
     )
+
+
+def section_keys_except(section: str, *excluded: str) -> tuple[str, ...]:
+    """The key paths of every parameter of ``section`` but ``excluded`` (the schema's properties, in its order):
+    what a job reads of a section whose ``excluded`` entries it makes itself (the comparison cells' own
+    ``pretrain.variants`` / ``finetune.settings``), so editing those reruns none of its jobs, while a key added to
+    the section reaches the job (and reruns it) without a change here."""
+    from wikiref.config import load_schema
+
+    props = load_schema()["properties"][section]["properties"]
+    unknown = [k for k in excluded if k not in props]
+    if unknown:
+        raise KeyError(f"section {section!r} has no parameters {unknown} (schema: {', '.join(props)})")
+    return tuple(f"{section}.{k}" for k in props if k not in excluded)
 
 
 JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -222,14 +183,15 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("qmsum", "standin"): ("seed", "qmsum.standin_meetings"),
     ("qmsum", "prepare"): ("seed", "qmsum.files", "qmsum.standin", "qmsum.resplit", "qmsum.with_speaker"),
     ("qmsum", "baselines"): ("profile", "seed", "qmsum"),
-    # The source comparison. A cell job gets pretrain.variants / finetune.settings as placeholders (it makes
-    # its own: wikiref.stages.compare.cell_param_replacements), and only the compare keys it reads, so adding
-    # a budget or toggling a benchmark reruns only the jobs that change.
+    # The source comparison. A cell job reads the pretrain / finetune sections but their Table IV variants /
+    # Table VI settings (it makes its own entries: wikiref.stages.compare.variant_spec / start_setting), and only
+    # the compare keys it reads, so editing those lists, adding a budget or toggling a benchmark reruns only the
+    # jobs that change.
     ("compare", "oracle"): ("oracle",),
     ("compare", "pretrain"): (
         "seed",
         "model",
-        "pretrain",
+        *section_keys_except("pretrain", "variants"),
         "compare.sources",  # with equal.examples null, N = the smallest training split among these
         "compare.union",
         "compare.head",
@@ -241,8 +203,8 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("compare", "duc"): (
         "seed",
         "model",
-        "pretrain",
-        "finetune",
+        *section_keys_except("pretrain", "variants"),
+        *section_keys_except("finetune", "settings"),
         "duc",
         "compare.head",
         "compare.pooling",
@@ -252,8 +214,8 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("compare", "qmsum"): (
         "seed",
         "model",
-        "pretrain",
-        "finetune",
+        *section_keys_except("pretrain", "variants"),
+        *section_keys_except("finetune", "settings"),
         "qmsum",
         "compare.head",
         "compare.pooling",
@@ -299,6 +261,19 @@ def job_keys(name: str, job: str) -> tuple[str, ...]:
         return JOB_KEYS[name, job]
     except KeyError:
         raise KeyError(f"no job {job!r} in stage {name!r} (jobs: {sorted(JOB_KEYS)})") from None
+
+
+def unknown_job_keys(jobs: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> list[str]:
+    """The key paths of ``jobs`` (default :data:`JOB_KEYS`) that name no parameter of the schema, as
+    ``stage/job: key``; [] = every job reads real parameters."""
+    from wikiref.config import schema_at
+
+    return [
+        f"{stage}/{job}: {key}"
+        for (stage, job), keys in (JOB_KEYS if jobs is None else jobs).items()
+        for key in keys
+        if schema_at(key.split(".")) is None
+    ]
 
 
 def params_json(config: Mapping, name: str, job: str, **replace) -> str:
@@ -676,7 +651,9 @@ def _report(c: Mapping) -> Stage:
     )
 
 
-# The stages in pipeline order.
+# The stages in pipeline order: the one hand-written list of stages. The Snakefile includes their rules
+# files (rules_files), the CLI makes their subcommands (wikiref.cli.COMMANDS), dvc.yaml is generated from
+# them, and tests/test_stage_declaration.py checks every other place a stage appears against NAMES.
 DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
     _resources,
     _sample,
@@ -701,17 +678,30 @@ DECLARATIONS: tuple[Callable[[Mapping], Stage], ...] = (
 NAMES = tuple(f.__name__.lstrip("_") for f in DECLARATIONS)
 
 
+def rules_file(name: str) -> str:
+    """The rules file of stage ``name``, relative to the repository root."""
+    return f"{RULES_DIR}/{name}.smk"
+
+
+def rules_files() -> list[str]:
+    """Every stage's rules file, in pipeline order: what the Snakefile includes."""
+    return [rules_file(name) for name in NAMES]
+
+
 def stages(config: Mapping) -> list[Stage]:
     """Every stage, in pipeline order, for the given (validated) config."""
     out = [declare(config) for declare in DECLARATIONS]
-    # The report reads what every other stage wrote under results/ (tables + metrics).
-    upstream = tuple(
+    # The report reads what every other stage wrote under results/ (tables + metrics): of a table, named by
+    # its .md target, it reads the .csv.
+    upstream = [
         t
         for st in out
         if st.name != "report"
         for t in st.targets
         if t.startswith((L.TABLES + "/", L.METRICS + "/")) or t in L.figure_data(L.STAGE_FIGURES)
-    )
+    ]
+    tables_csv = [f"{t[: -len('.md')]}.csv" for t in upstream if t.startswith(L.TABLES + "/") and t.endswith(".md")]
+    upstream = tuple(dict.fromkeys(upstream + tables_csv))
     return [replace(st, deps=upstream) if st.name == "report" else st for st in out]
 
 

@@ -34,6 +34,9 @@ rule ablations_pretrain:
         unpack(lambda wc: ablations.pretrain_inputs(config, wc.aug)),
     output:
         model=layout.ABLATIONS_MODEL,
+        checkpoint=layout.checkpoint_files(
+            layout.ABLATIONS_MODEL_DIR, (layout.CHECKPOINT_CONFIG, *layout.CHECKPOINT_TOKENIZER)
+        ),
         metrics=layout.ABLATIONS_WIKIREF_RESULT,
     log:
         layout.log_file("ablations/pretrain/{aug}"),

@@ -57,6 +57,9 @@ rule compare_pretrain:
         unpack(lambda wc: compare.pretrain_inputs(config, wc.cell)),
     output:
         model=layout.COMPARE_MODEL,
+        checkpoint=layout.checkpoint_files(
+            layout.COMPARE_MODEL_DIR, (layout.CHECKPOINT_CONFIG, *layout.CHECKPOINT_TOKENIZER)
+        ),
         result=layout.COMPARE_PRETRAIN_RESULT,
     log:
         layout.log_file("compare/pretrain/{cell}"),
@@ -70,7 +73,7 @@ rule compare_pretrain:
     resources:
         gpu=gpu_resource(config),
     params:
-        p=stage_params("compare", "pretrain", **compare.cell_param_replacements("pretrain")),
+        p=stage_params("compare", "pretrain"),
         model_dir=lambda wc, output: os.path.dirname(output.model),
         root=lambda wc, input: os.path.dirname(os.path.dirname(input.train[0])),
     shell:
@@ -96,7 +99,7 @@ rule compare_duc:
     resources:
         gpu=gpu_resource(config),
     params:
-        p=stage_params("compare", "duc", **compare.cell_param_replacements("duc")),
+        p=stage_params("compare", "duc"),
         duc_dir=lambda wc, input: os.path.dirname(input.years[0]),
         models=layout.COMPARE_MODELS_DIR,
         work=lambda wc: f"{layout.COMPARE_WORK_DIR.format(cell=wc.cell)}/duc",
@@ -124,7 +127,7 @@ rule compare_qmsum:
     resources:
         gpu=gpu_resource(config),
     params:
-        p=stage_params("compare", "qmsum", **compare.cell_param_replacements("qmsum")),
+        p=stage_params("compare", "qmsum"),
         qmsum_dir=lambda wc, input: os.path.dirname(input.train),
         models=layout.COMPARE_MODELS_DIR,
         work=lambda wc: f"{layout.COMPARE_WORK_DIR.format(cell=wc.cell)}/qmsum",

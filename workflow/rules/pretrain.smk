@@ -15,6 +15,7 @@ rule pretrain_variant:
     output:
         model=layout.PRETRAIN_MODEL,
         config=layout.PRETRAIN_CONFIG,
+        tokenizer=layout.checkpoint_files(layout.PRETRAIN_MODEL_DIR, layout.CHECKPOINT_TOKENIZER),
         metrics=layout.PRETRAIN_VARIANT_METRICS,
     log:
         layout.log_file("pretrain/{variant}"),

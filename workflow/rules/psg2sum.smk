@@ -15,6 +15,7 @@ if PSG2SUM["standin"]:
     rule psg2sum_standin:
         input:
             manifest=f"{layout.sample_dir(config)}/{layout.SAMPLE_MANIFEST}",
+            dump=layout.sample_dump(config),
         output:
             directory(layout.PSG2SUM_STANDIN),
         log:
@@ -26,9 +27,8 @@ if PSG2SUM["standin"]:
         threads: 1
         params:
             p=stage_params("psg2sum", "standin"),
-            dump=layout.sample_dump(config),
         shell:
-            "wikiref psg2sum standin --params-json {params.p:q} --dump {params.dump:q} --out {output:q} > {log} 2>&1"
+            "wikiref psg2sum standin --params-json {params.p:q} --dump {input.dump:q} --out {output:q} > {log} 2>&1"
 
 
 rule psg2sum_part:

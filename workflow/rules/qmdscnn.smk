@@ -13,6 +13,7 @@ if QMDSCNN.build_standin:
     rule qmdscnn_standin:
         input:
             manifest=f"{layout.sample_dir(config)}/{layout.SAMPLE_MANIFEST}",
+            dump=layout.sample_dump(config),
         output:
             directory(layout.QMDSCNN_STANDIN),
         log:
@@ -24,9 +25,8 @@ if QMDSCNN.build_standin:
         threads: 1
         params:
             p=stage_params("qmdscnn", "standin"),
-            dump=layout.sample_dump(config),
         shell:
-            "wikiref qmdscnn standin --params-json {params.p:q} --dump {params.dump:q} --out {output:q} > {log} 2>&1"
+            "wikiref qmdscnn standin --params-json {params.p:q} --dump {input.dump:q} --out {output:q} > {log} 2>&1"
 
 
 rule qmdscnn_articles:

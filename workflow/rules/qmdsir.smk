@@ -11,6 +11,7 @@ if config["qmdsir"]["standin"]:
     rule qmdsir_standin:
         input:
             manifest=f"{layout.sample_dir(config)}/{layout.SAMPLE_MANIFEST}",
+            dump=layout.sample_dump(config),
         output:
             directory(QMDSIR_DIR),
         log:
@@ -22,9 +23,8 @@ if config["qmdsir"]["standin"]:
         threads: 1
         params:
             p=stage_params("qmdsir", "standin"),
-            dump=layout.sample_dump(config),
         shell:
-            "wikiref qmdsir standin --params-json {params.p:q} --dump {params.dump:q} --out {output:q} > {log} 2>&1"
+            "wikiref qmdsir standin --params-json {params.p:q} --dump {input.dump:q} --out {output:q} > {log} 2>&1"
 
 
 rule qmdsir_part:

@@ -5,6 +5,8 @@ SAMPLE_DIR = layout.sample_dir(config)
 rule sample:
     output:
         manifest=f"{SAMPLE_DIR}/{layout.SAMPLE_MANIFEST}",
+        dump=layout.sample_dump(config),
+        warc=f"{SAMPLE_DIR}/{layout.SAMPLE_WARC}",
     log:
         layout.log_file("sample"),
     benchmark:

@@ -23,6 +23,7 @@ if WCEP_STANDIN:
     rule wcep_standin:
         input:
             manifest=f"{layout.sample_dir(config)}/{layout.SAMPLE_MANIFEST}",
+            dump=layout.sample_dump(config),
         output:
             directory(layout.WCEP_STANDIN),
         log:
@@ -34,9 +35,8 @@ if WCEP_STANDIN:
         threads: 1
         params:
             p=stage_params("wcep", "standin"),
-            dump=layout.sample_dump(config),
         shell:
-            "wikiref wcep standin --params-json {params.p:q} --dump {params.dump:q} --out {output:q} > {log} 2>&1"
+            "wikiref wcep standin --params-json {params.p:q} --dump {input.dump:q} --out {output:q} > {log} 2>&1"
 
 
 rule wcep_events:

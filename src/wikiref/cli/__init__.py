@@ -16,33 +16,17 @@ from typing import Any
 
 from wikiref import __version__
 from wikiref.config import add_params_arguments, params_from_args
-from wikiref.registry import job_keys
+from wikiref.registry import NAMES, job_keys
 
-# (subcommand, module under wikiref.cli) in pipeline order.
-COMMANDS: list[tuple[str, str]] = [
-    ("resources", "resources"),
-    ("sample", "sample"),
-    ("collect", "collect"),
-    ("curate", "curate"),
-    ("split", "split"),
-    ("oracle", "oracle"),
-    ("qmdscnn", "qmdscnn"),
-    ("qmdsir", "qmdsir"),
-    ("wcep", "wcep"),
-    ("psg2sum", "psg2sum"),
-    ("duc", "duc"),
-    ("qmsum", "qmsum"),
-    ("abstractive", "abstractive"),
-    ("pretrain", "pretrain"),
-    ("finetune", "finetune"),
+# Subcommands that are tools rather than stages: (subcommand, module under wikiref.cli).
+TOOLS: list[tuple[str, str]] = [
     ("rouge155", "rouge155"),
-    ("ablations", "ablations"),
-    ("compare", "compare"),
-    ("humaneval", "humaneval"),
-    ("report", "report"),
     ("params", "params"),
     ("dvc-yaml", "dvc_yaml"),
+    ("export", "export"),
 ]
+# (subcommand, module under wikiref.cli): one per stage, in pipeline order (wikiref.registry.NAMES), then the tools.
+COMMANDS: list[tuple[str, str]] = [(name, name) for name in NAMES] + TOOLS
 
 
 def add_torch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(see `snakemake -n` for the DAG); run `wikiref <stage> --help` for its jobs, inputs and outputs."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Stages in order: resources -> sample -> collect -> curate -> split -> oracle -> qmdscnn -> qmdsir -> wcep -> psg2sum -> duc -> qmsum -> abstractive -> pretrain -> finetune -> ablations -> compare -> humaneval -> report",
+        epilog="Stages in order: " + " -> ".join(NAMES),
     )
     parser.add_argument("--version", action="version", version=f"wikiref {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

@@ -105,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace, pretrain) -> int:
-    from wikiref.glue import oracle as glue
+    from wikiref.supervised import pretraining
 
     if args.job == "fixture":
         counts = pretrain.fixture({}, {"cloze": args.cloze}, {"dir": args.out}, synthetic=args.synthetic)
@@ -114,9 +114,10 @@ def _main(args: argparse.Namespace, pretrain) -> int:
     if args.job == "table":
         params = params_from_args(args, *job_keys("pretrain", "table"))
         inputs = {
-            **glue.split_files(args.data, glue.EVAL_SPLITS),
+            **pretraining.split_files(args.data, pretraining.EVAL_SPLITS),
             "variant_metrics": {
-                name: glue.variant_metrics_file(args.metrics_dir, name) for name in glue.variants(params["pretrain"])
+                name: pretraining.variant_metrics_file(args.metrics_dir, name)
+                for name in pretraining.variants(params["pretrain"])
             },
         }
         summary = pretrain.table(params, inputs, {"table": args.table, "summary": args.summary})
@@ -128,10 +129,10 @@ def _main(args: argparse.Namespace, pretrain) -> int:
 
     set_torch_threads(args)
     params = params_from_args(args, *job_keys("pretrain", "variant"))
-    glue.find_variant(params["pretrain"], args.variant)  # an unknown name fails before torchrun starts
+    pretraining.find_variant(params["pretrain"], args.variant)  # an unknown name fails before torchrun starts
     name = args.variant
     model_dir = args.model_dir or layout.PRETRAIN_MODEL_DIR.format(variant=name)
-    inputs = {**glue.split_files(args.data), "model_dir": model_dir}
+    inputs = {**pretraining.split_files(args.data), "model_dir": model_dir}
     outputs = {
         "model_dir": model_dir,
         "metrics": getattr(args, "metrics", None) or layout.PRETRAIN_VARIANT_METRICS.format(variant=name),

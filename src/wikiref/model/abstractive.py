@@ -166,7 +166,7 @@ def _truncated(example) -> bool:
 
 
 class AbstractiveTask:
-    """:class:`wikiref.model.training.TrainingTask` of an abstractive model: teacher-forced batches of
+    """:class:`wikiref.model.scoring_task.TrainingTask` of an abstractive model: teacher-forced batches of
     :class:`Item` s, loss = the model's (mean over examples of the per-step mean; + coverage for the PGN),
     dev = mean dev loss (and greedy dev summaries with ``select="rougeL"``)."""
 
@@ -206,7 +206,7 @@ class AbstractiveTask:
         }
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict[str, torch.Tensor]:
-        from wikiref.model.training import batch_to_device
+        from wikiref.model.scoring_task import batch_to_device
 
         return batch_to_device(_collate(self.family, self.config, [self.train_items[i] for i in idx]), device)
 
@@ -232,7 +232,7 @@ class AbstractiveTask:
             sums.append(out.example_loss.float().sum())  # fetched once below: no host sync per batch
             n += len(idx)
         total = 0.0
-        for v in torch.stack(sums).tolist():  # the same float32 sums, added in the same order as before
+        for v in torch.stack(sums).tolist():  # the float32 sums, added in batch order
             total += v
         predictions: list = []
         if self.select == "rougeL":
@@ -285,7 +285,6 @@ def fit(
     live_dir: str | os.PathLike | None = None,
     use_query: bool = True,
     select: str = "loss",
-    stop_after_epochs: int | None = None,
 ) -> TrainResult:
     """Train ``model`` (from :func:`build_model`) on the items with :func:`wikiref.model.training.fit`; the best
     epoch is written to ``out_dir`` (:func:`save_abstractive`), with ``training.json``. Resumes from
@@ -300,7 +299,6 @@ def fit(
         out_dir,
         select_fn=task.select_fn(),
         live_dir=live_dir,
-        stop_after_epochs=stop_after_epochs,
     )
     result.extra.update({"family": family, "variant": model.config.variant, "select": select})
     return result

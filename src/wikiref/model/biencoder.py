@@ -1,4 +1,4 @@
-"""The scorer's bi-encoder pairing (``ScorerConfig.pairing: bi``, issue 31): the query and every sentence encoded
+"""The scorer's bi-encoder pairing (``ScorerConfig.pairing: bi``): the query and every sentence encoded
 **alone**, each mean-pooled and L2-normalised, and a sentence's output ``w_cos * cos(q, s) + w_len * log1p(tokens)
 + b`` (the scorer's ``head``: a linear layer over those two features, started at ``w_cos = COS_SCALE``, ``w_len =
 0``).
@@ -7,9 +7,10 @@ Why a second pairing: the encoders this package installs with weights (MiniLM-L6
 models, trained to place a query and a relevant passage close when each is encoded alone. The cross pairing (query
 and sentences packed into one window, :mod:`wikiref.model.packing`) gives that training up: on the real QMSum
 meetings the MiniLM-L6 cosine of separately encoded query and turn ranks turns better (8.02 R-2 F1) than the same
-cosine inside a packed window (6.87) or any fine-tuned cross-pairing Q-BERT (7.46 at best), docs/recipes.md. A bi
-scorer starts from that ranking (at step 0 its order is the encoder's cosine order) and fine-tuning moves it; the
-length feature lets it learn what the longer turns are worth (mean pooling hides length).
+cosine inside a packed window (6.87) or any fine-tuned cross-pairing Q-BERT (7.46 at best;
+bench/results/recipe-study-NOTES.md). A bi scorer starts from that ranking (at step 0 its order is the encoder's
+cosine order) and fine-tuning moves it; the length feature lets it learn what the longer turns are worth (mean
+pooling hides length).
 
 Training items are whole examples (one query with all its sentences: the ranking group of the listwise and pairwise
 losses is complete in every batch); ``batch_size`` counts examples. At inference long documents are cut into chunks
@@ -103,7 +104,7 @@ def bucket_training_batches(device: torch.device | str) -> bool:
 
     On the CPU, yes: compute sets the pace there, and the buckets cut it (2 cores: 2.42 against 11.85 s a step,
     docs/benchmarks.md). On CUDA, no: at the paper recipe's 4 items a step, one padded block took 0.052 s a step and
-    the buckets 0.218 (an H100, 2026-11-28, ``bench/biencoder.py --encoder random-minilm --data synthetic``, bf16):
+    the buckets 0.218 (an H100, ``bench/biencoder.py --encoder random-minilm --data synthetic``, bf16):
     each of the batch's ~8 encoder calls is too small to occupy the GPU, and launching its kernels (and transformers'
     check of each call's padding mask, a host synchronisation) costs more than the padded tokens. Inference keeps the
     buckets everywhere (:func:`score_items`: in the paper profile 64 items of up to 64 sentences a batch against 4,
@@ -124,7 +125,7 @@ def collate(
     The sentence rows (``sent_ids`` / ``sent_mask``) are stored sorted by length, with ``sent_buckets`` (see
     :func:`length_buckets`) and ``sent_unsort`` (row of each sentence of the batch among them); every other
     per-sentence key keeps the items' order. ``bucket=False``: the rows in the items' order, one bucket as wide as
-    the longest row (one padded block, as before the buckets)."""
+    the longest row (one padded block)."""
     sents = [s for it in items for s in it.sentences]
     if not sents:
         raise ValueError("a batch in which no sentence is scored")

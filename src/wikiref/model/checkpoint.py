@@ -30,6 +30,13 @@ def config_from_dict(cls: type[C], d: Mapping[str, Any], what: str) -> C:
     return cls(**d)
 
 
+def checkpoint_complete(path: Path) -> bool:
+    """Whether the folder ``path`` (``out_dir/last/``) holds a complete checkpoint, one a run can resume from.
+    :func:`save_training_state` writes each file atomically and ``state.json`` last, so its presence is the
+    marker: a ``last/`` folder without it is a first save cut short (nothing to resume from yet)."""
+    return (Path(path) / STATE_JSON).is_file()
+
+
 def save_training_state(
     path: Path,
     model: torch.nn.Module,

@@ -35,10 +35,10 @@ def compile_model(model: torch.nn.Module, setting: bool | str, backend: str = "i
     varying numbers of sentences, so static shapes would compile a graph for every new padded length and, past
     dynamo's recompile limit (8 per function), silently run eager. With dynamic shapes training compiles one graph
     (a batch with a dimension of size 1, e.g. a last batch of one window, adds one: dynamo specialises sizes 0 and
-    1). On an H100 every new sentence count once recompiled: an einsum of three operands in the query pooling, which
-    torch plans with opt_einsum (where installed) from concrete sizes; the pooling now uses two-operand einsums
-    (docs/gpu.md). On an H100 (2026-11-28) the whole model compiled trained bert-base 1.46x and MiniLM-L6 0.90x as
-    fast as eager, with no recompilation; the option stays off in every profile (each job pays the compilation).
+    1). The query pooling uses einsums of two operands: one of three would be planned by opt_einsum (where
+    installed) from concrete sizes and recompile for every new sentence count (docs/gpu.md). On an H100 the whole
+    model compiled trained bert-base 1.46x and MiniLM-L6 0.90x as fast as eager, with no recompilation; the option
+    stays off in every parameter set (each job pays the compilation).
     Dev scoring runs eagerly (the loop's ``_score_dev``); a caller that scores with the model afterwards compiles its
     eval-mode graph then. No ``torch._dynamo.config`` setting is changed; :func:`compile_context` turns duck sizing
     off while the loop (:func:`wikiref.model.training.fit`) runs. The first steps pay the compilation (inductor:
@@ -47,7 +47,7 @@ def compile_model(model: torch.nn.Module, setting: bool | str, backend: str = "i
     ``"cudagraphs"`` (the eager loop is host-bound on an H100): the encoder alone, in inductor's ``reduce-overhead``
     mode (on CUDA, forward and backward replayed as CUDA graphs, one recorded per input shape): its inputs are
     (windows, length padded to a multiple of :data:`CUDAGRAPH_PAD`), a small set, while the pooling's sizes follow
-    each batch's sentence count. Cross pairing only. On an H100 (2026-11-28): bert-base 1.37x and MiniLM-L6 1.57x the
+    each batch's sentence count. Cross pairing only. On an H100: bert-base 1.37x and MiniLM-L6 1.57x the
     eager loop's windows/s, after about 50-60 s of compilation (docs/gpu.md)."""
     if not setting:
         return

@@ -1,4 +1,4 @@
-"""The hierarchical transformer of Liu & Lapata (2019) and HEROSumm's components (QmdsCnnIr, §4; issue #16).
+"""The hierarchical transformer of Liu & Lapata (2019) and HEROSumm's components (QmdsCnnIr, §4).
 
 One configurable module, :class:`HierSumm`. Section and equation numbers are those of Liu & Lapata 2019
 ("Hierarchical Transformers for Multi-Document Summarization", ACL; *L&L*) and of Pasunuru et al. 2021

@@ -19,9 +19,8 @@ sentences with different targets) gives a zero loss that still depends on the ou
 On an accelerator the ranking losses never make the host wait for the device: boolean indexing, ``any()``,
 ``unique`` and per-group loops each copy a value or a size to the host (a synchronisation per step, three to
 four per group), so there they are written over masks of the batch's (sentences x sentences) pairs instead. On
-the CPU, where nothing waits, the indexed forms stay: they round exactly as before, so runs on the CPU keep
-their outputs to the last bit (``tests/test_host_syncs.py``: the two forms agree to float rounding, and a
-training step on an emulated accelerator makes no synchronisation of its own).
+the CPU, where nothing waits, the indexed forms are used (``tests/test_host_syncs.py``: the two forms agree to
+float rounding, and a training step on an emulated accelerator makes no synchronisation of its own).
 """
 
 from __future__ import annotations

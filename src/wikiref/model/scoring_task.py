@@ -51,7 +51,7 @@ def packing_input(e: ScoringExample) -> tuple:
 
 def batch_to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     """A CPU batch on ``device``: on CUDA through pinned memory with non-blocking copies (the copy overlaps the
-    work already queued); elsewhere :func:`wikiref.model.scorer.to_device` as before."""
+    work already queued); elsewhere :func:`wikiref.model.scorer.to_device`."""
     return to_device(batch, device, pin=device.type == "cuda")
 
 
@@ -100,7 +100,7 @@ def run_batches(
     loss_sum, n_sent = 0.0, 0
     if losses:
         for value, (_, n) in zip(torch.stack([t for t, _ in losses]).tolist(), losses):
-            loss_sum += value * n  # the float32 batch losses, summed in batch order as before
+            loss_sum += value * n  # the float32 batch losses, summed in batch order
             n_sent += n
     flat = torch.cat(scores).cpu().numpy() if scores else np.zeros(0)
     k = 0
@@ -240,7 +240,6 @@ class ScorerTask(_ScorerTaskBase):
         tokenizer,
         train_examples: Sequence[ScoringExample],
         dev_examples: Sequence[ScoringExample],
-        pad_to_max_length: bool = False,
         pad_multiple: int = PAD_MULTIPLE,
     ) -> None:
         super().__init__(model, tokenizer, train_examples, dev_examples)
@@ -258,7 +257,6 @@ class ScorerTask(_ScorerTaskBase):
             len(self._dev_units),
         )
         self.train_stats, self.dev_stats = pstats.as_dict(), dstats.as_dict()
-        self.pad_to = model.config.max_length if pad_to_max_length else None
 
     def batch(self, idx: Sequence[int], device: torch.device) -> dict:
         windows = [self.train_items[i] for i in idx]
@@ -266,8 +264,7 @@ class ScorerTask(_ScorerTaskBase):
             windows,
             self.pad_id,
             self.train_targets,
-            self.pad_to,
-            self.pad_multiple,
+            pad_multiple=self.pad_multiple,
             groups=self.train_groups,
             max_pad=self.model_config.max_length,
         )

@@ -2,10 +2,10 @@
 
 The oracle scores (a sentence's ROUGE-2 recall against the reference) are small (DUC: mean ~0.008,
 QMSum turns: ~0.02) and their magnitude depends on the ROUGE variant. Trained on them raw with a mean
-squared error, a scorer learns little beyond their mean (issue 31). :class:`TargetTransform` names the
+squared error, a scorer learns little beyond their mean. :class:`TargetTransform` names the
 mapping (``model.target`` / ``finetune.target`` in params):
 
-* ``raw`` - ``value x scale`` (the old ``target_scale``; ``scale`` 1 = the paper);
+* ``raw`` - ``value x scale`` (``scale`` 1 = the paper);
 * ``standardise`` - ``(value - mean) / std`` with the mean and standard deviation of every training
   sentence's value (:meth:`TargetTransform.fit`; dev and test never enter them). Affine and the same for
   every document, so scores stay comparable across documents; :meth:`TargetTransform.inverse` maps

@@ -22,9 +22,9 @@ with the scorer's :class:`ScorerTask`; :func:`fit` trains any model given a :cla
   + tokenizer. The last epoch's full state (weights, AdamW moments, RNG, history) is kept in
   ``out_dir/last/`` as safetensors + JSON, and a rerun with the same settings and data resumes from
   it. Nothing is ever unpickled. ``last/`` is removed once training completes. The scheduler is not
-  saved: it is rebuilt from the saved ``global_step``, so a ``last/`` written before the schedule moved to
-  ``LambdaLR`` resumes the same way (its ``param_groups`` lack ``initial_lr`` and hold the lr of the step
-  just taken, where the LambdaLR code stores the next step's lr; neither value is read back).
+  saved: it is rebuilt from the saved ``global_step``, so a ``last/`` resumes the same way whatever its
+  ``param_groups`` hold (they may lack ``initial_lr`` and hold the lr of the step just taken, where the
+  LambdaLR code stores the next step's lr; neither value is read back).
 * ``grad_hook(model)`` runs after the backward pass of each optimizer step (before clipping) and
   ``step_hook(model)`` after each optimizer step: e.g. mask gradients / restore frozen weights for
   sparse-subnetwork fine-tuning.
@@ -58,7 +58,13 @@ import numpy as np
 import torch
 
 from wikiref.files import read_json, write_json
-from wikiref.model.checkpoint import LAST_DIR, STATE_JSON, STATE_TENSORS, load_training_state, save_training_state
+from wikiref.model.checkpoint import (
+    LAST_DIR,
+    STATE_JSON,
+    checkpoint_complete,
+    load_training_state,
+    save_training_state,
+)
 from wikiref.model.compiling import (
     COMPILE_CUDAGRAPHS,
     CUDAGRAPH_PAD,
@@ -66,7 +72,7 @@ from wikiref.model.compiling import (
     compile_model,
     compile_setting,
 )
-from wikiref.model.optim import TASK_PARAM_PREFIXES, lr_factor, make_optimizer, make_scheduler, param_groups
+from wikiref.model.optim import make_optimizer, make_scheduler
 from wikiref.model.packing import PackedWindow
 from wikiref.model.scorer import PAD_MULTIPLE, SentenceScorer, autocast_context
 from wikiref.model.scoring_task import (
@@ -74,41 +80,16 @@ from wikiref.model.scoring_task import (
     ScorerTask,
     ScoringExample,
     TrainingTask,
-    batch_to_device,
-    examples_digest,
-    pack_examples,
-    packing_input,
-    predict,
 )
 
 __all__ = [
-    "LAST_DIR",
-    "STATE_JSON",
-    "STATE_TENSORS",
-    "TASK_PARAM_PREFIXES",
-    "ScorerTask",
-    "ScoringExample",
     "TrainResult",
     "TrainSettings",
-    "TrainingInterrupted",
-    "TrainingTask",
-    "batch_to_device",
-    "compile_context",
     "dist_info",
     "epoch_batches",
-    "examples_digest",
     "fit",
     "in_process_group",
-    "load_training_state",
-    "lr_factor",
-    "make_optimizer",
-    "make_scheduler",
-    "pack_examples",
-    "packing_input",
-    "param_groups",
-    "predict",
     "resolve_device",
-    "save_training_state",
     "train",
 ]
 
@@ -151,7 +132,6 @@ class TrainSettings:
     deterministic: bool = True
     progress: bool = True
     keep_last: bool = False  # keep out_dir/last/ after training completes
-    pad_to_max_length: bool = False  # naive padding of every batch to max_length (bench/train.py baseline only)
     # A fixed number of optimizer steps instead of whole epochs (the source comparison's equal budget): the
     # run takes as many epochs as needed (ceil(max_steps / steps per epoch)), stops after max_steps, and
     # the lr schedule spans max_steps; dev is scored at the end of every (possibly cut) epoch.
@@ -183,7 +163,7 @@ class TrainSettings:
 
     def fingerprint_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps", "pad_to_max_length"):
+        for k in ("device", "amp", "progress", "keep_last", "eval_batch_size", "log_every_steps"):
             d.pop(k)
         for k in ("compile", "compile_backend"):  # how the same model is computed: last/ resumes either way
             d.pop(k)
@@ -320,20 +300,18 @@ def train(
     grad_hook: Callable[[torch.nn.Module], None] | None = None,
     step_hook: Callable[[torch.nn.Module], None] | None = None,
     live_dir: str | os.PathLike | None = None,
-    stop_after_epochs: int | None = None,
 ) -> TrainResult:
     """Train the sentence scorer ``model`` in place; save the best dev epoch to ``out_dir`` (see the module
     docstring).
 
     ``select_fn(dev_scores)`` -> float, higher is better (e.g. ROUGE-2 at the best threshold);
-    without it the best epoch is the one with the lowest dev loss. ``stop_after_epochs`` ends the
-    run early leaving ``last/`` in place (used to test resuming).
+    without it the best epoch is the one with the lowest dev loss.
     """
     if model.config.pairing == "bi":  # query and sentences encoded alone (wikiref.model.biencoder)
         task = BiEncoderTask(model, tokenizer, train_examples, dev_examples)
     else:
         pad = CUDAGRAPH_PAD if settings.compile == COMPILE_CUDAGRAPHS else PAD_MULTIPLE
-        task = ScorerTask(model, tokenizer, train_examples, dev_examples, settings.pad_to_max_length, pad)
+        task = ScorerTask(model, tokenizer, train_examples, dev_examples, pad)
     return fit(
         model,
         task,
@@ -343,7 +321,6 @@ def train(
         grad_hook=grad_hook,
         step_hook=step_hook,
         live_dir=live_dir,
-        stop_after_epochs=stop_after_epochs,
     )
 
 
@@ -357,7 +334,6 @@ def fit(
     grad_hook: Callable[[torch.nn.Module], None] | None = None,
     step_hook: Callable[[torch.nn.Module], None] | None = None,
     live_dir: str | os.PathLike | None = None,
-    stop_after_epochs: int | None = None,
 ) -> TrainResult:
     """Train ``model`` in place on ``task`` (any :class:`TrainingTask`); the loop of :func:`train`."""
     out_dir = Path(out_dir)
@@ -400,10 +376,6 @@ def fit(
         for epoch in range(state.start_epoch, n_epochs):
             epoch_loss = _train_epoch(run, state, epoch)
             _end_epoch(run, state, epoch, epoch_loss)
-            if stop_after_epochs is not None and stop_after_epochs <= epoch + 1 < n_epochs:
-                if run.live is not None:
-                    run.live.end()
-                raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked")
     return _finish(run, state, seconds=time.perf_counter() - t0)
 
 
@@ -478,7 +450,7 @@ def _resume_or_start(
 ) -> _LoopState:
     """The loop state from ``last/`` when it was written with the same settings and data (the model, optimizer,
     grad scaler and RNG are restored in place); a fresh state otherwise."""
-    if not (last / STATE_JSON).exists():
+    if not checkpoint_complete(last):
         return _LoopState()
     if read_json(last / STATE_JSON).get("fingerprint") != fingerprint:
         if is_main:
@@ -757,7 +729,3 @@ def _finish(run: _Run, state: _LoopState, seconds: float) -> TrainResult:
     if run.distributed:
         _barrier(run.device)
     return result
-
-
-class TrainingInterrupted(RuntimeError):
-    """Raised by :func:`train` when ``stop_after_epochs`` ends a run early (tests of resuming)."""

@@ -2,7 +2,7 @@
 
 ``safetensors.torch.save_model`` refuses a module whose parameters are views into one buffer that none of
 them covers whole: cuDNN does exactly that to an RNN's weights on CUDA (``flatten_parameters``), so saving a
-seq2seq model trained on a GPU failed (issue 29). :func:`save_weights` writes a state dict of contiguous CPU
+seq2seq model trained on a GPU would fail. :func:`save_weights` writes a state dict of contiguous CPU
 copies instead; parameters tied to each other (the same ``Parameter`` under two names) are written once and
 the other names recorded in the metadata, as ``save_model`` does, so the file of a CPU model is byte for
 byte the one ``save_model`` wrote. :func:`load_weights` reads to CPU and copies into the module's own

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
-from wikiref.glue.duc import (
+from wikiref.supervised.duc_finetune import (
     MEASURES,
     FinetuneError,
     candidate_variants,
@@ -57,7 +57,7 @@ from wikiref.glue.duc import (
     settings,
     train_and_test,
 )
-from wikiref.glue.duc import prune as prune  # the stage's `prune` job (the ablation cells run it too)
+from wikiref.supervised.duc_finetune import prune as prune  # the stage's `prune` job (the ablation cells run it too)
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +83,8 @@ def pretrained_inputs(params: Mapping, name: str) -> list[str]:
     metrics (which ``best`` compares); none for a setting that starts from the encoder."""
     files: list[str] = []
     for variant in candidate_variants(find_setting(params["finetune"], name), params["pretrain"]):
-        files += [
-            layout.PRETRAIN_MODEL.format(variant=variant),
-            layout.PRETRAIN_CONFIG.format(variant=variant),
-            layout.PRETRAIN_VARIANT_METRICS.format(variant=variant),
-        ]
+        files += layout.checkpoint_files(layout.PRETRAIN_MODEL_DIR.format(variant=variant))
+        files.append(layout.PRETRAIN_VARIANT_METRICS.format(variant=variant))
     return files
 
 

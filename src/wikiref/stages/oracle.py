@@ -6,8 +6,8 @@ stage's one job is :func:`run` (``wikiref oracle``); its tables have the schema
 :data:`wikiref.schemas.ORACLE`.
 
 The same labelling reads any source on the common example schema (:data:`wikiref.schemas.EXAMPLE`):
-:func:`wikiref.glue.labels.example_oracle_table` pools the sentences of all of an example's documents in document order
-(the oracle chooses among all of them; ``doc_lengths`` keeps where each document starts, for the
+:func:`wikiref.supervised.labels.example_oracle_table` pools the sentences of all of an example's documents in
+document order (the oracle chooses among all of them; ``doc_lengths`` keeps where each document starts, for the
 input packing) and labels them against the summary sentences joined into one statement. The source
 comparison (``wikiref compare oracle``) runs it per source.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from wikiref.glue.labels import SPLIT_COLUMNS, oracle_records
 from wikiref.schemas import ORACLE
+from wikiref.supervised.labels import SPLIT_COLUMNS, oracle_records
 
 log = logging.getLogger(__name__)
 STANDIN_COLUMN = "doc_standin"  # the split's per-example STAND-IN flag (collect: the page is a stand-in)

@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 
 GENSIM_DUMP = ("test", "test_data", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
 DUMP_PART = "enwiki-sample"
-WARC_NAME = "standin.warc.gz"
 
 
 class SampleError(FileNotFoundError):
@@ -158,7 +157,7 @@ def build_sample(out_dir: str | Path, sample: Mapping, collect: Mapping, article
 
     build_stats: Counter = Counter()
     pages = build_standins(articles, int(sample["standin_target_tokens"]), build_stats)
-    warc_path = out / "warc" / WARC_NAME
+    warc_path = out / layout.SAMPLE_WARC
     gensim_version = importlib.metadata.version("gensim")
     n = write_standin_warc(pages, warc_path, f"gensim {gensim_version} {'/'.join(GENSIM_DUMP)}")
     log.info("wrote %d stand-in pages to %s", n, warc_path)

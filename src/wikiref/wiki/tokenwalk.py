@@ -1,6 +1,6 @@
 """The statement walker of :mod:`wikiref.wiki.statements`, run on mwparserfromhell's token stream.
 
-Why this exists (issue #18): ``mwparserfromhell.parse`` is two steps, the C tokenizer (about 12% of the
+Why this exists: ``mwparserfromhell.parse`` is two steps, the C tokenizer (about 12% of the
 time on the sample dump) and the pure-Python *builder* that turns tokens into a node tree (about 70%).
 The walker needs very little of that tree: the top-level nodes of the page, the name and four
 parameters of the first template of each ``<ref>``, the text of links, the names of templates and tags.

@@ -13,7 +13,7 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
     augmentation: the encoder alone, nothing to train; used by the fine-tuning cells without DA);
   - ``pooling``: ``cls`` (BERT) | ``max`` | ``mean`` | ``attention`` | ``query`` (Q-BERT);
   - ``prune``: ``none``, or ``iterative`` = gradual magnitude pruning while training on WikiRef
-    (:func:`wikiref.glue.duc.prune`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
+    (:func:`wikiref.supervised.duc_finetune.prune`), from ``start`` = ``encoder`` (BERT) or ``da`` (the
     full-data augmentation model, Table IX).
 
   It writes the checkpoint (``models/ablations/pretrain/{aug}/``) and WikiRef dev/test ROUGE F1.
@@ -21,7 +21,7 @@ Snakemake's ``Paramspace`` notation (``column~value`` joined by ``_``):
   the encoder) on DUC and test on ``ablations.test_year``; ``duc`` = ``train~T_percent~P_method~M``:
   ``train`` = ``all`` (the other years) or one year; ``percent`` of each training year's clusters;
   ``method`` = ``full`` | ``subnet`` (one-step ST) | ``iterative`` (the pruned subnetwork) | ``none``
-  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.glue.duc.train_and_test` does the work.
+  (DA PRE-TRAINED: no fine-tuning). :func:`wikiref.supervised.duc_finetune.train_and_test` does the work.
 
 :func:`plan` lists the cells each analysis needs (shared cells run once: the full-data Q-BERT
 augmentation model is the Fig. 5 100% point, the Fig. 6 full-data line, a Table VIII row, the Table IX
@@ -41,7 +41,6 @@ The package: :mod:`.cells` (the cells, the plan, their files and per-run paramet
 
 from __future__ import annotations
 
-from wikiref.glue.duc import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 from wikiref.stages.ablations.cells import (
     AUG_COLUMNS,
     AUG_REGEX,
@@ -82,6 +81,7 @@ from wikiref.stages.ablations.jobs import (
     pretrain_cell,
     training_subset,
 )
+from wikiref.supervised.duc_finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 
 __all__ = [
     "MEASURES",

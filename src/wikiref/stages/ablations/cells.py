@@ -264,12 +264,14 @@ def duc_metrics_path(aug: AugCell, duc: DucCell) -> str:
     return layout.ABLATIONS_DUC_RESULT.format(aug=aug.id, duc=duc.id)
 
 
-def pretrain_inputs(params: Mapping, aug: str) -> dict[str, str]:
+def pretrain_inputs(params: Mapping, aug: str) -> dict[str, str | list[str]]:
     """Snakemake inputs of an augmentation job: the oracle splits (+ the DA model it starts from)."""
     cell = parse_aug(aug)
-    out = {s: layout.ORACLE_FILE.format(split=s) for s in layout.SPLITS}
+    out: dict[str, str | list[str]] = {s: layout.ORACLE_FILE.format(split=s) for s in layout.SPLITS}
     if cell.start == "da":
-        out["start"] = layout.ABLATIONS_MODEL.format(aug=AugCell(cell.pooling, "size", 1.0).id)
+        out["start"] = layout.checkpoint_files(
+            layout.ABLATIONS_MODEL_DIR.format(aug=AugCell(cell.pooling, "size", 1.0).id)
+        )
     return out
 
 
@@ -279,7 +281,7 @@ def finetune_inputs(params: Mapping, aug: str, duc: str) -> dict[str, Any]:
     parse_duc(duc)
     out: dict[str, Any] = {"duc": [layout.DUC_YEAR.format(year=y) for y in sorted(params["duc"]["years"])]}
     if cell.trains:
-        out["model"] = layout.ABLATIONS_MODEL.format(aug=cell.id)
+        out["model"] = layout.checkpoint_files(layout.ABLATIONS_MODEL_DIR.format(aug=cell.id))
     return out
 
 

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
-from wikiref.glue.duc import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 from wikiref.stages.ablations.cells import (
     POOLING_LABELS,
     SUBNET_ROWS,
@@ -31,8 +30,9 @@ from wikiref.stages.ablations.cells import (
     variant_spec,
     wikiref_metrics_path,
 )
+from wikiref.supervised.duc_finetune import MEASURES  # DUC cells are fine-tuning jobs: the same measures
 
-# The stage's logger (not this module's): its log lines keep the name they had before the stage became a package.
+# The stage's logger (not this module's): every module of the stage logs under the stage's name.
 log = logging.getLogger("wikiref.stages.ablations")
 
 
@@ -103,7 +103,7 @@ def pretrain_cell(
     params: Mapping, inputs: Mapping, outputs: Mapping, *, aug: str | AugCell, progress: bool = False
 ) -> dict:
     """One augmentation cell: train on its WikiRef subset and score it on WikiRef dev/test; or, for
-    ``prune: iterative``, run :func:`wikiref.glue.duc.prune` from the encoder / DA model.
+    ``prune: iterative``, run :func:`wikiref.supervised.duc_finetune.prune` from the encoder / DA model.
 
     inputs: ``train``, ``dev``, ``test`` (oracle splits), ``pretrain_root`` (the folder of the
     augmentation checkpoints: a cell that starts from the DA model finds it there); outputs:
@@ -111,9 +111,9 @@ def pretrain_cell(
     import torch
 
     from wikiref.files import write_json
-    from wikiref.glue import oracle as pretrain
     from wikiref.model import build_scorer
     from wikiref.model.training import TrainSettings, train
+    from wikiref.supervised import pretraining as pretrain
 
     cell = _cell(parse_aug, aug)
     model_dir = outputs["model_dir"]
@@ -176,9 +176,9 @@ def pretrain_cell(
 
 
 def _prune_cell(run_params: dict, cell: AugCell, inputs: Mapping, model_dir, progress: bool) -> dict:
-    """A ``prune: iterative`` cell: :func:`wikiref.glue.duc.prune` on WikiRef from the encoder or from the DA
-    model of its pooling (``run_params`` is set up for it in place). Returns the pruning record."""
-    from wikiref.glue import duc as finetune
+    """A ``prune: iterative`` cell: :func:`wikiref.supervised.duc_finetune.prune` on WikiRef from the encoder or
+    from the DA model of its pooling (``run_params`` is set up for it in place). Returns the pruning record."""
+    from wikiref.supervised import duc_finetune as finetune
 
     setting = {"name": "ablation", "label": "iterative", "method": "iterative"}
     if cell.start == "encoder":
@@ -228,14 +228,14 @@ def finetune_cell(
     progress: bool = False,
 ) -> dict:
     """One DUC cell: fine-tune (or just apply) the augmentation model with
-    :func:`wikiref.glue.duc.train_and_test` and test on the held-out year.
+    :func:`wikiref.supervised.duc_finetune.train_and_test` and test on the held-out year.
 
     inputs: ``years`` (DUC year -> its ``data/duc/<year>.parquet``; the cell reads the ones it needs),
     ``pretrain_root`` (the folder of the augmentation checkpoints); outputs: ``work_dir`` (the
     fine-tuning folder; the weights are not kept), ``result`` (the cell's JSON: ROUGE recall x 100).
     Returns the result."""
     from wikiref.files import write_json
-    from wikiref.glue import duc as finetune
+    from wikiref.supervised import duc_finetune as finetune
 
     aug, duc = _cell(parse_aug, aug), _cell(parse_duc, duc)
     pretrain_root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from wikiref import layout
-from wikiref.glue.abstractive import AbstractiveError
+from wikiref.supervised.abstractive_runs import AbstractiveError
 
 
 def runs_by_name(params: Mapping) -> dict[str, dict[str, Any]]:

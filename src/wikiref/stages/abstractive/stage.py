@@ -8,7 +8,7 @@
    (lower-cased word / punctuation tokens); an example without a document token or a summary token is
    dropped and counted.
 2. *Model*: vocabulary from the training items (``abstractive.vocab.max_words``), the family's config with the
-   run's overrides (:func:`wikiref.glue.abstractive.model_config`), weights drawn from ``seed``;
+   run's overrides (:func:`wikiref.supervised.abstractive_runs.model_config`), weights drawn from ``seed``;
    :func:`wikiref.model.abstractive.fit` with the family's ``train`` settings, the best epoch chosen by the
    family's ``select`` (``loss``: dev loss; ``rougeL``: dev ROUGE-L F1 of greedy summaries, HEROSumm's
    criterion) saved in ``models/abstractive/<run>/`` (resumable from its ``last/``), dvclive beside.
@@ -40,8 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wikiref.glue.abstractive import AbstractiveError, decode_settings, duc_items, model_config, truncate_words
 from wikiref.stages.abstractive import runs as R
+from wikiref.supervised.abstractive_runs import (
+    AbstractiveError,
+    decode_settings,
+    duc_items,
+    model_config,
+    truncate_words,
+)
 
 log = logging.getLogger(__name__)
 

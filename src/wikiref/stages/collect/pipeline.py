@@ -625,19 +625,15 @@ def merge(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 def part_inputs(config: Mapping, part: str) -> list[str]:
     """The files the job of dump part ``part`` reads (its Snakemake inputs): the dump part (with
     ``collect.dump.download`` on, the file rule ``collect_download`` writes) and, for the warc backend, the
-    archives; files of the offline sample come through the sample's manifest."""
+    archives. Files of the offline sample are outputs of rule ``sample`` (its dump fragment and WARC)."""
     from wikiref.wiki.index import downloaded_part
 
     collect = config["collect"]
-    sample_dir = layout.sample_dir(config)
-    manifest = f"{sample_dir}/{layout.SAMPLE_MANIFEST}"
     if layout.dump_download(config) is not None:
         dump = downloaded_part(config, part)
-    elif layout.under(collect["dump"]["dir"], sample_dir):
-        dump = manifest
     else:
         dump = default_part_path(collect["dump"]["dir"].rstrip("/"), part)
     files = {dump}
     if collect["fetch"]["backend"] == "warc":
-        files |= {manifest if layout.under(p, sample_dir) else p for p in collect["fetch"].get("warc_paths", [])}
+        files |= set(collect["fetch"].get("warc_paths", []))
     return sorted(files)

@@ -19,12 +19,12 @@ Jobs (``wikiref compare <job>``, rules in ``workflow/rules/compare.smk``), each
 ``job(params, inputs, outputs, **options) -> dict`` writing its outputs itself:
 
 * :func:`oracle` - per source: the oracle labels over the pooled sentences of every document
-  (:func:`wikiref.glue.labels.example_oracle_table`), ``data/compare/oracle/<source>/<split>.parquet``;
+  (:func:`wikiref.supervised.labels.example_oracle_table`), ``data/compare/oracle/<source>/<split>.parquet``;
 * :func:`pretrain` - per cell: extractive pre-training (the ``pretrain`` section's training settings,
   ``compare.head`` / ``compare.pooling``, documents packed with their boundaries), epoch chosen on the
   source's dev ROUGE-2 (threshold searched);
 * :func:`duc` - per cell: DA PRE-TRAINED transfer (no fine-tuning) on every DUC year, and held-out-year
-  fine-tuning (:func:`wikiref.glue.duc.train_and_test`, the ``finetune`` section): DUC ROUGE-1/2/SU4
+  fine-tuning (:func:`wikiref.supervised.duc_finetune.train_and_test`, the ``finetune`` section): DUC ROUGE-1/2/SU4
   recall with the official flags (``duc.rouge_flags``);
 * :func:`qmsum` - per cell: transfer and fine-tuning on QMSum (``qmsum`` section: word budget, official
   ROUGE-1/2/L F1 with ``qmsum.rouge_flags``), for each of ``compare.qmsum.settings``;
@@ -38,8 +38,8 @@ The package, by responsibility (every public name is re-exported here, the CLI, 
 registry use this module):
 
 * :mod:`.plan`: the names, the cells (extractive and abstractive), the grids and every job's files (light);
-* :mod:`.runparams`: the parameters a job runs with (placeholders, ``compare.budget`` overrides, the cell's
-  variant and fine-tuning setting);
+* :mod:`.runparams`: the parameters a job runs with (``compare.budget`` overrides, the cell's own variant and
+  fine-tuning setting, an abstractive cell's model);
 * :mod:`.data`: the oracle job and a cell's training rows under its budget;
 * :mod:`.extractive`: the extractive cells' jobs ``pretrain``, ``duc``, ``qmsum``;
 * :mod:`.abstractive_job`: the abstractive cells' job ``abstractive``;
@@ -106,7 +106,6 @@ from wikiref.stages.compare.plan import (
 from wikiref.stages.compare.ranking import finding_text, findings
 from wikiref.stages.compare.runparams import (
     abstractive_only,
-    cell_param_replacements,
     effective_params,
     start_setting,
     variant_spec,
@@ -155,7 +154,6 @@ __all__ = [
     "training_cells",
     "union_members",
     "abstractive_only",
-    "cell_param_replacements",
     "effective_params",
     "start_setting",
     "variant_spec",

@@ -61,14 +61,14 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
     """One abstractive cell: train the model on the extractive cell's examples (``compare.abstractive.steps``
     optimizer steps under the equal budget, the family's epochs under the natural one), then summarise every DUC
     year (official ROUGE recall, ``duc.rouge_flags``, summaries cut to ``duc.summary_words`` words, as the
-    abstractive stage does: :func:`wikiref.glue.abstractive.duc_items` / ``truncate_words``) and the QMSum
+    abstractive stage does: :func:`wikiref.supervised.abstractive_runs.duc_items` / ``truncate_words``) and the QMSum
     test queries (official ROUGE F1, ``qmsum.rouge_flags``, cut to ``qmsum.summary_words``; the first of
     ``compare.qmsum.settings``). inputs: :func:`~wikiref.stages.compare.plan.abstractive_inputs`; outputs:
     ``model_dir``, ``result`` (JSON). Returns the result."""
     from wikiref.files import write_json
-    from wikiref.glue import abstractive as glue
     from wikiref.model import abstractive as A
     from wikiref.model.training import TrainSettings, resolve_device
+    from wikiref.supervised import abstractive_runs
 
     c = parse_abstractive_cell(cell)
     spec = abstractive_models(params)[c.model]
@@ -77,7 +77,7 @@ def abstractive(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str
     train_df, dev_df, info = training_data(run_params, c.cell, inputs)
     train_items = [oracle_item(r) for r in train_df.to_dict("records")]
     dev_items = [oracle_item(r) for r in dev_df.to_dict("records")]
-    config, use_query = glue.model_config(run_params, spec)
+    config, use_query = abstractive_runs.model_config(run_params, spec)
     section = run_params["abstractive"][family]
     settings = TrainSettings.from_params(run_params["seed"], run_params["model"], section["train"], progress=progress)
     if c.budget == "equal":
@@ -117,22 +117,24 @@ def _duc_transfer(run_params: Mapping, spec: Mapping, summariser, years: list, s
     """Every DUC year (``years``: the year files) summarised by the trained model and scored (official ROUGE
     recall); each year's summaries go into ``summaries`` as ``duc<year>``. Returns the result's ``duc`` entry."""
     from wikiref.extractive.baselines import evaluate as duc_evaluate
-    from wikiref.glue import abstractive as glue
-    from wikiref.glue import duc as finetune
     from wikiref.model import abstractive as A
     from wikiref.model.decoding import DecodeSettings
+    from wikiref.supervised import abstractive_runs
+    from wikiref.supervised import duc_finetune as finetune
 
-    keys, batch = glue.decode_settings(run_params, spec, duc=True)
+    keys, batch = abstractive_runs.decode_settings(run_params, spec, duc=True)
     keys.update({k: v for k, v in (spec.get("decode") or {}).items() if k in keys})  # the model's own decoding wins
     duc_settings = DecodeSettings(**keys)
     duc = run_params["duc"]
     per_year = {}
     for path in years:
         df = finetune.load_year(path)
-        items, topics = glue.duc_items(df.to_dict("records"))
+        items, topics = abstractive_runs.duc_items(df.to_dict("records"))
         toks = A.summarise(summariser, items, duc_settings, batch)
         words = int(duc["summary_words"])
-        year_summaries = {it.id: A.split_sentences(glue.truncate_words(t, words)) for it, t in zip(items, toks)}
+        year_summaries = {
+            it.id: A.split_sentences(abstractive_runs.truncate_words(t, words)) for it, t in zip(items, toks)
+        }
         scores = duc_evaluate(year_summaries, topics, duc["rouge_flags"])
         year = str(int(df["year"].iloc[0]))
         per_year[year] = {
@@ -150,10 +152,10 @@ def _qmsum_transfer(
     """The QMSum test queries (``inputs["qmsum_test"]``) in the first of ``compare.qmsum.settings``,
     summarised by the trained model and scored (official ROUGE F1); the summaries go into ``summaries`` as
     ``qmsum``. Returns the result's ``qmsum`` entry (None when ``compare.qmsum.settings`` is empty)."""
-    from wikiref.glue import abstractive as glue
-    from wikiref.glue import qmsum as q
     from wikiref.model import abstractive as A
     from wikiref.model.decoding import DecodeSettings
+    from wikiref.supervised import abstractive_runs
+    from wikiref.supervised import qmsum_finetune as q
 
     settings_q = run_params["compare"]["qmsum"]["settings"]
     if not settings_q:
@@ -161,11 +163,13 @@ def _qmsum_transfer(
     setting, qp = settings_q[0], run_params["qmsum"]
     rows = q.eval_rows(q.load_split(inputs["qmsum_test"][0]), qp, run_params["seed"])
     doc_tokens = int(config.get("max_doc_length", config.get("max_source_length", 400)))
-    keys, batch = glue.decode_settings(run_params, spec)
+    keys, batch = abstractive_runs.decode_settings(run_params, spec)
     items = qmsum_items(rows, setting, doc_tokens)
     toks = A.summarise(summariser, items, DecodeSettings(**keys), batch)
     words = int(qp["summary_words"])
-    query_summaries = {it.id: A.split_sentences(glue.truncate_words(t, words)) for it, t in zip(items, toks)}
+    query_summaries = {
+        it.id: A.split_sentences(abstractive_runs.truncate_words(t, words)) for it, t in zip(items, toks)
+    }
     out = {
         "setting": setting,
         "flags": qp["rouge_flags"],

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
-from wikiref.glue.oracle import cap_rows
 from wikiref.schemas import SOURCE_NAMES
 from wikiref.stages.compare.plan import Cell, CompareError, members
+from wikiref.supervised.pretraining import cap_rows
 
 # --------------------------------------------------------------------------- the oracle job
 
@@ -31,7 +31,7 @@ def oracle(params: Mapping, inputs: Mapping, outputs: Mapping, *, source: str, t
     import pyarrow.parquet as pq
 
     from wikiref.files import write_json, write_parquet
-    from wikiref.glue.labels import example_oracle_table
+    from wikiref.supervised.labels import example_oracle_table
 
     if source not in SOURCE_NAMES:
         raise CompareError(f"source {source!r} not in {SOURCE_NAMES}")
@@ -77,8 +77,8 @@ def _mean6(values) -> float:
 def read_oracle(paths: Sequence[str | Path], where: str) -> tuple[pd.DataFrame, dict]:
     """The usable rows of oracle files (``ORACLE_SOURCE``), concatenated in id order, and their counts."""
     from wikiref.files import read_parquet
-    from wikiref.glue import oracle as pretrain
     from wikiref.schemas import ORACLE_SOURCE, require_columns
+    from wikiref.supervised import pretraining as pretrain
 
     frames = []
     for path in paths:

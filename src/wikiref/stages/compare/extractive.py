@@ -18,7 +18,7 @@ from wikiref.stages.compare.data import training_data
 from wikiref.stages.compare.plan import DUC_MEASURES, MODES, Cell, CompareError, _cell
 from wikiref.stages.compare.runparams import effective_params, start_setting, variant_spec
 
-# The stage's logger (not this module's): its log lines keep the name they had before the stage became a package.
+# The stage's logger (not this module's): every module of the stage logs under the stage's name.
 log = logging.getLogger("wikiref.stages.compare")
 
 
@@ -30,9 +30,9 @@ def pretrain(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | 
     import torch
 
     from wikiref.files import write_json
-    from wikiref.glue import oracle as pre
     from wikiref.model import build_scorer
     from wikiref.model.training import TrainSettings, train
+    from wikiref.supervised import pretraining as pre
 
     c = _cell(cell)
     if not c.trains:
@@ -123,7 +123,7 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
     -> ``data/duc/<year>.parquet``), ``models_root`` (the cells' checkpoints); outputs: ``work_dir``,
     ``result`` (JSON: mode -> year -> ROUGE recall x 100 and 95% intervals). Returns the result."""
     from wikiref.files import write_json
-    from wikiref.glue import duc as finetune
+    from wikiref.supervised import duc_finetune as finetune
 
     c, run_params, modes, out = _benchmark_run(params, cell, "duc")
     paths = _duc_paths(run_params, inputs)
@@ -166,8 +166,8 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     ``models_root``; outputs: ``work_dir``, ``result`` (JSON: mode -> setting -> official ROUGE-1/2/L
     R/P/F x 100 with 95% intervals). Returns the result."""
     from wikiref.files import write_json
-    from wikiref.glue import duc as finetune
-    from wikiref.glue import qmsum as q
+    from wikiref.supervised import duc_finetune as finetune
+    from wikiref.supervised import qmsum_finetune as q
 
     c, run_params, modes, out = _benchmark_run(params, cell, "qmsum")
     cmp, seed = run_params["compare"], run_params["seed"]

@@ -179,9 +179,9 @@ def model_dir_of(cell_id: str) -> str:
 def start_inputs(cell: str) -> list[str]:
     """The checkpoint a DUC / QMSum job starts from (none for the encoder-only row)."""
     c = parse_cell(cell)
-    return (
-        [layout.COMPARE_MODEL.format(cell=c.id), layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id)] if c.trains else []
-    )
+    if not c.trains:
+        return []
+    return [*layout.checkpoint_files(model_dir(c)), layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id)]
 
 
 def result_files(params: Mapping) -> dict[str, list[str]]:

@@ -1,8 +1,10 @@
 """The parameters a comparison job runs with.
 
-What a cell job receives in place of the Table IV variants / Table VI settings (:func:`cell_param_replacements`,
-:func:`abstractive_only`: the rules file passes them as ``replace=``), the ``compare.budget`` overrides
-(:func:`effective_params`) and the variant / fine-tuning setting a cell's model is built and started from.
+A cell job is passed the ``pretrain`` / ``finetune`` sections without their Table IV variants / Table VI
+settings (``wikiref.registry.JOB_KEYS``): it makes its own, the variant its model is built as
+(:func:`variant_spec`) and the fine-tuning setting it starts from (:func:`start_setting`). Also here: an
+abstractive cell's own model (:func:`abstractive_only`, the rules file passes it as ``replace=``) and the
+``compare.budget`` overrides (:func:`effective_params`).
 """
 
 from __future__ import annotations
@@ -12,26 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from wikiref.stages.compare.plan import Cell, CompareError, abstractive_models, parse_abstractive_cell
-
-# What a cell job receives in place of the Table IV variants / Table VI settings (it makes its own), so
-# that editing those lists reruns no comparison cell.
-_PLACEHOLDER_VARIANT = {
-    "name": "compare",
-    "label": "compare",
-    "head": "regression",
-    "pooling": "query",
-    "query": True,
-    "init": "pretrained",
-}
-_PLACEHOLDER_SETTING = {"name": "compare", "label": "compare", "init": "encoder", "pooling": "query", "method": "full"}
-
-
-def cell_param_replacements(job: str) -> dict[str, Any]:
-    """``replace=`` of :func:`wikiref.config.job_params` for the cell jobs (``pretrain``, ``duc``, ``qmsum``)."""
-    out: dict[str, Any] = {"pretrain.variants": [dict(_PLACEHOLDER_VARIANT)]}
-    if job in ("duc", "qmsum"):
-        out["finetune.settings"] = [dict(_PLACEHOLDER_SETTING)]
-    return out
 
 
 def effective_params(params: Mapping) -> dict:

@@ -7,7 +7,7 @@ never from the profile: a STAND-IN year under a profile that says the data is re
 (:func:`wikiref.tables.standin_flag`).
 
 The sentence counts depend on the sentence splitter: on the real DUC 2006 / 2007 the package's spaCy
-splitter counts 40,649 and 28,710 sentences (issue 32), about 17% more than the paper's.
+splitter counts 40,649 and 28,710 sentences, about 17% more than the paper's.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ PAPER_TABLE5 = {
     2006: (50, 1250, 34585),
     2007: (45, 1125, 24176),
 }
-# This package's spaCy splitter on the real DUC years (measured outside this project's view, issue 32):
+# This package's spaCy splitter on the real DUC years (measured on NIST's data, which this repository cannot ship):
 # what `duc prepare` counts there; scripts/duc-cost-probe sizes its cost probe by them.
 MEASURED_SENTENCES = {2006: 40649, 2007: 28710}
 STATS_KEYS = ("year", "topics", "documents", "sentences", "standin")

@@ -32,7 +32,10 @@ import numpy as np
 import pandas as pd
 
 from wikiref import layout
-from wikiref.glue.oracle import (
+from wikiref.extractive import selection as sel
+from wikiref.schemas import ORACLE
+from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
+from wikiref.supervised.pretraining import (
     PretrainError,
     evaluate_scores,
     evaluate_variant,
@@ -41,9 +44,6 @@ from wikiref.glue.oracle import (
     train_variant,
     variants,
 )
-from wikiref.model import selection as sel
-from wikiref.schemas import ORACLE
-from wikiref.stages.pretrain.baselines import all_sentences, lead, oracle_summaries
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +322,7 @@ def synthetic_oracle_frame(n: int, seed: int = 0, prefix: str = "syn") -> pd.Dat
     The summary restates 1-2 "relevant" sentences that mention the query's section word; they sit
     at random positions, so LEAD is weak and a model that reads the query can learn the task.
     """
-    from wikiref.model.selection import rouge2_f1
+    from wikiref.extractive.selection import rouge2_f1
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -365,7 +365,7 @@ def cloze_oracle_frame(records: Iterable[Mapping]) -> pd.DataFrame:
 
     Labels are the dataset's own oracle indices; per-sentence scores are ROUGE-2 F1 vs the cloze.
     """
-    from wikiref.model.selection import rouge2_f1
+    from wikiref.extractive.selection import rouge2_f1
 
     rows = []
     for r in records:

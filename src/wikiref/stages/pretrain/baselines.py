@@ -9,7 +9,7 @@
   regressor would output.
 
 Each function returns selected sentence indices (document order) per example; evaluation is
-``wikiref.model.selection.evaluate``.
+``wikiref.extractive.selection.evaluate``.
 """
 
 from __future__ import annotations

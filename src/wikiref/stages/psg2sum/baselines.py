@@ -174,7 +174,7 @@ def _subset(rows: Sequence[Mapping], cap, seed: int) -> list[Mapping]:
 
 
 def _labelled_examples(rows: Sequence[Mapping]):
-    from wikiref.model.training import ScoringExample
+    from wikiref.model.scoring_task import ScoringExample
 
     examples, f1s, positives = [], [], 0
     for r in rows:
@@ -212,8 +212,8 @@ def train_bert(
         return {"enabled": False, "note": "psg2sum.supervised.enabled is false: no BERT row"}
     import torch
 
-    from wikiref.glue.oracle import scorer_config
     from wikiref.model import build_scorer, training
+    from wikiref.supervised.pretraining import scorer_config
 
     t0 = time.perf_counter()
     seed = int(params["seed"])
@@ -257,8 +257,8 @@ def train_bert(
 def bert_summaries(model_dir: str | Path, rows: Sequence[Mapping], params: Mapping) -> dict[str, list[str]]:
     """``{example id: [the passage sentence the trained scorer ranks highest]}`` for every row ([] for a
     passage without sentences). ``params``: the ``model`` section (device, evaluation batch size)."""
-    from wikiref.glue.oracle import score_examples
     from wikiref.model import load_scorer
+    from wikiref.supervised.pretraining import score_examples
 
     model, tokenizer = load_scorer(model_dir)  # score_examples moves it to the model section's device
     todo = [(str(r["id"]), [str(q) for q in r["query"]], passage_sentences(r)) for r in rows]

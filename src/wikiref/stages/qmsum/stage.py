@@ -33,8 +33,8 @@ import pandas as pd
 from wikiref import layout
 from wikiref.examples import Tally
 from wikiref.extractive import meetings as qb
-from wikiref.glue.qmsum import QmsumStageError, eval_rows, load_split, score
 from wikiref.stages.qmsum import reader
+from wikiref.supervised.qmsum_finetune import QmsumStageError, eval_rows, load_split, score
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ def sentence_targets(sentences: Sequence[str], summary: Sequence[str]) -> list[f
 
 def _examples(rs: Sequence[Mapping], cap: int | None, with_targets: bool) -> list:
     """Scoring examples of the clusters that have sentences (targets: each sentence's ROUGE-1 F1)."""
-    from wikiref.model import training
+    from wikiref.model.scoring_task import ScoringExample
 
     out = []
     for r in rs:
@@ -63,7 +63,7 @@ def _examples(rs: Sequence[Mapping], cap: int | None, with_targets: bool) -> lis
         if not sents:
             continue
         targets = sentence_targets(sents, r["summary"]) if with_targets else None
-        out.append(training.ScoringExample(_query(r), sents, targets, r["id"]))
+        out.append(ScoringExample(_query(r), sents, targets, r["id"]))
     return out
 
 
@@ -107,8 +107,8 @@ def train_and_summarize(params: Mapping, rows: Mapping[str, Sequence[Mapping]], 
     settings and figures."""
     import torch
 
-    from wikiref.glue.oracle import score_examples, scorer_config
     from wikiref.model import build_scorer, load_scorer, training
+    from wikiref.supervised.pretraining import score_examples, scorer_config
 
     w = params["wcep"]
     sup, ev = w["supervised"], w["evaluation"]

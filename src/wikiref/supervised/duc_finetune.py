@@ -1,8 +1,8 @@
-"""The scorer glue for DUC (``data/duc/<year>.parquet``): the fine-tuning settings, a year's table, capped
-and held-out clusters, (query, document) examples with their sentence targets, the DUC summary rule on
-scores and its official evaluation, the starting model of a setting (encoder or WikiRef checkpoint,
-subnetworks), one fine-tune-and-test run (:func:`train_and_test`) and gradual pruning on WikiRef
-(:func:`prune`). Used by the finetune, ablations and compare stages.
+"""Held-out-year fine-tuning of the sentence scorer on DUC (``data/duc/<year>.parquet``): the fine-tuning
+settings, a year's table, capped and held-out clusters, (query, document) examples with their sentence
+targets, the DUC summary rule on scores and its official evaluation, the starting model of a setting (encoder
+or WikiRef checkpoint, subnetworks), one fine-tune-and-test run (:func:`train_and_test`) and gradual pruning
+on WikiRef (:func:`prune`). Used by the finetune, ablations and compare stages.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     """Pretrain variants a ``pretrained`` setting may start from (one, or the candidates of ``best``)."""
     if setting["init"] != "pretrained":
         return []
-    from wikiref.glue.oracle import variants
+    from wikiref.supervised.pretraining import variants
 
     known = variants(pretrain)
     v = setting["variant"]
@@ -114,7 +114,7 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
 def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path) -> tuple[str, dict]:
     """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name)."""
     from wikiref.files import read_json
-    from wikiref.glue.oracle import variant_metrics_file
+    from wikiref.supervised.pretraining import variant_metrics_file
 
     cands = candidate_variants(setting, pretrain)
     if setting["variant"] != "best":
@@ -174,7 +174,7 @@ def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd
 def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None) -> tuple[list, pd.DataFrame, dict]:
     """ScoringExamples for the rows that have sentences, their targets the raw ROUGE values
     (:func:`wikiref.model.targets.apply_targets` transforms them); returns (examples, the rows used, counts)."""
-    from wikiref.model.training import ScoringExample
+    from wikiref.model.scoring_task import ScoringExample
 
     keep = np.array([len(s) > 0 for s in df["doc_sentences"]], dtype=bool)
     used = df[keep].reset_index(drop=True)
@@ -290,16 +290,16 @@ def start_model(
     params: Mapping,
     setting: Mapping,
     *,
-    pretrain_dir: str | Path = layout.PRETRAIN_DIR,
-    metrics_dir: str | Path = layout.METRICS,
+    pretrain_dir: str | Path,
+    metrics_dir: str | Path,
     prune_dir: str | Path | None = None,
     device="cpu",
 ) -> tuple[Any, Any, dict]:
     """The model a setting starts from, its tokenizer, and a description of where it came from."""
     import torch
 
-    from wikiref.glue.oracle import scorer_config
     from wikiref.model import build_scorer, load_scorer
+    from wikiref.supervised.pretraining import scorer_config
 
     info: dict[str, Any] = {"init": setting["init"]}
     pairing = setting.get("pairing", "cross")
@@ -345,7 +345,7 @@ def start_model(
 
 
 def score_rows(model, tokenizer, df: pd.DataFrame, model_params: Mapping, progress: bool = False) -> list[np.ndarray]:
-    from wikiref.glue.oracle import score_examples
+    from wikiref.supervised.pretraining import score_examples
 
     pairs = [([str(q) for q in qs], [str(s) for s in ss]) for qs, ss in zip(df["query"], df["doc_sentences"])]
     return score_examples(model, tokenizer, pairs, model_params, progress)
@@ -385,8 +385,8 @@ def train_and_test(
     year_paths: Mapping[int, str | Path],
     out_dir: str | Path,
     *,
-    pretrain_dir: str | Path = layout.PRETRAIN_DIR,
-    metrics_dir: str | Path = layout.METRICS,
+    pretrain_dir: str | Path,
+    metrics_dir: str | Path,
     prune_dir: str | Path | None = None,
     live_dir: str | Path | None = None,
     progress: bool = True,
@@ -541,9 +541,9 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     sparsity* + ``subnet_masks.safetensors`` + ``pruning.json``. Returns the pruning record.
     """
     from wikiref.files import write_json
-    from wikiref.glue import oracle as pretrain
     from wikiref.model import subnetworks as subnet
     from wikiref.model.training import TrainSettings, train
+    from wikiref.supervised import pretraining as pretrain
 
     finetune_params, pre, seed = params["finetune"], params["pretrain"], params["seed"]
     spec = find_setting(finetune_params, setting)
@@ -608,7 +608,8 @@ def _pruning_schedule(model, tok, train_ex, train_settings, finetune_params: Map
     """The gradual-pruning schedule of :func:`prune` over the run's optimizer steps (``finetune.iterative``,
     to ``1 - subnet.fraction`` sparsity). Returns (the schedule, the run's optimizer steps)."""
     from wikiref.model import subnetworks as subnet
-    from wikiref.model.training import epoch_batches, pack_examples
+    from wikiref.model.scoring_task import pack_examples
+    from wikiref.model.training import epoch_batches
 
     windows, _ = pack_examples(model.config, tok, train_ex)
     n_batches = len(epoch_batches(windows, train_settings.batch_size, train_settings.bucket_batches, seed, 0))

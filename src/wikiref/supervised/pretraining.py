@@ -1,7 +1,8 @@
-"""The scorer glue for oracle-format tables (data/oracle/<split>.parquet and the tables of the same
-schema the compare and ablations stages build): read and validate a split, cap it, turn its rows into the
-scorer's examples, the Table IV variants and their scorer configuration, and train / evaluate one variant
-(best epoch by dev ROUGE-2). Used by pretrain, finetune, ablations, compare, qmsum, wcep and psg2sum.
+"""Pre-training the sentence scorer on oracle-format tables (data/oracle/<split>.parquet and the tables of
+the same schema the compare and ablations stages build): read and validate a split, cap it, turn its rows into
+the scorer's examples, the Table IV variants and their scorer configuration, score examples with a trained
+scorer (:func:`score_examples`, the one way every stage does it), and train / evaluate one variant (best epoch
+by dev ROUGE-2). Used by pretrain, finetune, ablations, compare, qmsum, wcep and psg2sum.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 
 from wikiref import layout
 from wikiref.config import by_name, find_named
-from wikiref.model import selection as sel
+from wikiref.extractive import selection as sel
 from wikiref.schemas import ORACLE, SchemaError
 
 EVAL_SPLITS = ("dev", "test")
@@ -108,7 +109,7 @@ def to_examples(df: pd.DataFrame, head: str):
     """Rows -> ScoringExamples: 0/1 oracle labels for classification, oracle scores for regression; rows
     with ``doc_lengths`` (the oracle of any source, :data:`wikiref.schemas.ORACLE_SOURCE`) keep their
     document boundaries for the packing."""
-    from wikiref.model.training import ScoringExample
+    from wikiref.model.scoring_task import ScoringExample
 
     col = "oracle_labels" if head == "classification" else "oracle_scores"
     multi = "doc_lengths" in df.columns
@@ -230,7 +231,7 @@ def evaluate_scores(
     search = sel.search_threshold(dev_scores, docs_dev, list(dev["statement"]), **kw)
     out: dict[str, Any] = {"threshold": sel.finite(search.threshold), "threshold_candidates": search.candidates}
     for split, df, docs, scores in (("dev", dev, docs_dev, dev_scores), ("test", test, docs_test, test_scores)):
-        chosen = sel.select_all(scores, docs, search.threshold, **kw)
+        chosen = sel.threshold_select_all(scores, docs, search.threshold, **kw)
         out[split] = {
             **sel.evaluate(chosen, docs, list(df["statement"])),
             "examples": len(df),

@@ -1,7 +1,6 @@
-"""The glue between the common example schema / DUC tables and the abstractive models
-(:mod:`wikiref.model.abstractive`): a run's model configuration and decoding settings from the
-``abstractive`` section, DUC topics as abstractive items, and the word truncation of decoded summaries.
-Used by the abstractive and compare stages.
+"""What an abstractive run (:mod:`wikiref.model.abstractive`) takes from params and the stages' tables: its
+model configuration and decoding settings from the ``abstractive`` section, DUC topics as abstractive items,
+and the word truncation of decoded summaries. Used by the abstractive and compare stages.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The scorer glue for QMSum (``data/qmsum/<split>.parquet``): a split's table, the capped evaluation
+"""The sentence scorer on QMSum (``data/qmsum/<split>.parquet``): a split's table, the capped evaluation
 queries, a scorer's extracts of a meeting (turns ranked by score within the word budget) with their
 official ROUGE, and fine-tuning on QMSum train queries. Used by the qmsum and compare stages.
 """
@@ -31,7 +31,7 @@ def load_split(path: str | Path) -> pd.DataFrame:
 
 def cap_queries(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
     """At most ``cap`` rows, a seeded choice, in id order (all when cap is None)."""
-    from wikiref.glue.oracle import cap_rows
+    from wikiref.supervised.pretraining import cap_rows
 
     return cap_rows(df, cap, seed)
 
@@ -75,7 +75,7 @@ def model_summaries(
 
 def score_documents(model, tok, df: pd.DataFrame, docs: list, model_params: Mapping, progress: bool = False):
     """The model's score of every turn of each row's document (``docs``: :func:`_documents` of the rows)."""
-    from wikiref.glue.oracle import score_examples
+    from wikiref.supervised.pretraining import score_examples
 
     pairs = [([str(x) for x in q], turns) for q, (_, turns) in zip(df["query"], docs)]
     return score_examples(model, tok, pairs, model_params, progress)
@@ -106,10 +106,11 @@ def finetune(
     """Fine-tune a scorer on QMSum train queries (``qmsum.finetune`` caps; the ``finetune`` section's
     training settings); the epoch with the best dev ROUGE-2 F1 of the extracts is kept. Returns (model,
     tokenizer, training record)."""
+    from wikiref.extractive.selection import rouge2_f1
     from wikiref.model import load_scorer
-    from wikiref.model.selection import rouge2_f1
+    from wikiref.model.scoring_task import ScoringExample
     from wikiref.model.targets import apply_targets
-    from wikiref.model.training import ScoringExample, TrainSettings, train
+    from wikiref.model.training import TrainSettings, train
 
     q, seed, ft = params["qmsum"], int(params["seed"]), params["finetune"]
     caps = q["finetune"]
