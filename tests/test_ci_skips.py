@@ -24,14 +24,25 @@ def suite(pytester, monkeypatch):
     pytester.makeconftest((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"))
     pytester.makeini("[pytest]\nmarkers =\n    shared_data: needs ../shared/data\n")
 
-    def run(ci: bool, *args: str):
+    def run(ci: bool, ret: pytest.ExitCode, *args: str):
+        """Run it (in CI or not), assert its exit status ``ret`` (showing the output when it differs); the
+        result and its output."""
         if ci:
             monkeypatch.setenv("CI", "true")
         else:
             monkeypatch.delenv("CI", raising=False)
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        res = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        out = res.stdout.str()
+        assert res.ret == ret, out
+        return res, out
 
     return run
+
+
+@pytest.fixture(params=[False, True], ids=["serial", "xdist"])
+def xdist(request) -> tuple[str, ...]:
+    """The suite's extra arguments: none (serial), or two xdist workers."""
+    return ("-n", "2") if request.param else ()
 
 
 HIDDEN = f"""
@@ -63,12 +74,9 @@ def test_uses_cloze(cloze_examples, k):
 """
 
 
-@pytest.mark.parametrize("xdist", [False, True], ids=["serial", "xdist"])
 def test_a_hidden_cross_check_fails_ci_and_is_listed(suite, pytester, xdist):
     pytester.makepyfile(test_hidden=HIDDEN)
-    res = suite(True, *(["-n", "2"] if xdist else []))
-    out = res.stdout.str()
-    assert res.ret == pytest.ExitCode.TESTS_FAILED, out
+    res, out = suite(True, pytest.ExitCode.TESTS_FAILED, *xdist)
     assert "CI skip check FAILED" in out
     assert "ROUGE-1.5.5.pl / XML::DOM missing (NOT expected in CI): 1" in out
     assert f"test_hidden.py::test_parity: {PERL_SKIP}" in out
@@ -77,9 +85,7 @@ def test_a_hidden_cross_check_fails_ci_and_is_listed(suite, pytester, xdist):
 
 def test_outside_ci_the_skip_stays_with_its_reason(suite, pytester):
     pytester.makepyfile(test_hidden=HIDDEN)
-    res = suite(False)
-    out = res.stdout.str()
-    assert res.ret == pytest.ExitCode.OK, out
+    _, out = suite(False, pytest.ExitCode.OK)
     assert f"test_hidden.py::test_parity: {PERL_SKIP}" in out
     assert "CI skip check" not in out
 
@@ -87,17 +93,13 @@ def test_outside_ci_the_skip_stays_with_its_reason(suite, pytester):
 def test_any_unknown_skip_fails_ci(suite, pytester):
     pytester.makepyfile(test_other="import pytest\n\n@pytest.mark.skipif(True, reason='dvc not installed')\n"
                         "def test_dvc():\n    pass\n")  # fmt: skip
-    res = suite(True)
-    assert res.ret == pytest.ExitCode.TESTS_FAILED
-    assert "other (NOT expected in CI): 1" in res.stdout.str()
+    _, out = suite(True, pytest.ExitCode.TESTS_FAILED)
+    assert "other (NOT expected in CI): 1" in out
 
 
-@pytest.mark.parametrize("xdist", [False, True], ids=["serial", "xdist"])
 def test_shared_data_skips_are_expected_and_cross_checked(suite, pytester, xdist):
     pytester.makepyfile(test_shared=SHARED)
-    res = suite(True, *(["-n", "2"] if xdist else []))
-    out = res.stdout.str()
-    assert res.ret == pytest.ExitCode.OK, out
+    res, out = suite(True, pytest.ExitCode.OK, *xdist)
     assert "../shared absent (expected in CI): 4" in out
     assert "../shared absent: 4 skipped, 4 declared" in out
     assert "CI skip check passed" in out
@@ -112,24 +114,20 @@ def test_an_undeclared_shared_data_skip_fails_ci(suite, pytester):
         + "    from conftest import SHARED_ROOT\n"
         + "    pytest.skip(f'{SHARED_ROOT / \"papers\"} missing')\n"
     )
-    res = suite(True)
-    out = res.stdout.str()
-    assert res.ret == pytest.ExitCode.TESTS_FAILED, out
+    _, out = suite(True, pytest.ExitCode.TESTS_FAILED)
     assert "5 test(s) skipped because" in out and "but 4 declare they need it" in out
     assert "skipped without declaring: ['test_shared.py::test_undeclared']" in out
 
 
 def test_a_declared_test_that_does_not_skip_fails_ci(suite, pytester):
     pytester.makepyfile(test_marked="import pytest\n\n@pytest.mark.shared_data\ndef test_runs_anyway():\n    pass\n")
-    res = suite(True)
-    out = res.stdout.str()
-    assert res.ret == pytest.ExitCode.TESTS_FAILED, out
+    _, out = suite(True, pytest.ExitCode.TESTS_FAILED)
     assert "declared but not skipped so: ['test_marked.py::test_runs_anyway']" in out
 
 
 def test_failures_keep_their_exit_status(suite, pytester):
     pytester.makepyfile(test_fail=HIDDEN + "\n\ndef test_fails():\n    assert False\n")
-    assert suite(True).ret == pytest.ExitCode.TESTS_FAILED
+    suite(True, pytest.ExitCode.TESTS_FAILED)
 
 
 # ------------------------------------------------------------------------------------------ .ci/install-deps

@@ -18,16 +18,7 @@ def test_finetune_with_a_recipe(tmp_path, duc_years, loss, transform, head):
     target = {"transform": transform, "scale": 1.0, "top": 2}
     p = _params(settings=_settings("qbert"), keep_models=True, loss=loss, target=target, epochs=1)
     out = tmp_path / "qbert"
-    m, preds, summaries = ft.train_and_test(
-        p,
-        "qbert",
-        2006,
-        duc_years,
-        out,
-        pretrain_dir=tmp_path / "pretrain",
-        metrics_dir=tmp_path / "metrics",
-        progress=False,
-    )
+    m, preds, summaries = _train_on_2006(p, "qbert", duc_years, out, tmp_path)
     assert m["training"]["best_epoch"] == 1 and 0 <= m["test"]["ROUGE-2"]["R"] <= 1
     assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"}
     model, _ = _load(out)
@@ -37,6 +28,11 @@ def test_finetune_with_a_recipe(tmp_path, duc_years, loss, transform, head):
         assert saved is not None and saved.name == "standardise" and saved.std > 0
     else:
         assert saved is None and not (out / TARGET_FILE).exists()
+
+
+def _train_on_2006(p, setting, duc_years, out, tmp_path):
+    """ft.train_and_test of ``setting`` (from the encoder: no start files) with DUC 2006 held out, into ``out``."""
+    return ft.train_and_test(p, setting, 2006, duc_years, out, progress=False)
 
 
 def _load(path):
@@ -72,16 +68,7 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
           "method": "full", "recipe": recipe}  # fmt: skip
     p = _params(settings=[*_settings("qbert"), bi], keep_models=True, epochs=2)
     out = tmp_path / "bi"
-    m, preds, summaries = ft.train_and_test(
-        p,
-        "qbert_bi",
-        2006,
-        duc_years,
-        out,
-        pretrain_dir=tmp_path / "pretrain",
-        metrics_dir=tmp_path / "metrics",
-        progress=False,
-    )
+    m, preds, summaries = _train_on_2006(p, "qbert_bi", duc_years, out, tmp_path)
     assert m["start"]["pairing"] == "bi" and m["training"]["best_epoch"] == 1  # recipe epochs: 1 (section: 2)
     assert set(summaries) == {"alpha2006", "beta2006", "gamma2006"} and 0 <= m["test"]["ROUGE-2"]["R"] <= 1
     model, _ = _load(out)
@@ -89,8 +76,6 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
     assert len(preds) and all(len(s) for s in preds["sentence_scores"])
     bad = dict(bi, init="pretrained", variant="best")
     with pytest.raises(ft.FinetuneError, match="pairing bi starts from the encoder alone"):
-        ft.start_model(
-            _params(settings=[bad]), bad, pretrain_dir=tmp_path / "pretrain", metrics_dir=tmp_path / "metrics"
-        )
+        ft.start_model(_params(settings=[bad]), bad)
     with pytest.raises(ft.FinetuneError, match="recipe keys"):
         ft.setting_params(p, dict(bi, recipe={"warmup": 1}))

@@ -14,6 +14,7 @@ import dataclasses
 
 import pytest
 import torch
+from test_seq2seq import check_beam_one_is_greedy, check_seeded_runs_agree, spread_weights
 
 from wikiref.model.decoding import DecodeSettings
 from wikiref.model.hiersumm import (
@@ -52,34 +53,23 @@ def t(s: str) -> list[str]:
     return s.split()
 
 
+def triplets(text: str) -> list[tuple[list[str], list[list[str]], list[str]]]:
+    """(query, documents, summary) word lists from ``query | document / document ... | summary`` lines."""
+    out = []
+    for line in text.strip().splitlines():
+        query, documents, summary = line.split(" | ")
+        out.append((t(query), [t(d) for d in documents.split(" / ")], t(summary)))
+    return out
+
+
 # (query, documents, summary) triplets; the summary answers the query from one or two of the documents
-DATA = [
-    (
-        t("where does the river flow"),
-        [t("the river flows north through the old city"), t("a big bridge is near the town"), t("rain falls")],
-        t("river flows north through city"),
-    ),
-    (
-        t("what is near the town"),
-        [t("the small town is in the south"), t("a big bridge is near the town")],
-        t("big bridge near town"),
-    ),
-    (
-        t("when does the market open"),
-        [t("the market opens every day"), t("the old castle stands on a hill"), t("the city is big")],
-        t("market opens every day"),
-    ),
-    (
-        t("where is the castle"),
-        [t("rain falls on the town"), t("the old castle stands on a hill north of the city")],
-        t("castle on hill north of city"),
-    ),
-    (
-        t("what falls in the south"),
-        [t("the small town is in the south"), t("in the south rain falls every day"), t("the bridge is old")],
-        t("rain falls every day in south"),
-    ),
-]
+DATA = triplets("""
+where does the river flow | the river flows north through the old city / a big bridge is near the town / rain falls | river flows north through city
+what is near the town | the small town is in the south / a big bridge is near the town | big bridge near town
+when does the market open | the market opens every day / the old castle stands on a hill / the city is big | market opens every day
+where is the castle | rain falls on the town / the old castle stands on a hill north of the city | castle on hill north of city
+what falls in the south | the small town is in the south / in the south rain falls every day / the bridge is old | rain falls every day in south
+""")
 
 
 @pytest.fixture(autouse=True)
@@ -109,11 +99,7 @@ def config(variant: str = "baseline", **kw) -> HierSummConfig:
 def random_model(variant: str = "baseline", seed: int = 0, scale: float = 1.5, **kw) -> HierSumm:
     """A random tiny model whose outputs vary (weights spread wider than the default init)."""
     torch.manual_seed(seed)
-    model = HierSumm(config(variant, **kw))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, scale / max(1, p.shape[-1]) ** 0.5)
-    return model.eval()
+    return spread_weights(HierSumm(config(variant, **kw)), scale)
 
 
 def batch_of(triplets, cfg: HierSummConfig, with_target: bool = True):
@@ -378,16 +364,13 @@ INPUTS = [
 
 @pytest.mark.parametrize("variant", ["baseline", "full"])
 def test_beam_one_equals_greedy(variant, fit):
+    settings = (
+        DecodeSettings(max_length=8),
+        DecodeSettings(min_length=3, max_length=10, block_trigrams=True, length_penalty=1.0),
+    )
     for model in (partly_trained(fit, variant), random_model(variant, seed=1)):
         _, batch = batch_of([(q, d, None) for q, d in INPUTS], model.config, with_target=False)
-        for settings in (
-            DecodeSettings(max_length=8),
-            DecodeSettings(min_length=3, max_length=10, block_trigrams=True, length_penalty=1.0),
-        ):
-            greedy = greedy_decode(model, batch, settings)
-            beam = beam_search(model, batch, DecodeSettings(**{**settings.__dict__, "beam": 1}))
-            assert beam == greedy
-            assert any(len(g) > 1 for g in greedy)
+        check_beam_one_is_greedy(model, batch, settings, greedy_decode, beam_search)
 
 
 def no_repeated_trigram(out: list[str]) -> bool:
@@ -423,19 +406,13 @@ def test_batched_decoding_equals_one_at_a_time(variant, fit):
 
 
 def test_deterministic_with_seed(fit):
-    def run():
-        torch.manual_seed(123)
+    def build():
         model = HierSumm(config("full", dropout=0.2))
-        _, batch = batch_of(DATA, model.config)
-        losses = fit(model, batch, 8)
-        model.eval()
-        out = decode(model, vocab(), sources(), DecodeSettings(beam=3, max_length=6))
-        return losses, out, {k: v.clone() for k, v in model.state_dict().items()}
+        return model, batch_of(DATA, model.config)[1]
 
-    l1, o1, s1 = run()
-    l2, o2, s2 = run()
-    assert l1 == l2 and o1 == o2
-    assert all(torch.equal(s1[k], s2[k]) for k in s1)
+    check_seeded_runs_agree(
+        build, fit, 8, lambda m: decode(m, vocab(), sources(), DecodeSettings(beam=3, max_length=6))
+    )
 
 
 def test_save_load_round_trip(tmp_path):

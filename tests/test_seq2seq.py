@@ -44,24 +44,30 @@ VARIANTS = {
 # In-vocabulary words; the capitalised names in the copy data below are not in the vocabulary.
 WORDS = "the river flows through city near old town bridge a is in of and north south big small".split()
 
+
+def pairs(text: str) -> list[tuple[list[str], list[str]]]:
+    """(source, target) word lists from ``source -> target`` lines."""
+    return [tuple(side.split() for side in line.split(" -> ")) for line in text.strip().splitlines()]
+
+
 # (source, target) pairs for the copying variants: each target copies out-of-vocabulary names of its source.
-COPY_DATA = [
-    ("the Zorblax river flows through the old city of Quimby".split(), "Zorblax flows through Quimby".split()),
-    ("a big bridge near Ostrava is in the north".split(), "bridge near Ostrava".split()),
-    ("the small town of Plinth is near the Varna river and a bridge".split(), "Plinth is near Varna".split()),
-    ("north of the city the river flows".split(), "the river flows north".split()),
-    ("Kessel is a town in the south of Drummond".split(), "Kessel is in Drummond".split()),
-    ("the old bridge of Yarrow".split(), "old bridge of Yarrow".split()),
-]
+COPY_DATA = pairs("""
+the Zorblax river flows through the old city of Quimby -> Zorblax flows through Quimby
+a big bridge near Ostrava is in the north -> bridge near Ostrava
+the small town of Plinth is near the Varna river and a bridge -> Plinth is near Varna
+north of the city the river flows -> the river flows north
+Kessel is a town in the south of Drummond -> Kessel is in Drummond
+the old bridge of Yarrow -> old bridge of Yarrow
+""")
 # For s2s (no copying): targets in the vocabulary.
-S2S_DATA = [
-    ("the river flows through the old city".split(), "river flows through city".split()),
-    ("a big bridge near the town is in the north".split(), "bridge near town".split()),
-    ("the small town is near the river and a bridge".split(), "town is near river".split()),
-    ("north of the city the river flows".split(), "the river flows north".split()),
-    ("a town in the south".split(), "town in south".split()),
-    ("the old bridge".split(), "old bridge".split()),
-]
+S2S_DATA = pairs("""
+the river flows through the old city -> river flows through city
+a big bridge near the town is in the north -> bridge near town
+the small town is near the river and a bridge -> town is near river
+north of the city the river flows -> the river flows north
+a town in the south -> town in south
+the old bridge -> old bridge
+""")
 
 
 @pytest.fixture(autouse=True)
@@ -78,14 +84,18 @@ def config(variant: str = "pgn", **kw) -> Seq2SeqConfig:
     return Seq2SeqConfig(**{**base, **VARIANTS[variant], **kw})
 
 
-def random_model(variant: str, seed: int = 0, scale: float = 1.5, **kw) -> Seq2Seq:
-    """A random tiny model whose outputs vary (weights spread wider than the default init)."""
-    torch.manual_seed(seed)
-    model = Seq2Seq(config(variant, **kw))
+def spread_weights(model: torch.nn.Module, scale: float) -> torch.nn.Module:
+    """``model`` in eval mode, its weights redrawn wider than the default init (so that its outputs vary)."""
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, scale / max(1, p.shape[-1]) ** 0.5)
     return model.eval()
+
+
+def random_model(variant: str, seed: int = 0, scale: float = 1.5, **kw) -> Seq2Seq:
+    """A random tiny model whose outputs vary (weights spread wider than the default init)."""
+    torch.manual_seed(seed)
+    return spread_weights(Seq2Seq(config(variant, **kw)), scale)
 
 
 def batch_of(pairs, cfg: Seq2SeqConfig, with_target: bool = True):
@@ -283,14 +293,20 @@ def test_beam_one_equals_greedy(variant, cell):
     model = random_model(variant, seed=1, cell=cell)
     pairs = [(s, None) for s, _ in COPY_DATA]
     _, batch = batch_of(pairs, model.config, with_target=False)
-    for settings in (
+    settings = (
         DecodeSettings(max_length=10),
         DecodeSettings(min_length=3, max_length=12, block_trigrams=True, length_penalty=1.0),
-    ):
-        greedy = greedy_decode(model, batch, settings)
-        beam = beam_search(model, batch, DecodeSettings(**{**settings.__dict__, "beam": 1}))
-        assert beam == greedy
-        assert any(len(g) > 1 for g in greedy)
+    )
+    check_beam_one_is_greedy(model, batch, settings)
+
+
+def check_beam_one_is_greedy(model, batch, settings, greedy=greedy_decode, beam=beam_search) -> None:
+    """A beam of one (``beam`` with ``beam=1``) decodes ``batch`` as ``greedy`` does under each of ``settings``,
+    and some output is longer than one token."""
+    for s in settings:
+        out = greedy(model, batch, s)
+        assert beam(model, batch, DecodeSettings(**{**s.__dict__, "beam": 1})) == out
+        assert any(len(g) > 1 for g in out)
 
 
 @pytest.mark.parametrize("cell", CELLS)
@@ -383,13 +399,23 @@ def test_tiny_model_overfits_toy_examples(variant, cell, fit):
 
 
 def test_deterministic_with_seed(fit):
+    def build():
+        model = Seq2Seq(config("pgn", dropout=0.2))
+        return model, batch_of(COPY_DATA, model.config)[1]
+
+    sources = [s for s, _ in COPY_DATA]
+    check_seeded_runs_agree(build, fit, 15, lambda m: decode(m, vocab(), sources, DecodeSettings(beam=3, max_length=8)))
+
+
+def check_seeded_runs_agree(build, fit, steps: int, decode_all) -> None:
+    """Two runs from seed 123 give the same losses, outputs and weights: ``build()`` -> (model, batch), ``fit``
+    for ``steps`` on the batch, ``decode_all(model)`` in eval mode."""
+
     def run():
         torch.manual_seed(123)
-        model = Seq2Seq(config("pgn", dropout=0.2))
-        _, batch = batch_of(COPY_DATA, model.config)
-        losses = fit(model, batch, 15)
-        model.eval()
-        out = decode(model, vocab(), [s for s, _ in COPY_DATA], DecodeSettings(beam=3, max_length=8))
+        model, batch = build()
+        losses = fit(model, batch, steps)
+        out = decode_all(model.eval())
         return losses, out, {k: v.clone() for k, v in model.state_dict().items()}
 
     l1, o1, s1 = run()

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wikiref import __version__
+from wikiref import __version__, layout
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import NAMES, job_keys
 
@@ -96,6 +96,29 @@ def run_job(
         print(f"wikiref {step} {args.job}: {exc}", file=sys.stderr)
         return code
     return 0
+
+
+def add_split_folder(parser: argparse.ArgumentParser, flag: str, source: str) -> None:
+    """The option ``flag``: the folder of ``source``'s split files (default: its folder in the layout)."""
+    add_default(parser, flag, layout.SOURCE_DIR.format(source=source), "folder of the split files")
+
+
+def split_files(folder: str, source: str) -> dict[str, str]:
+    """split -> ``source``'s split file in ``folder``."""
+    return {s: str(layout.in_folder(folder, layout.SOURCE_SPLIT, source=source, split=s)) for s in layout.SPLITS}
+
+
+def add_source_outputs(parser: argparse.ArgumentParser, source: str, table: str, metrics: str) -> None:
+    """``--out-dir`` (:func:`add_split_folder`), ``--table`` (a stem) and ``--metrics``, by default ``table`` and
+    ``metrics``: the outputs of the job that writes ``source`` (:func:`source_outputs`)."""
+    add_split_folder(parser, "--out-dir", source)
+    add_default(parser, "--table", table, "table stem")
+    add_default(parser, "--metrics", metrics, "metrics JSON")
+
+
+def source_outputs(args: argparse.Namespace, source: str) -> dict:
+    """The outputs :func:`add_source_outputs` asked for: ``splits`` (split -> file), ``table``, ``metrics``."""
+    return {"splits": split_files(args.out_dir, source), "table": args.table, "metrics": args.metrics}
 
 
 def build_parser() -> argparse.ArgumentParser:

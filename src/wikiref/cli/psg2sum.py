@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, add_torch_arguments, run_job, set_torch_threads
+from wikiref.cli import (
+    add_default,
+    add_files,
+    add_param_jobs,
+    add_split_folder,
+    add_torch_arguments,
+    run_job,
+    set_torch_threads,
+    split_files,
+)
 
 HELP = "Psg2Sum (Zhou, Wei, Zhou): lead sentence + body passage added in one revision -> common examples, Tables 2-4"
 DESCRIPTION = f"""Jobs in order (standin only when psg2sum.standin is true):
@@ -32,10 +41,6 @@ baselines: LEAD1, TEXTRANK and the package's BERT scorer (NN-SE's row) on the te
     {layout.PSG2SUM_BASELINES_METRICS}."""
 
 
-def _splits(folder: str) -> dict:
-    return {s: str(layout.in_folder(folder, layout.SOURCE_SPLIT, source="psg2sum", split=s)) for s in layout.SPLITS}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     jobs = add_param_jobs(parser, "psg2sum", JOBS)
     jobs["standin"].add_argument("--dump", required=True, help="the sample's Wikipedia dump (sample.out_dir/dump/...)")
@@ -48,12 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     merge = jobs["merge"]
     add_files(merge, "--pairs", "PARQUET", f"every part's pairs ({layout.PSG2SUM_PART})", required=True)
     add_files(merge, "--stats", "JSON", f"every part's stats ({layout.PSG2SUM_PART_STATS})", required=True)
-    add_default(merge, "--out-dir", layout.SOURCE_DIR.format(source="psg2sum"), "folder of the split files")
+    add_split_folder(merge, "--out-dir", "psg2sum")
     add_default(merge, "--table2", layout.PSG2SUM_TABLE2, "Table 2 stem")
     add_default(merge, "--table3", layout.PSG2SUM_TABLE3, "Table 3 stem")
     add_default(merge, "--metrics", layout.PSG2SUM_METRICS, "metrics JSON")
     base = jobs["baselines"]
-    add_default(base, "--splits-dir", layout.SOURCE_DIR.format(source="psg2sum"), "folder of the split files")
+    add_split_folder(base, "--splits-dir", "psg2sum")
     add_default(base, "--table4", layout.PSG2SUM_TABLE4, "Table 4 stem")
     add_default(base, "--summaries", layout.PSG2SUM_SUMMARIES, "test summaries JSON")
     add_default(base, "--model-dir", layout.PSG2SUM_MODEL_DIR, "BERT scorer folder")
@@ -87,7 +92,12 @@ def _merge(args, params) -> None:
     m = stage.merge(
         params,
         {"pairs": args.pairs, "stats": args.stats},
-        {"splits": _splits(args.out_dir), "table2": args.table2, "table3": args.table3, "metrics": args.metrics},
+        {
+            "splits": split_files(args.out_dir, "psg2sum"),
+            "table2": args.table2,
+            "table3": args.table3,
+            "metrics": args.metrics,
+        },
     )
     print(f"psg2sum merge: {m['sizes']} pairs at λ {m['min_overlap']}{_label(m)} -> {args.out_dir}, {args.table3}.md")
 
@@ -98,7 +108,7 @@ def _baselines(args, params) -> None:
     set_torch_threads(args)
     m = stage.baselines(
         params,
-        {"splits": _splits(args.splits_dir)},
+        {"splits": split_files(args.splits_dir, "psg2sum")},
         {"table4": args.table4, "summaries": args.summaries, "model_dir": args.model_dir, "metrics": args.metrics},
     )
     print(

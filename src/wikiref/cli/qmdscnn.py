@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, run_job
+from wikiref.cli import add_default, add_files, add_param_jobs, add_source_outputs, run_job, source_outputs
 
 HELP = "QmdsCnn (Pasunuru et al. 2021, §3.1): CNN/DailyMail stories -> common examples, BM25 retrieved chunks"
 DESCRIPTION = f"""Three jobs (standin only when qmdscnn.standin is auto or true):
@@ -44,9 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_files(build, "--articles", "PARQUET", f"every shard's articles ({layout.QMDSCNN_SHARD})", required=True)
     add_files(build, "--stats", "JSON", f"every shard's stats ({layout.QMDSCNN_SHARD_STATS})", required=True)
-    add_default(build, "--out-dir", layout.SOURCE_DIR.format(source="qmdscnn"), "folder of the split files")
-    add_default(build, "--table", layout.QMDSCNN_TABLE, "table stem")
-    add_default(build, "--metrics", layout.QMDSCNN_METRICS, "metrics JSON")
+    add_source_outputs(build, "qmdscnn", layout.QMDSCNN_TABLE, layout.QMDSCNN_METRICS)
 
 
 def _standin(args: argparse.Namespace, params: dict) -> None:
@@ -80,12 +78,7 @@ def _articles(args: argparse.Namespace, params: dict) -> None:
 def _build(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.qmdscnn import stage
 
-    splits = {s: layout.in_folder(args.out_dir, layout.SOURCE_SPLIT, source="qmdscnn", split=s) for s in layout.SPLITS}
-    m = stage.build(
-        params,
-        {"articles": args.articles, "stats": args.stats},
-        {"splits": splits, "table": args.table, "metrics": args.metrics},
-    )
+    m = stage.build(params, {"articles": args.articles, "stats": args.stats}, source_outputs(args, "qmdscnn"))
     label = " (STAND-IN)" if m["standin"] else ""
     print(
         f"qmdscnn build: {m['sizes']} examples{label}, {m['chunks']} chunks indexed -> {args.out_dir}, {args.table}.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, run_job
+from wikiref.cli import add_default, add_files, add_param_jobs, add_source_outputs, run_job, source_outputs
 
 HELP = "QmdsIr: query-focused multi-document examples from MS MARCO QnA (the open substitute for the Bing logs)"
 DESCRIPTION = f"""Three jobs (standin only when qmdsir.standin):
@@ -54,9 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_files(merge, "--parts", "PARQUET", f"the part files ({layout.QMDSIR_SHARD})", required=True)
     add_files(merge, "--stats", "JSON", f"their counts ({layout.QMDSIR_SHARD_STATS})", required=True)
-    add_default(merge, "--out-dir", layout.SOURCE_DIR.format(source="qmdsir"), "folder of the split files")
-    add_default(merge, "--table", layout.QMDSIR_TABLE, "table stem")
-    add_default(merge, "--metrics", layout.QMDSIR_METRICS, "metrics JSON")
+    add_source_outputs(merge, "qmdsir", layout.QMDSIR_TABLE, layout.QMDSIR_METRICS)
 
 
 def _standin(args: argparse.Namespace, params: dict) -> None:
@@ -89,11 +87,7 @@ def _part(args: argparse.Namespace, params: dict) -> None:
 def _merge(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.qmdsir import stage
 
-    splits = {
-        s: str(layout.in_folder(args.out_dir, layout.SOURCE_SPLIT, source="qmdsir", split=s)) for s in layout.SPLITS
-    }
-    outputs = {"splits": splits, "table": args.table, "metrics": args.metrics}
-    metrics = stage.merge(params, {"parts": args.parts, "stats": args.stats}, outputs)
+    metrics = stage.merge(params, {"parts": args.parts, "stats": args.stats}, source_outputs(args, "qmdsir"))
     standin = " (STAND-IN)" if metrics["standin"] else ""
     print(
         f"qmdsir merge: {metrics['examples']} examples {metrics['sizes']}{standin} -> {args.out_dir}, {args.table}.md"

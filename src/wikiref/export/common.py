@@ -7,7 +7,7 @@ import contextlib
 import json
 import math
 import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +72,45 @@ def copy_file(src: Path, dst: Path) -> None:
     shutil.copyfile(src, dst)
 
 
+def write_export(
+    out_dir: Path, inputs: tuple[Path, ...], files: Mapping[str, Path], card: Callable[[Path], str]
+) -> None:
+    """Write ``out_dir`` as a whole (:func:`output_folder`: refused when it overlaps one of ``inputs``): ``files``
+    (path in the export -> the file copied there), then the card, ``card(folder)`` (it lists the copied files)."""
+    from wikiref.files import write_text
+
+    with output_folder(out_dir, *inputs) as tmp:
+        for rel, src in files.items():
+            copy_file(src, tmp / rel)
+        write_text(tmp / CARD, card(tmp))
+
+
 def front_matter(header: Mapping[str, Any]) -> str:
     """The card's YAML header (between ``---`` lines), keys in the given order."""
     import yaml
 
     body = yaml.safe_dump(dict(header), sort_keys=False, allow_unicode=True, width=1000, default_flow_style=False)
     return f"---\n{body}---\n"
+
+
+def card_text(
+    header: Mapping[str, Any],
+    title: str,
+    standin: bool | None,
+    sections: Iterable[str],
+    folder: Path,
+    files: Iterable[str],
+) -> str:
+    """A card: the YAML ``header``, the title (marked STAND-IN when ``standin``), :data:`MARKER`, the non-empty
+    ``sections`` and the table of the ``files`` of ``folder``."""
+    parts = [
+        front_matter(header),
+        f"# {title}" + (" (STAND-IN)" if standin else "") + "\n",
+        MARKER + "\n",
+        *sections,
+        "## Files\n\n" + file_list(folder, files) + "\n",
+    ]
+    return "\n".join(p for p in parts if p)
 
 
 def cell(value: Any) -> str:

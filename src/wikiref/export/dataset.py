@@ -17,18 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.export.common import (
-    CARD,
-    MARKER,
-    METRICS_DIR,
-    ExportError,
-    copy_file,
-    file_list,
-    front_matter,
-    md_table,
-    output_folder,
-    read_json,
-)
+from wikiref.export.common import METRICS_DIR, ExportError, card_text, md_table, read_json, write_export
 from wikiref.export.sources import COLUMNS, SOURCES, STANDIN_TERMS, SourceInfo
 
 DATA_DIR = "data"  # inside an export: <split>.parquet
@@ -236,7 +225,7 @@ def header(source: str, info: SourceInfo | None, splits: list[Split]) -> dict:
         "configs": [
             {
                 "config_name": "default",
-                "data_files": [{"split": s.name, "path": f"{DATA_DIR}/{s.name}.parquet"} for s in exported],
+                "data_files": [{"split": s.name, "path": data_file(s)} for s in exported],
             }
         ],
         "dataset_info": {
@@ -356,15 +345,17 @@ def licence_section(info: SourceInfo | None, splits: list[Split]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def data_file(split: Split) -> str:
+    """The split's file in the export."""
+    return f"{DATA_DIR}/{split.name}.parquet"
+
+
 def card(source: str, splits: list[Split], skipped: list[str], prov: Provenance, out: Path, metrics_copy) -> str:
     info = SOURCES.get(source)
     exported = [s for s in splits if s.rows]
-    title = info.title if info else source
+    title = f"{info.title if info else source}: query-focused summarization examples"
     standin = any(s.standin for s in splits)
-    parts = [
-        front_matter(header(source, info, splits)),
-        f"# {title}: query-focused summarization examples" + (" (STAND-IN)" if standin else "") + "\n",
-        MARKER + "\n",
+    sections = [
         standin_banner(splits),
         (info.about + f"\n\nFrom {info.paper}; built by the wikiref reproduction package.\n") if info else "",
         loading_section(),
@@ -372,9 +363,8 @@ def card(source: str, splits: list[Split], skipped: list[str], prov: Provenance,
         schema_section(exported[0]),
         build_section(source, prov, splits, metrics_copy),
         licence_section(info, splits),
-        "## Files\n\n" + file_list(out, [f"{DATA_DIR}/{s.name}.parquet" for s in exported]) + "\n",
     ]
-    return "\n".join(p for p in parts if p)
+    return card_text(header(source, info, splits), title, standin, sections, out, [data_file(s) for s in exported])
 
 
 # ------------------------------------------------------------------------------------------ the export
@@ -409,14 +399,8 @@ def export_dataset(
         Path(dvc_lock) if dvc_lock else None,
     )
     metrics_copy = f"{METRICS_DIR}/{prov.metrics_path.name}" if prov.metrics_path is not None else None
-    with output_folder(out_dir, in_dir) as tmp:
-        for s in exported:
-            copy_file(s.path, tmp / DATA_DIR / f"{s.name}.parquet")
-        if metrics_copy:
-            copy_file(prov.metrics_path, tmp / metrics_copy)
-        from wikiref.files import write_text
-
-        write_text(tmp / CARD, card(source, splits, skipped, prov, tmp, metrics_copy))
+    files = {data_file(s): s.path for s in exported} | ({metrics_copy: prov.metrics_path} if metrics_copy else {})
+    write_export(out_dir, (in_dir,), files, lambda tmp: card(source, splits, skipped, prov, tmp, metrics_copy))
     return {
         "source": source,
         "out": str(out_dir),

@@ -19,17 +19,14 @@ from pathlib import Path, PurePosixPath
 from wikiref import layout
 from wikiref.export.common import (
     CARD,
-    MARKER,
     METRICS_DIR,
     ExportError,
-    copy_file,
-    file_list,
-    front_matter,
+    card_text,
     md_table,
     metrics_section,
     numbers,
-    output_folder,
     read_json,
+    write_export,
 )
 
 CONFIG = "config.json"  # wikiref.model.scorer / seq2seq CONFIG_FILE
@@ -47,8 +44,7 @@ ENCODERS = {
 class Kind:
     """A kind of checkpoint the workflow writes: its folder and metrics files (layout templates, same wildcards)."""
 
-    name: str
-    stage: str
+    name: str  # <stage> or <stage>-<what sets it apart>
     model_dir: str
     metrics: tuple[str, ...]
     stage_metrics: str
@@ -56,11 +52,15 @@ class Kind:
     data: str  # what it was trained on ({wildcard} fields)
     family: str = "extractive"
 
+    @property
+    def stage(self) -> str:
+        """The stage (and `wikiref` subcommand) that writes it: its name up to the first ``-``."""
+        return self.name.partition("-")[0]
+
 
 KINDS = (
     Kind(
         "finetune-pruned",
-        "finetune",
         layout.FINETUNE_PRUNED_DIR,
         (),
         layout.FINETUNE_METRICS,
@@ -68,7 +68,6 @@ KINDS = (
         f"the WikiRef oracle splits (`{layout.ORACLE_FILE}`)",
     ),
     Kind(
-        "finetune",
         "finetune",
         layout.FINETUNE_JOB_DIR,
         (layout.FINETUNE_JOB_METRICS,),
@@ -79,7 +78,6 @@ KINDS = (
     ),
     Kind(
         "pretrain",
-        "pretrain",
         layout.PRETRAIN_MODEL_DIR,
         (layout.PRETRAIN_VARIANT_METRICS,),
         layout.PRETRAIN_METRICS,
@@ -87,7 +85,6 @@ KINDS = (
         f"the WikiRef oracle splits (`{layout.ORACLE_FILE}`: train, the best epoch chosen on dev ROUGE-2)",
     ),
     Kind(
-        "abstractive",
         "abstractive",
         layout.ABSTRACTIVE_MODEL_DIR,
         (layout.ABSTRACTIVE_RUN_METRICS,),
@@ -97,7 +94,6 @@ KINDS = (
         family="abstractive",
     ),
     Kind(
-        "compare",
         "compare",
         layout.COMPARE_MODEL_DIR,
         (
@@ -112,7 +108,6 @@ KINDS = (
     ),
     Kind(
         "ablations",
-        "ablations",
         str(PurePosixPath(layout.ABLATIONS_MODEL).parent),
         (layout.ABLATIONS_WIKIREF_RESULT,),
         layout.ABLATIONS_METRICS,
@@ -121,7 +116,6 @@ KINDS = (
     ),
     Kind(
         "wcep",
-        "wcep",
         layout.WCEP_SUPERVISED_DIR,
         (layout.WCEP_EVALUATE_METRICS,),
         layout.WCEP_METRICS,
@@ -129,7 +123,6 @@ KINDS = (
         f"WCEP on the common example schema (`{layout.SOURCE_DIR.format(source='wcep')}`)",
     ),
     Kind(
-        "psg2sum",
         "psg2sum",
         layout.PSG2SUM_MODEL_DIR,
         (layout.PSG2SUM_BASELINES_METRICS,),
@@ -364,10 +357,7 @@ def card(checkpoint: Path, found: Found, files: list[str], skipped: list[str], o
         "tags": ["wikiref", "query-focused-summarization", f"{family}-summarization", "safetensors"]
         + (["stand-in-data"] if standin else []),
     }
-    parts = [
-        front_matter(header),
-        f"# wikiref {title}" + (" (STAND-IN)" if standin else "") + "\n",
-        MARKER + "\n",
+    sections = [
         banner(standin),
         model_section(found, config, meta, files, skipped),
         training_section(found),
@@ -375,9 +365,8 @@ def card(checkpoint: Path, found: Found, files: list[str], skipped: list[str], o
         + (f"`{profile[0]}` (from `{profile[1]}`).\n" if profile else "Not recorded (no metrics file names it).\n"),
         results_section(found),
         licence_section(standin, config.get("encoder") if meta is None else None),
-        "## Files\n\n" + file_list(out, files) + "\n",
     ]
-    return "\n".join(p for p in parts if p)
+    return card_text(header, f"wikiref {title}", standin, sections, out, files)
 
 
 # ------------------------------------------------------------------------------------------ the export
@@ -393,16 +382,11 @@ def export_model(
     checkpoint, out_dir, root = Path(checkpoint), Path(out_dir), Path(root)
     files, skipped = checkpoint_files(checkpoint)
     found = find(checkpoint, root, tuple(Path(m) for m in metrics))
-    with output_folder(out_dir, checkpoint) as tmp:
-        for name in files:
-            copy_file(checkpoint / name, tmp / name)
-        sources = {**found.metrics, **dict([found.stage_metrics] if found.stage_metrics else [])}
-        extra = {_rel(Path(m), root): Path(m) for m in metrics}
-        for path in sources:
-            copy_file(extra.get(path, root / path), tmp / METRICS_DIR / path)
-        from wikiref.files import write_text
-
-        write_text(tmp / CARD, card(checkpoint, found, files, skipped, tmp))
+    sources = {**found.metrics, **dict([found.stage_metrics] if found.stage_metrics else [])}
+    extra = {_rel(Path(m), root): Path(m) for m in metrics}
+    copies = {name: checkpoint / name for name in files}
+    copies |= {f"{METRICS_DIR}/{path}": extra.get(path, root / path) for path in sources}
+    write_export(out_dir, (checkpoint,), copies, lambda tmp: card(checkpoint, found, files, skipped, tmp))
     profile = profile_of(found)
     return {
         "checkpoint": str(checkpoint),
