@@ -350,7 +350,8 @@ def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
     years = {y: root / "duc" / f"{y}.parquet" for y in (2005, 2006, 2007)}
     for cell in sorted(pl.aug_cells, key=lambda c: c.start == "da"):  # pruning from DA needs the base model
         outputs = {"model_dir": ab.aug_path(cell), "result": ab.wikiref_metrics_path(cell)}
-        res = ab.pretrain_cell(params, {**splits, "pretrain_root": layout.ABLATIONS_PRETRAIN_DIR}, outputs, aug=cell.id)
+        start = ab.start_files(cell, layout.ABLATIONS_PRETRAIN_DIR)  # the DA model (start~da), as the rule gives it
+        res = ab.pretrain_cell(params, {**splits, "start": start}, outputs, aug=cell.id)
         assert read_json(ab.wikiref_metrics_path(cell)) == json.loads(json.dumps(res))
         assert (Path(ab.aug_path(cell)) / "model.safetensors").exists()
         if cell.prune == "none":
@@ -360,7 +361,8 @@ def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
             assert res["pruning"]["masks"]["masked_trainable_fraction"] == pytest.approx(0.1, abs=0.02)
     for a, d in pl.pairs():
         outputs = {"work_dir": root / "work" / a.id / d.id, "result": ab.duc_metrics_path(a, d)}
-        res = ab.finetune_cell(params, {"years": years}, outputs, aug=a, duc=d)
+        model = ab.model_files(a, layout.ABLATIONS_PRETRAIN_DIR)  # the augmentation model (none for data~none)
+        res = ab.finetune_cell(params, {"years": years, "model": model}, outputs, aug=a, duc=d)
         assert read_json(ab.duc_metrics_path(a, d)) == json.loads(json.dumps(res))
         assert set(res["duc"]) == set(ab.MEASURES) and res["test_year"] == 2007
         if d.method == "none":

@@ -143,6 +143,12 @@ def pretrained(tmp_path_factory) -> tuple[Path, Path]:
     return models, metrics
 
 
+def _start_files(models: Path, metrics: Path, variants=("reg_bert", "clf_qbert")) -> list[str]:
+    """The files a job of a pretrained setting is given (as its rule declares them): each variant's checkpoint
+    files in ``models``/<variant>/ and its pretrain_<variant>.json in ``metrics``."""
+    return [str(f) for v in variants for f in (*(models / v / n for n in CHECKPOINT), metrics / f"pretrain_{v}.json")]
+
+
 # --------------------------------------------------------------------------- settings and data
 
 
@@ -161,7 +167,8 @@ def test_settings_are_checked():
 
 
 def test_best_variant_candidates_and_choice(pretrained):
-    _, metrics = pretrained
+    models, metrics = pretrained
+    given = fd.start_from_files(_start_files(models, metrics)).variant_metrics
     p = _params()
     s = ft.settings(p["finetune"])
     # best: pretrained encoders with the query in the input (never the random-init TRANSFORMER) ...
@@ -169,12 +176,15 @@ def test_best_variant_candidates_and_choice(pretrained):
     # ... optionally only those with the setting's pooling
     assert ft.candidate_variants(s["qbert_da"], p["pretrain"]) == ["clf_qbert"]
     assert ft.candidate_variants(s["bert"], p["pretrain"]) == []
-    assert fd.resolve_variant(s["da_pre"], p["pretrain"], metrics)[0] == "reg_bert"  # dev R-2 4.0 > 3.0
-    assert fd.resolve_variant(s["qbert_da"], p["pretrain"], metrics)[0] == "clf_qbert"
+    assert fd.resolve_variant(s["da_pre"], p["pretrain"], given)[0] == "reg_bert"  # dev R-2 4.0 > 3.0
+    assert fd.resolve_variant(s["qbert_da"], p["pretrain"], given)[0] == "clf_qbert"
     with pytest.raises(ft.FinetuneError, match="not in pretrain.variants"):
         ft.candidate_variants({**s["qbert_da"], "variant": "nope"}, p["pretrain"])
     with pytest.raises(ft.FinetuneError, match="pretrain_reg_bert.json missing"):
-        fd.resolve_variant(s["da_pre"], p["pretrain"], metrics.parent / "nowhere")
+        fd.resolve_variant(s["da_pre"], p["pretrain"], {"clf_qbert": metrics / "pretrain_clf_qbert.json"})
+    nowhere = fd.start_from_files(_start_files(models, metrics.parent / "nowhere")).variant_metrics
+    with pytest.raises(ft.FinetuneError, match="nowhere/pretrain_reg_bert.json missing"):
+        fd.resolve_variant(s["da_pre"], p["pretrain"], nowhere)
 
 
 def test_held_out_split_and_caps(years):
@@ -240,8 +250,6 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
         2006,
         years,
         tmp_path / "bert",
-        pretrain_dir=tmp_path / "pretrain",
-        metrics_dir=tmp_path / "metrics",
         progress=False,
     )
     assert m["train_years"] == [2005, 2007] and m["year"] == 2006 and m["method"] == "full"
@@ -264,8 +272,6 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
         2006,
         years,
         tmp_path / "bert2",
-        pretrain_dir=tmp_path / "pretrain",
-        metrics_dir=tmp_path / "metrics",
         progress=False,
     )
     assert preds2["sentence_scores"].tolist() == preds["sentence_scores"].tolist()
@@ -277,8 +283,6 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
         2005,
         years,
         tmp_path / "st",
-        pretrain_dir=tmp_path / "pretrain",
-        metrics_dir=tmp_path / "metrics",
         progress=False,
     )
     st = ms["subnet"]
@@ -300,9 +304,8 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
     models, metrics = pretrained
     p = _params(keep_models=True)
     p["finetune"]["settings"] += _settings("qbert_da_st")
-    m, _, _ = ft.train_and_test(
-        p, "qbert_da_st", 2007, years, tmp_path / "st", pretrain_dir=models, metrics_dir=metrics, progress=False
-    )
+    start = fd.start_from_files(_start_files(models, metrics))
+    m, _, _ = ft.train_and_test(p, "qbert_da_st", 2007, years, tmp_path / "st", start=start, progress=False)
     assert m["start"]["variant"] == "clf_qbert" and m["start"]["head_switched_to_regression"]
     before = load_file(str(models / "clf_qbert" / "model.safetensors"))
     after = load_file(str(tmp_path / "st" / "model.safetensors"))
@@ -320,9 +323,8 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
 def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained):
     models, metrics = pretrained
     p = _params()
-    m, _, _ = ft.train_and_test(
-        p, "da_pre", 2005, years, tmp_path / "none", pretrain_dir=models, metrics_dir=metrics, progress=False
-    )
+    start = fd.start_from_files(_start_files(models, metrics))
+    m, _, _ = ft.train_and_test(p, "da_pre", 2005, years, tmp_path / "none", start=start, progress=False)
     assert m["method"] == "none" and m["train_years"] == [] and "training" not in m
     assert m["start"]["variant"] == "reg_bert" and "head_switched_to_regression" not in m["start"]
     assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
@@ -341,8 +343,7 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
     inputs = {
         "train": oracle / "train.parquet",
         "dev": oracle / "dev.parquet",
-        "pretrain_dir": models,
-        "pretrain_metrics_dir": metrics,
+        "start": _start_files(models, metrics, ("clf_qbert",)),
     }
     info = fd.prune(p, inputs, {"dir": tmp_path / "pruned"}, setting="qbert_da_iter", progress=False)
     assert info["schedule"]["final_sparsity"] == pytest.approx(0.9)
@@ -358,12 +359,11 @@ def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained
         2006,
         years,
         tmp_path / "iter",
-        pretrain_dir=tmp_path / "pretrain",
-        metrics_dir=tmp_path / "metrics",
-        prune_dir=tmp_path / "pruned",
+        start=fd.start_from_files(tmp_path / "pruned" / f for f in (*CHECKPOINT, subnet.MASKS_FILE, "pruning.json")),
         progress=False,
     )
     assert m["start"]["variant"] == "clf_qbert" and m["subnet"]["masked_trainable_fraction"] < 0.11
+    assert m["start"]["checkpoint"] == str(tmp_path / "pruned")
     assert m["start"]["head_switched_to_regression"]  # DUC fine-tuning regresses ROUGE-2 recall
     from safetensors.torch import load_file
 
@@ -383,7 +383,7 @@ def test_run_job_writes_its_files(tmp_path, years, pretrained):
         "summaries": out / "summaries.json",
         "metrics": tmp_path / "metrics" / "duc_da_pre_2006.json",
     }
-    inputs = {"years": dict(years), "pretrain_dir": models, "pretrain_metrics_dir": metrics}
+    inputs = {"years": dict(years), "start": _start_files(models, metrics)}
     m = ft.run_job(_params(), inputs, outputs, setting="da_pre", year=2006, progress=False)
     assert json.loads(outputs["metrics"].read_text()) == json.loads(json.dumps(m))
     assert m["start"]["checkpoint"] == str(models / "reg_bert")
@@ -397,7 +397,7 @@ def test_run_job_writes_its_files(tmp_path, years, pretrained):
 def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
     models, metrics = pretrained
     outputs = {k: tmp_path / k for k in ("model_dir", "predictions", "summaries", "metrics")}
-    inputs = {"years": dict(years), "pretrain_dir": models, "pretrain_metrics_dir": metrics}
+    inputs = {"years": dict(years), "start": _start_files(models, metrics)}
     with pytest.raises(ft.FinetuneError, match="unknown setting 'nope'"):
         ft.run_job(_params(), inputs, outputs, setting="nope", year=2006)
     with pytest.raises(ft.FinetuneError, match="year 2004 is not in duc.years"):
@@ -411,7 +411,8 @@ def test_run_job_rejects_bad_input(tmp_path, years, pretrained):
             year=2006,
         )
     with pytest.raises(ft.FinetuneError, match="no model in"):
-        ft.run_job(_params(), {**inputs, "pretrain_dir": tmp_path / "empty"}, outputs, setting="da_pre", year=2006)
+        empty = {**inputs, "start": _start_files(tmp_path / "empty", metrics)}
+        ft.run_job(_params(), empty, outputs, setting="da_pre", year=2006)
     bad = tmp_path / "bad.parquet"
     write_parquet(bad, pa.table({"id": ["x"], "year": [2005]}))
     with pytest.raises(SchemaError, match="missing columns"):
@@ -438,6 +439,22 @@ def test_rule_inputs_of_a_setting():
     assert ft.setting_only(p, "bert") == {"finetune.settings": [p["finetune"]["settings"][0]]}
     with pytest.raises(ft.FinetuneError, match="unknown setting"):
         ft.start_inputs(p, "nope")
+
+
+def test_start_from_the_given_files(tmp_path):
+    """What a job starts from, read off its start files: checkpoints by folder, metrics by variant, the pruned
+    model (the folder with the masks); a pretrained start needs its variant's checkpoint among them."""
+    files = ft.pretrained_inputs(_params(), "da_pre") + ft.pruned_files("qbert_da_iter")
+    start = fd.start_from_files(files)
+    assert start.checkpoints == {v: Path(f"models/pretrain/{v}") for v in ("reg_bert", "clf_qbert")}
+    assert start.variant_metrics == {v: Path(f"results/metrics/pretrain_{v}.json") for v in ("reg_bert", "clf_qbert")}
+    assert start.pruned == Path("models/finetune/qbert_da_iter/pruned")
+    assert fd.start_from_files([]) == fd.Start()
+    named = dict(SETTINGS["qbert_da_iter"], method="full")
+    with pytest.raises(ft.FinetuneError, match="no checkpoint of variant clf_qbert among the start files"):
+        fd.start_model(_params(settings=[named]), named, start=fd.start_from_files(files[:5]))  # reg_bert only
+    with pytest.raises(ft.FinetuneError, match="method iterative needs the pruned model"):
+        fd.start_model(_params(), SETTINGS["qbert_da_iter"], start=fd.Start(checkpoints=start.checkpoints))
 
 
 def test_setting_params_are_the_setting_alone(repo):

@@ -109,7 +109,7 @@ def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source
     p = json.loads(params_json(params, "compare", "qmsum"))  # what the rule passes: no variants, no settings
     assert "variants" not in p["pretrain"] and "settings" not in p["finetune"]
     inputs = {s: root / f"{s}.parquet" for s in layout.SPLITS}
-    inputs["models_root"] = models_root
+    inputs["start"] = compare.start_files(cell, models_root)  # the cell's checkpoint files, as the rule gives them
     res = compare.qmsum(p, inputs, {"work_dir": tmp_path / "w", "result": tmp_path / "r.json"}, cell=cell)
     setting = p["compare"]["qmsum"]["settings"][0]
     assert set(res["modes"]) == {"finetuned", "transfer"} and res["standin"]
@@ -120,7 +120,10 @@ def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source
     assert res["modes"]["finetuned"][setting]["training"]["train_queries"] > 0
     assert not any(f.name.endswith(".safetensors") for f in (tmp_path / "w").rglob("*"))  # copies not kept
     none = compare.qmsum(
-        p, inputs, {"work_dir": tmp_path / "w2", "result": tmp_path / "r2.json"}, cell="source~none_budget~none"
+        p,
+        {**inputs, "start": []},
+        {"work_dir": tmp_path / "w2", "result": tmp_path / "r2.json"},
+        cell="source~none_budget~none",
     )
     assert set(none["modes"]) == {"finetuned"}  # an untrained head is not transferred
 

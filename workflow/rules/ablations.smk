@@ -53,10 +53,10 @@ rule ablations_pretrain:
         p=ABLATIONS_CELL_PARAMS,
         model_dir=lambda wc, output: os.path.dirname(output.model),
         oracle_dir=lambda wc, input: os.path.dirname(input.train),
-        pretrain_root=lambda wc, output: os.path.dirname(os.path.dirname(output.model)),
+        start=lambda wc, input: input.get("start", []),
     shell:
         "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --oracle-dir {params.oracle_dir:q}"
-        " --pretrain-root {params.pretrain_root:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"
+        " --start {params.start:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
 
@@ -80,11 +80,11 @@ rule ablations_finetune:
     params:
         p=ABLATIONS_CELL_PARAMS,
         duc_dir=lambda wc, input: os.path.dirname(input.duc[0]),
-        pretrain_root=layout.ABLATIONS_PRETRAIN_DIR,
+        start=lambda wc, input: input.get("model", []),
         work=layout.ABLATIONS_FINETUNE_WORK,
     shell:
         "wikiref ablations finetune --aug {wildcards.aug} --duc {wildcards.duc} --params-json {params.p:q}"
-        " --duc-dir {params.duc_dir:q} --pretrain-root {params.pretrain_root:q} --work-dir {params.work:q}"
+        " --duc-dir {params.duc_dir:q} --start {params.start:q} --work-dir {params.work:q}"
         " --out {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
 
 

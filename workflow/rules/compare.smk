@@ -54,7 +54,7 @@ rule compare_oracle:
 
 rule compare_pretrain:
     input:
-        unpack(lambda wc: compare.pretrain_inputs(config, wc.cell)),
+        unpack(lambda wc: compare.pretrain_inputs(config, wc.cell, layout.COMPARE_ORACLE_DIR)),
     output:
         model=layout.COMPARE_MODEL,
         checkpoint=layout.checkpoint_files(
@@ -101,11 +101,10 @@ rule compare_duc:
     params:
         p=stage_params("compare", "duc"),
         duc_dir=lambda wc, input: os.path.dirname(input.years[0]),
-        models=layout.COMPARE_MODELS_DIR,
         work=lambda wc: f"{layout.COMPARE_WORK_DIR.format(cell=wc.cell)}/duc",
     shell:
         "wikiref compare duc --cell {wildcards.cell} --params-json {params.p:q} --duc-dir {params.duc_dir:q}"
-        " --models-root {params.models:q} --work-dir {params.work:q} --out {output.result:q}"
+        " --start {input.start:q} --work-dir {params.work:q} --out {output.result:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
 
@@ -129,17 +128,16 @@ rule compare_qmsum:
     params:
         p=stage_params("compare", "qmsum"),
         qmsum_dir=lambda wc, input: os.path.dirname(input.train),
-        models=layout.COMPARE_MODELS_DIR,
         work=lambda wc: f"{layout.COMPARE_WORK_DIR.format(cell=wc.cell)}/qmsum",
     shell:
         "wikiref compare qmsum --cell {wildcards.cell} --params-json {params.p:q} --qmsum-dir {params.qmsum_dir:q}"
-        " --models-root {params.models:q} --work-dir {params.work:q} --out {output.result:q}"
+        " --start {input.start:q} --work-dir {params.work:q} --out {output.result:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
 
 rule compare_abstractive:
     input:
-        unpack(lambda wc: compare.abstractive_inputs(config, wc.cell)),
+        unpack(lambda wc: compare.abstractive_inputs(config, wc.cell, layout.COMPARE_ORACLE_DIR)),
     output:
         model=layout.COMPARE_MODEL,
         result=layout.COMPARE_ABSTRACTIVE_RESULT,

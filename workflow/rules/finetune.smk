@@ -39,14 +39,11 @@ if FINETUNE_ITERATIVE:
         params:
             p=lambda wc: stage_params("finetune", "prune", **finetune.setting_only(config, wc.setting)),
             oracle_dir=lambda wc, input: os.path.dirname(input.train),
-            pretrain_dir=layout.PRETRAIN_DIR,
-            metrics_dir=layout.METRICS,
-            out_dir=layout.FINETUNE_PRUNED_DIR,
+            out_dir=lambda wc, output: os.path.dirname(output[0]),
         shell:
             "wikiref finetune prune --setting {wildcards.setting} --params-json {params.p:q}"
-            " --oracle-dir {params.oracle_dir:q} --pretrain-dir {params.pretrain_dir:q}"
-            " --metrics-dir {params.metrics_dir:q} --out-dir {params.out_dir:q} --threads {threads} --no-progress"
-            " > {log} 2>&1"
+            " --oracle-dir {params.oracle_dir:q} --start {input.start:q} --out-dir {params.out_dir:q}"
+            " --threads {threads} --no-progress > {log} 2>&1"
 
 
 rule finetune_job:
@@ -76,15 +73,11 @@ rule finetune_job:
             **finetune.setting_only(config, wc.setting),
         ),
         data_dir=lambda wc, input: os.path.dirname(input.years[0]),
-        pretrain_dir=layout.PRETRAIN_DIR,
-        metrics_dir=lambda wc, input: finetune.pretrain_metrics_dir(input.start),
-        prune_dir=layout.FINETUNE_PRUNED_DIR,
         out_dir=lambda wc, output: os.path.dirname(output.predictions),
     shell:
         "wikiref finetune run --setting {wildcards.setting} --year {wildcards.year} --params-json {params.p:q}"
-        " --data-dir {params.data_dir:q} --pretrain-dir {params.pretrain_dir:q} --metrics-dir {params.metrics_dir:q}"
-        " --prune-dir {params.prune_dir:q} --out-dir {params.out_dir:q} --metrics {output.metrics:q}"
-        " --threads {threads} --no-progress > {log} 2>&1"
+        " --data-dir {params.data_dir:q} --start {input.start:q} --out-dir {params.out_dir:q}"
+        " --metrics {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
 
 
 rule finetune_table:

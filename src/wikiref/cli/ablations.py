@@ -22,7 +22,9 @@ DESCRIPTION = f"""Jobs (one Snakemake job per cell; the cell names are Paramspac
 Augmentation cells: pooling~<cls|max|mean|attention|query>_data~<size|quality|none>_amount~<0..1>
 _prune~<none|iterative>_start~<encoder|da>. DUC cells: train~<all|none|YEAR>_percent~<0..100>
 _method~<full|subnet|iterative|none>.
-In: {layout.ORACLE_DIR}/{{train,dev,test}}.parquet (pretrain), {layout.DUC_YEAR} (finetune).
+In: {layout.ORACLE_DIR}/{{train,dev,test}}.parquet (pretrain), {layout.DUC_YEAR} (finetune); --start: the
+checkpoint files the cell starts from (the DA model, start~da cells; the augmentation model, finetune),
+or instead those in --pretrain-root/<cell>/.
 Out: {layout.ABLATIONS_PRETRAIN_DIR}/<aug>/ (checkpoint), {layout.ABLATIONS_WIKIREF_RESULT},
 {layout.ABLATIONS_DUC_RESULT}, {layout.ABLATIONS_METRICS}.
 Params: seed, model, pretrain, finetune, duc, ablations (collect and plan also profile;
@@ -41,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for job, job_parser in add_jobs(parser, JOBS).items():
         if job in ("pretrain", "finetune"):
             job_parser.add_argument("--aug", required=True, help="the augmentation cell")
+            job_parser.add_argument(
+                "--start",
+                nargs="*",
+                metavar="FILE",
+                help="the checkpoint files the cell starts from (pretrain, start~da: the DA model of its pooling; "
+                "finetune: the augmentation model; none otherwise); when given, --pretrain-root is not read for them",
+            )
             add_default(
                 job_parser, "--pretrain-root", layout.ABLATIONS_PRETRAIN_DIR, "folder of the augmentation checkpoints"
             )
@@ -91,7 +100,7 @@ def _main(args: argparse.Namespace, ablations) -> int:
     if args.job == "pretrain":
         inputs = {
             **{s: layout.in_folder(args.oracle_dir, layout.ORACLE_FILE, split=s) for s in layout.SPLITS},
-            "pretrain_root": args.pretrain_root,
+            "start": ablations.start_files(aug, args.pretrain_root) if args.start is None else args.start,
         }
         outputs = {
             "model_dir": Path(args.model_dir or Path(args.pretrain_root) / aug.id),
@@ -109,7 +118,10 @@ def _main(args: argparse.Namespace, ablations) -> int:
         return 0
     duc = ablations.parse_duc(args.duc)
     years = {y: layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
-    inputs = {"years": years, "pretrain_root": args.pretrain_root}
+    inputs = {
+        "years": years,
+        "model": ablations.model_files(aug, args.pretrain_root) if args.start is None else args.start,
+    }
     outputs = {
         "work_dir": Path(args.work_dir or layout.ABLATIONS_FINETUNE_WORK.format(aug=aug.id, duc=duc.id)),
         "result": args.out or ablations.duc_metrics_path(aug, duc),

@@ -56,7 +56,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_default(p, "--oracle-root", layout.COMPARE_ORACLE_DIR, "root of the per-source oracle splits")
             p.add_argument("--model-dir", help=f"the checkpoint (default: {layout.COMPARE_MODEL_DIR})")
         if job in ("duc", "qmsum"):
-            add_default(p, "--models-root", layout.COMPARE_MODELS_DIR, "folder of the cells' checkpoints")
+            p.add_argument(
+                "--start",
+                nargs="*",
+                metavar="FILE",
+                help="the cell's checkpoint files (none for the encoder-only row); "
+                "when given, --models-root is not read",
+            )
+            add_default(
+                p, "--models-root", layout.COMPARE_MODELS_DIR, "without --start: folder of the cells' checkpoints"
+            )
             p.add_argument("--work-dir", help=f"scratch folder (default: {layout.COMPARE_WORK_DIR}/<job>)")
         if job in ("duc", "abstractive"):
             add_default(p, "--duc-dir", layout.DUC_DIR, "folder with <year>.parquet")
@@ -141,19 +150,24 @@ def _main(args: argparse.Namespace, compare) -> int:
     work = Path(args.work_dir or Path(layout.COMPARE_WORK_DIR.format(cell=cell.id)) / args.job)
     if args.job == "duc":
         years = {y: layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
-        inputs = {"years": years, "models_root": args.models_root}
+        inputs = {"years": years, "start": _start(args, compare, cell)}
         r = compare.duc(params, inputs, {"work_dir": work, "result": out}, cell=cell, progress=progress)
         for mode, per_year in r["modes"].items():
             r2 = " ".join(f"{y}:{v['recall']['ROUGE-2']:.2f}" for y, v in per_year.items())
             print(f"{cell.id} DUC {mode}: R-2 recall {r2}{_label(r)}")
         return 0
     inputs = {s: layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split=s) for s in layout.SPLITS}
-    inputs["models_root"] = args.models_root
+    inputs["start"] = _start(args, compare, cell)
     r = compare.qmsum(params, inputs, {"work_dir": work, "result": out}, cell=cell, progress=progress)
     for mode, per_setting in r["modes"].items():
         r2 = " ".join(f"{s}:{v['rouge']['rouge2']['f1']:.2f}" for s, v in per_setting.items())
         print(f"{cell.id} QMSum {mode}: R-2 F1 {r2}{_label(r)}")
     return 0
+
+
+def _start(args: argparse.Namespace, compare, cell) -> list[str]:
+    """The files a DUC / QMSum job starts from: --start, or the cell's checkpoint files in --models-root."""
+    return compare.start_files(cell, args.models_root) if args.start is None else list(args.start)
 
 
 def _abstractive(args: argparse.Namespace, params, compare, progress: bool) -> int:

@@ -21,8 +21,10 @@ DESCRIPTION = f"""Jobs:
   table  Table VI from the per-job metrics + the duc stage's baselines; {layout.FINETUNE_METRICS}
 
 In (run): {layout.DUC_YEAR} for every duc.years (`wikiref duc prepare`: sentences, query levels,
-references, ROUGE-2 recall targets); for init: pretrained, {layout.PRETRAIN_MODEL_DIR}/ and, for
-variant: best, {layout.PRETRAIN_VARIANT_METRICS}; for method: iterative, the prune output.
+references, ROUGE-2 recall targets); --start: the files the setting starts from (init: pretrained,
+the checkpoint files of each candidate variant, {layout.PRETRAIN_MODEL_DIR}/, and its
+{layout.PRETRAIN_VARIANT_METRICS}, which variant: best compares; method: iterative, the prune output's
+files; none for init: encoder), or instead the folders --pretrain-dir, --metrics-dir, --prune-dir.
 Out (run): --metrics ({layout.FINETUNE_JOB_METRICS}: ROUGE-1/2/SU4 R/P/F + bootstrap CIs + per-topic
 recall, start checkpoint, dev selection history, subnetwork counts, seconds), --out-dir
 ({layout.FINETUNE_JOB_DIR}/: predictions.parquet = per-document sentence scores, summaries.json,
@@ -42,8 +44,20 @@ JOBS = {
 
 def _add_start(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setting", required=True, help="a finetune.settings name")
-    add_default(parser, "--pretrain-dir", layout.PRETRAIN_DIR, "the pre-trained checkpoints <variant>/")
-    add_default(parser, "--metrics-dir", layout.METRICS, "the pre-training metrics pretrain_<variant>.json")
+    parser.add_argument(
+        "--start",
+        nargs="*",
+        metavar="FILE",
+        help="the files the setting starts from (the checkpoint files of its candidate variants and their "
+        "pretrain_<variant>.json; method iterative: the prune output's files; none for init encoder); "
+        "when given, the folder options (--pretrain-dir, --metrics-dir; run: --prune-dir) are not read",
+    )
+    add_default(
+        parser, "--pretrain-dir", layout.PRETRAIN_DIR, "without --start: the pre-trained checkpoints <variant>/"
+    )
+    add_default(
+        parser, "--metrics-dir", layout.METRICS, "without --start: the pre-training metrics pretrain_<variant>.json"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             job_parser.add_argument("--year", type=int, required=True, help="the held-out (test) year")
             add_default(job_parser, "--data-dir", layout.DUC_DIR, "folder with <year>.parquet")
             job_parser.add_argument(
-                "--prune-dir", help=f"method iterative: the prune output (default: {layout.FINETUNE_PRUNED_DIR})"
+                "--prune-dir",
+                help=f"without --start, method iterative: the prune output (default: {layout.FINETUNE_PRUNED_DIR})",
             )
             job_parser.add_argument(
                 "--out-dir", help=f"the fine-tuned model's folder (default: {layout.FINETUNE_JOB_DIR})"
@@ -104,12 +119,14 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
 
     set_torch_threads(args)
     progress = not args.no_progress
-    start = {"pretrain_dir": args.pretrain_dir, "pretrain_metrics_dir": args.metrics_dir}
     if args.job == "prune":
         params = params_from_args(args, *job_keys("finetune", "prune"))
         finetune.find_setting(params["finetune"], args.setting)
         out_dir = args.out_dir or layout.FINETUNE_PRUNED_DIR.format(setting=args.setting)
-        inputs = {**pretrain.split_files(args.oracle_dir, ("train", "dev")), **start}
+        inputs = {
+            **pretrain.split_files(args.oracle_dir, ("train", "dev")),
+            "start": _start_files(args, params, finetune),
+        }
         info = finetune.prune(params, inputs, {"dir": out_dir}, setting=args.setting, progress=progress)
         schedule = info["schedule"]
         print(
@@ -125,7 +142,7 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     params = params_from_args(args, *job_keys("finetune", finetune.run_job_name(setting)))
     names = {"setting": args.setting, "year": args.year}
     years = {y: layout.in_folder(args.data_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
-    inputs = {"years": years, "pruned_dir": args.prune_dir or layout.FINETUNE_PRUNED_DIR.format(**names), **start}
+    inputs = {"years": years, "start": _start_files(args, params, finetune)}
     out_dir = Path(args.out_dir or layout.FINETUNE_JOB_DIR.format(**names))
     outputs = {
         "model_dir": out_dir,
@@ -142,3 +159,15 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
         + f" ({metrics['test_topics']} topics, {metrics['seconds']:.0f}s) -> {outputs['metrics']}"
     )
     return 0
+
+
+def _start_files(args: argparse.Namespace, params, finetune) -> list[str]:
+    """The files the job's setting starts from: --start, or those files in the folders --pretrain-dir and
+    --metrics-dir (--prune-dir for the run of an iterative setting)."""
+    if args.start is not None:
+        return list(args.start)
+    setting = finetune.find_setting(params["finetune"], args.setting)
+    if args.job == "run" and setting["method"] == "iterative":
+        folder = args.prune_dir or layout.FINETUNE_PRUNED_DIR.format(setting=args.setting)
+        return layout.checkpoint_files(folder, layout.FINETUNE_PRUNED_FILES)
+    return finetune.pretrained_files(params, args.setting, args.pretrain_dir, args.metrics_dir)

@@ -39,7 +39,6 @@ ablation cells run it too).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,7 @@ from wikiref.supervised.duc_finetune import (
     find_setting,
     recall_x100,
     settings,
+    start_from_files,
     train_and_test,
 )
 from wikiref.supervised.duc_finetune import prune as prune  # the stage's `prune` job (the ablation cells run it too)
@@ -81,10 +81,17 @@ def setting_only(params: Mapping, name: str) -> dict[str, Any]:
 def pretrained_inputs(params: Mapping, name: str) -> list[str]:
     """The files setting ``name`` may start from: the checkpoint of each candidate variant and its
     metrics (which ``best`` compares); none for a setting that starts from the encoder."""
+    return pretrained_files(params, name, layout.PRETRAIN_DIR, layout.METRICS)
+
+
+def pretrained_files(params: Mapping, name: str, pretrain_dir: str | Path, metrics_dir: str | Path) -> list[str]:
+    """:func:`pretrained_inputs` in other folders: the checkpoint files of each candidate variant in
+    ``<pretrain_dir>/<variant>/`` and its ``pretrain_<variant>.json`` in ``metrics_dir`` (a hand run's
+    ``--pretrain-dir`` / ``--metrics-dir``)."""
     files: list[str] = []
-    for variant in candidate_variants(find_setting(params["finetune"], name), params["pretrain"]):
-        files += layout.checkpoint_files(layout.PRETRAIN_MODEL_DIR.format(variant=variant))
-        files.append(layout.PRETRAIN_VARIANT_METRICS.format(variant=variant))
+    for variant in candidate_variants(find_setting(params["finetune"], name), params.get("pretrain", {})):
+        files += layout.checkpoint_files(f"{pretrain_dir}/{variant}")
+        files.append(str(layout.in_folder(metrics_dir, layout.PRETRAIN_VARIANT_METRICS, variant=variant)))
     return files
 
 
@@ -99,17 +106,6 @@ def start_inputs(params: Mapping, name: str) -> list[str]:
     if find_setting(params["finetune"], name)["method"] == "iterative":
         return pruned_files(name)
     return pretrained_inputs(params, name)
-
-
-def pretrain_metrics_dir(start_files: Sequence[str]) -> str:
-    """The folder of the pre-training metrics among a job's start files (:func:`start_inputs`), where
-    ``variant: best`` compares the candidates; :data:`wikiref.layout.METRICS` when it starts elsewhere."""
-    prefix, _ = layout.PRETRAIN_VARIANT_METRICS.split("{variant}")
-    name_prefix = os.path.basename(prefix)
-    for f in start_files:
-        if os.path.basename(f).startswith(name_prefix) and f.endswith(".json"):
-            return os.path.dirname(f)
-    return layout.METRICS
 
 
 # --------------------------------------------------------------------------- data
@@ -129,9 +125,10 @@ def run_job(
 ) -> dict:
     """One fine-tuning job: ``setting`` with ``year`` held out (:func:`train_and_test`), and its files.
 
-    inputs: ``years`` (every ``duc.years`` year -> its ``data/duc/<year>.parquet``); ``pretrain_dir`` and
-    ``pretrain_metrics_dir`` (settings that start from a WikiRef checkpoint: ``models/pretrain``,
-    ``results/metrics``); ``pruned_dir`` (method iterative: the :func:`prune` output).
+    inputs: ``years`` (every ``duc.years`` year -> its ``data/duc/<year>.parquet``); ``start`` (the files the
+    setting starts from, :func:`start_inputs`: the candidate checkpoints' files and their
+    ``pretrain_<variant>.json``, or with method iterative the :func:`prune` output's files; none for a
+    setting that starts from the encoder).
     outputs: ``model_dir`` (training.json, subnet.json; the weights when ``finetune.keep_models``),
     ``predictions`` (Parquet: id, topic, doc_position, sentence_scores per test document),
     ``summaries`` (JSON: topic -> summary sentences), ``metrics`` (JSON), ``live_dir`` (dvclive, optional).
@@ -141,7 +138,7 @@ def run_job(
 
     from wikiref.files import write_json, write_parquet
 
-    spec = find_setting(params["finetune"], setting)
+    find_setting(params["finetune"], setting)
     years = list(params["duc"]["years"])
     if year not in years:
         raise FinetuneError(f"year {year} is not in duc.years {years}")
@@ -157,9 +154,7 @@ def run_job(
         year,
         paths,
         outputs["model_dir"],
-        pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
-        metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS),
-        prune_dir=inputs.get("pruned_dir") if spec["method"] == "iterative" else None,
+        start=start_from_files(inputs.get("start", ())),
         live_dir=outputs.get("live_dir"),
         progress=progress,
     )

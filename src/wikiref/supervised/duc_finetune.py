@@ -11,7 +11,8 @@ import logging
 import math
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -111,19 +112,59 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     return out
 
 
-def resolve_variant(setting: Mapping, pretrain: Mapping, metrics_dir: str | Path) -> tuple[str, dict]:
-    """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name)."""
+@dataclass(frozen=True)
+class Start:
+    """What a setting starts from: ``checkpoints`` (init pretrained: variant -> the folder of its WikiRef
+    checkpoint, for every candidate variant), ``variant_metrics`` (variant -> its ``pretrain_<variant>.json``,
+    which ``variant: best`` compares) and ``pruned`` (method iterative: the folder of the :func:`prune`
+    output). Empty for a setting that starts from the encoder. :func:`start_from_files` reads it off a
+    job's start files."""
+
+    checkpoints: Mapping[str, Path] = field(default_factory=dict)
+    variant_metrics: Mapping[str, Path] = field(default_factory=dict)
+    pruned: Path | None = None
+
+
+def start_from_files(files: Iterable[str | Path]) -> Start:
+    """The :class:`Start` of the files a job starts from (a rule's declared start files): the folder of each
+    ``model.safetensors`` is a checkpoint, named by its folder (the variant, or the cell id); a folder that also
+    holds ``subnet_masks.safetensors`` is the pruned model instead; each ``pretrain_<variant>.json`` is that
+    variant's pre-training metrics."""
+    from wikiref.model.subnetworks import MASKS_FILE
+
+    prefix, suffix = Path(layout.PRETRAIN_VARIANT_METRICS).name.split("{variant}")
+    paths = [Path(f) for f in files]
+    masks = {p.parent for p in paths if p.name == MASKS_FILE}
+    checkpoints = {
+        p.parent.name: p.parent for p in paths if p.name == layout.CHECKPOINT_WEIGHTS and p.parent not in masks
+    }
+    metrics = {
+        p.name[len(prefix) : len(p.name) - len(suffix)]: p
+        for p in paths
+        if p.name.startswith(prefix) and p.name.endswith(suffix) and len(p.name) > len(prefix) + len(suffix)
+    }
+    if len(masks) > 1:
+        raise FinetuneError(f"more than one pruned model among the start files: {sorted(map(str, masks))}")
+    return Start(checkpoints, metrics, next(iter(masks), None))
+
+
+def resolve_variant(setting: Mapping, pretrain: Mapping, variant_metrics: Mapping[str, str | Path]) -> tuple[str, dict]:
+    """The variant to start from and why: ``best`` -> highest dev ROUGE-2 (ties: name) among the candidates'
+    metrics files (``variant_metrics``: variant -> its ``pretrain_<variant>.json``)."""
     from wikiref.files import read_json
-    from wikiref.supervised.pretraining import variant_metrics_file
 
     cands = candidate_variants(setting, pretrain)
     if setting["variant"] != "best":
         return cands[0], {"rule": "named"}
     dev = {}
     for name in cands:
-        path = variant_metrics_file(metrics_dir, name)
-        if not path.exists():
-            raise FinetuneError(f"{path} missing: run `wikiref pretrain run --variant {name}` (pretrain stage)")
+        path = variant_metrics.get(name)
+        if path is None or not Path(path).exists():
+            missing = path or Path(layout.PRETRAIN_VARIANT_METRICS).name.format(variant=name)
+            given = "" if path else " (not among the given files)"
+            raise FinetuneError(
+                f"{missing} missing{given}: run `wikiref pretrain run --variant {name}` (pretrain stage)"
+            )
         dev[name] = float(read_json(path)["dev"]["rouge2"])
     best = max(sorted(dev), key=lambda n: dev[n])
     return best, {"rule": "best dev ROUGE-2 F1 on WikiRef", "candidates_dev_rouge2": dev}
@@ -290,17 +331,17 @@ def start_model(
     params: Mapping,
     setting: Mapping,
     *,
-    pretrain_dir: str | Path,
-    metrics_dir: str | Path,
-    prune_dir: str | Path | None = None,
+    start: Start | None = None,
     device="cpu",
 ) -> tuple[Any, Any, dict]:
-    """The model a setting starts from, its tokenizer, and a description of where it came from."""
+    """The model a setting starts from (out of ``start``: the checkpoints, their metrics, the pruned model;
+    none for a setting that starts from the encoder), its tokenizer, and a description of where it came from."""
     import torch
 
     from wikiref.model import build_scorer, load_scorer
     from wikiref.supervised.pretraining import scorer_config
 
+    start = start or Start()
     info: dict[str, Any] = {"init": setting["init"]}
     pairing = setting.get("pairing", "cross")
     if pairing != "cross" and (setting["init"] != "encoder" or setting["method"] == "iterative"):
@@ -309,8 +350,12 @@ def start_model(
             "iterative); the WikiRef checkpoints are cross-pairing scorers"
         )
     if setting["method"] == "iterative":
+        prune_dir = start.pruned
         if prune_dir is None:
-            raise FinetuneError(f"setting {setting['name']}: method iterative needs the pruned model (--prune-dir)")
+            raise FinetuneError(
+                f"setting {setting['name']}: method iterative needs the pruned model "
+                "(--start its files, or --prune-dir)"
+            )
         _require_checkpoint(prune_dir, f"run `wikiref finetune prune --setting {setting['name']}` first")
         from wikiref.files import read_json
 
@@ -329,8 +374,13 @@ def start_model(
         if pairing != "cross":
             info["pairing"] = pairing
     else:
-        variant, why = resolve_variant(setting, params["pretrain"], metrics_dir)
-        path = Path(pretrain_dir) / variant
+        variant, why = resolve_variant(setting, params["pretrain"], start.variant_metrics)
+        if variant not in start.checkpoints:
+            raise FinetuneError(
+                f"setting {setting['name']}: no checkpoint of variant {variant} among the start files: "
+                f"run `wikiref pretrain run --variant {variant}` first and give its files"
+            )
+        path = Path(start.checkpoints[variant])
         _require_checkpoint(path, f"run `wikiref pretrain run --variant {variant}` first")
         model, tok = load_scorer(path, device=device)
         info.update(variant=variant, checkpoint=str(path), selection=why)
@@ -385,18 +435,17 @@ def train_and_test(
     year_paths: Mapping[int, str | Path],
     out_dir: str | Path,
     *,
-    pretrain_dir: str | Path,
-    metrics_dir: str | Path,
-    prune_dir: str | Path | None = None,
+    start: Start | None = None,
     live_dir: str | Path | None = None,
     progress: bool = True,
 ) -> tuple[dict, pd.DataFrame, dict]:
     """Fine-tune one setting with ``year`` held out and test on it (the work of :func:`run_job`).
 
-    ``year_paths``: DUC year -> its ``data/duc/<year>.parquet``; ``pretrain_dir`` / ``metrics_dir``: the
-    WikiRef checkpoints and their metrics (``pretrained`` settings); ``prune_dir``: the :func:`prune`
-    output (``iterative``). Returns (metrics, per-document predictions of the test year, summaries by
-    topic). The best dev epoch's weights are in ``out_dir`` (removed again unless ``finetune.keep_models``).
+    ``year_paths``: DUC year -> its ``data/duc/<year>.parquet``; ``start``: what the setting starts from
+    (:class:`Start`: the WikiRef checkpoints and their metrics of ``pretrained`` settings, the :func:`prune`
+    output of ``iterative`` ones; none for the encoder). Returns (metrics, per-document predictions of the
+    test year, summaries by topic). The best dev epoch's weights are in ``out_dir`` (removed again unless
+    ``finetune.keep_models``).
     """
     t_start = time.perf_counter()
     spec = find_setting(params["finetune"], setting_name)
@@ -405,16 +454,15 @@ def train_and_test(
     train_years = _train_years(year, year_paths)
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)
-    model, tok, start = start_model(
-        params, spec, pretrain_dir=pretrain_dir, metrics_dir=metrics_dir, prune_dir=prune_dir
-    )
+    start = start or Start()
+    model, tok, start_info = start_model(params, spec, start=start)
     metrics: dict[str, Any] = {
         "setting": setting_name,
         "label": spec["label"],
         "method": spec["method"],
         "year": year,
         "train_years": train_years if spec["method"] != "none" else [],
-        "start": start,
+        "start": start_info,
         "standin": bool(duc["standin"]),
         "flags": duc["rouge_flags"],
     }
@@ -428,7 +476,7 @@ def train_and_test(
             year,
             train_paths,
             out_dir,
-            prune_dir=prune_dir,
+            prune_dir=start.pruned,
             live_dir=live_dir,
             progress=progress,
         )
@@ -536,9 +584,10 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     Gupta) to ``1 - subnet.fraction`` sparsity; the schedule runs from ``iterative.begin`` to
     ``iterative.end`` of the optimizer steps, pruning every ``iterative.frequency`` steps.
 
-    inputs: ``train``, ``dev`` (oracle splits); ``pretrain_dir``, ``pretrain_metrics_dir`` (a setting
-    that starts from a WikiRef checkpoint). outputs: ``dir``, which receives the best dev epoch *at final
-    sparsity* + ``subnet_masks.safetensors`` + ``pruning.json``. Returns the pruning record.
+    inputs: ``train``, ``dev`` (oracle splits); ``start`` (a setting that starts from a WikiRef checkpoint:
+    the candidates' checkpoint files and ``pretrain_<variant>.json``, :func:`start_from_files`). outputs:
+    ``dir``, which receives the best dev epoch *at final sparsity* + ``subnet_masks.safetensors`` +
+    ``pruning.json``. Returns the pruning record.
     """
     from wikiref.files import write_json
     from wikiref.model import subnetworks as subnet
@@ -552,12 +601,7 @@ def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, p
     # The starting point, before any pruning, with its own head: the WikiRef run continues the
     # checkpoint's objective (oracle labels for classification, oracle scores for regression).
     start_spec = dict(spec, method="none")
-    model, tok, start = start_model(
-        params,
-        start_spec,
-        pretrain_dir=inputs.get("pretrain_dir", layout.PRETRAIN_DIR),
-        metrics_dir=inputs.get("pretrain_metrics_dir", layout.METRICS),
-    )
+    model, tok, start = start_model(params, start_spec, start=start_from_files(inputs.get("start", ())))
     head = model.config.head
     train_df, _ = pretrain.read_split(inputs["train"], pre["max_train_examples"], seed)
     dev_df, _ = pretrain.read_split(inputs["dev"], pre["max_eval_examples"], seed)

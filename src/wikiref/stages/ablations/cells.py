@@ -10,6 +10,7 @@ import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -264,14 +265,28 @@ def duc_metrics_path(aug: AugCell, duc: DucCell) -> str:
     return layout.ABLATIONS_DUC_RESULT.format(aug=aug.id, duc=duc.id)
 
 
+def start_files(aug: str | AugCell, pretrain_root: str | Path) -> list[str]:
+    """The checkpoint files an augmentation cell starts from, in ``pretrain_root``/<cell>/: the DA model of
+    its pooling (start~da); none for a cell that starts from the encoder."""
+    cell = parse_aug(aug) if isinstance(aug, str) else aug
+    if cell.start != "da":
+        return []
+    return layout.checkpoint_files(f"{pretrain_root}/{AugCell(cell.pooling, 'size', 1.0).id}")
+
+
+def model_files(aug: str | AugCell, pretrain_root: str | Path) -> list[str]:
+    """The checkpoint files of an augmentation cell's model in ``pretrain_root``/<cell>/ (what its DUC cells
+    start from); none for data~none."""
+    cell = parse_aug(aug) if isinstance(aug, str) else aug
+    return layout.checkpoint_files(f"{pretrain_root}/{cell.id}") if cell.trains else []
+
+
 def pretrain_inputs(params: Mapping, aug: str) -> dict[str, str | list[str]]:
     """Snakemake inputs of an augmentation job: the oracle splits (+ the DA model it starts from)."""
     cell = parse_aug(aug)
     out: dict[str, str | list[str]] = {s: layout.ORACLE_FILE.format(split=s) for s in layout.SPLITS}
     if cell.start == "da":
-        out["start"] = layout.checkpoint_files(
-            layout.ABLATIONS_MODEL_DIR.format(aug=AugCell(cell.pooling, "size", 1.0).id)
-        )
+        out["start"] = start_files(cell, layout.ABLATIONS_PRETRAIN_DIR)
     return out
 
 
@@ -281,7 +296,7 @@ def finetune_inputs(params: Mapping, aug: str, duc: str) -> dict[str, Any]:
     parse_duc(duc)
     out: dict[str, Any] = {"duc": [layout.DUC_YEAR.format(year=y) for y in sorted(params["duc"]["years"])]}
     if cell.trains:
-        out["model"] = layout.checkpoint_files(layout.ABLATIONS_MODEL_DIR.format(aug=cell.id))
+        out["model"] = model_files(cell, layout.ABLATIONS_PRETRAIN_DIR)
     return out
 
 

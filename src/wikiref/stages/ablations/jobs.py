@@ -8,13 +8,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from wikiref import layout
 from wikiref.stages.ablations.cells import (
     POOLING_LABELS,
     SUBNET_ROWS,
@@ -105,8 +105,8 @@ def pretrain_cell(
     """One augmentation cell: train on its WikiRef subset and score it on WikiRef dev/test; or, for
     ``prune: iterative``, run :func:`wikiref.supervised.duc_finetune.prune` from the encoder / DA model.
 
-    inputs: ``train``, ``dev``, ``test`` (oracle splits), ``pretrain_root`` (the folder of the
-    augmentation checkpoints: a cell that starts from the DA model finds it there); outputs:
+    inputs: ``train``, ``dev``, ``test`` (oracle splits), ``start`` (a cell that starts from the DA model:
+    that checkpoint's files, :func:`wikiref.stages.ablations.cells.start_files`); outputs:
     ``model_dir`` (the checkpoint), ``result`` (the cell's JSON). Returns the result."""
     import torch
 
@@ -188,8 +188,7 @@ def _prune_cell(run_params: dict, cell: AugCell, inputs: Mapping, model_dir, pro
         setting.update(init="pretrained", variant=base.id)
         run_params["pretrain"]["variants"] = [variant_spec(base, run_params["ablations"]["head"])]
     run_params["finetune"]["settings"] = [setting]
-    root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)
-    prune_inputs = {"train": inputs["train"], "dev": inputs["dev"], "pretrain_dir": root, "pretrain_metrics_dir": root}
+    prune_inputs = {"train": inputs["train"], "dev": inputs["dev"], "start": inputs.get("start", ())}
     return finetune.prune(run_params, prune_inputs, {"dir": model_dir}, setting="ablation", progress=progress)
 
 
@@ -231,14 +230,17 @@ def finetune_cell(
     :func:`wikiref.supervised.duc_finetune.train_and_test` and test on the held-out year.
 
     inputs: ``years`` (DUC year -> its ``data/duc/<year>.parquet``; the cell reads the ones it needs),
-    ``pretrain_root`` (the folder of the augmentation checkpoints); outputs: ``work_dir`` (the
+    ``model`` (the augmentation model's checkpoint files, :func:`wikiref.stages.ablations.cells.model_files`;
+    none for data~none); outputs: ``work_dir`` (the
     fine-tuning folder; the weights are not kept), ``result`` (the cell's JSON: ROUGE recall x 100).
     Returns the result."""
     from wikiref.files import write_json
     from wikiref.supervised import duc_finetune as finetune
 
     aug, duc = _cell(parse_aug, aug), _cell(parse_duc, duc)
-    pretrain_root = inputs.get("pretrain_root", layout.ABLATIONS_PRETRAIN_DIR)
+    start = finetune.start_from_files(inputs.get("model", ()))
+    if duc.method == "iterative":  # the pruned augmentation model: its folder holds the masks too
+        start = replace(start, pruned=start.pruned or start.checkpoints.get(aug.id))
     run_params = effective_params(params)
     ablation_params = run_params["ablations"]
     planned = plan(run_params)
@@ -263,17 +265,8 @@ def finetune_cell(
     cap = run_params["finetune"]["max_train_clusters"]
     if train_years:
         run_params["finetune"]["max_train_clusters"] = clusters_for_percent(n_clusters, duc.percent, cap)
-    prune_dir = Path(pretrain_root) / aug.id if duc.method == "iterative" else None
     metrics, _, _ = finetune.train_and_test(
-        run_params,
-        "ablation",
-        planned.test_year,
-        paths,
-        outputs["work_dir"],
-        pretrain_dir=pretrain_root,
-        metrics_dir=pretrain_root,
-        prune_dir=prune_dir,
-        progress=progress,
+        run_params, "ablation", planned.test_year, paths, outputs["work_dir"], start=start, progress=progress
     )
     test = metrics["test"]
     result = {

@@ -120,14 +120,15 @@ def duc_years(params: Mapping, mode: str) -> list[int]:
 def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
     """DUC for one cell: transfer (the pre-trained model applied to every year, no fine-tuning) and
     held-out-year fine-tuning (every year in turn), as ``compare.duc`` asks. inputs: ``years`` (DUC year
-    -> ``data/duc/<year>.parquet``), ``models_root`` (the cells' checkpoints); outputs: ``work_dir``,
+    -> ``data/duc/<year>.parquet``), ``start`` (the cell's checkpoint files,
+    :func:`wikiref.stages.compare.plan.start_inputs`; none for the encoder-only row); outputs: ``work_dir``,
     ``result`` (JSON: mode -> year -> ROUGE recall x 100 and 95% intervals). Returns the result."""
     from wikiref.files import write_json
     from wikiref.supervised import duc_finetune as finetune
 
     c, run_params, modes, out = _benchmark_run(params, cell, "duc")
     paths = _duc_paths(run_params, inputs)
-    root = inputs.get("models_root", layout.COMPARE_MODELS_DIR)
+    start = finetune.start_from_files(inputs.get("start", ()))
     out.update(flags=run_params["duc"]["rouge_flags"], standin=bool(run_params["duc"]["standin"]), modes={})
     t0 = time.perf_counter()
     for mode in modes:
@@ -141,8 +142,7 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
                 year,
                 paths,
                 Path(outputs["work_dir"]) / mode / str(year),
-                pretrain_dir=root,
-                metrics_dir=root,
+                start=start,
                 progress=progress,
             )
             test = metrics["test"]
@@ -163,7 +163,7 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
 def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
     """QMSum for one cell: transfer and fine-tuning (``compare.qmsum``) in every setting of
     ``compare.qmsum.settings``. inputs: ``train`` / ``dev`` / ``test`` (``data/qmsum/<split>.parquet``),
-    ``models_root``; outputs: ``work_dir``, ``result`` (JSON: mode -> setting -> official ROUGE-1/2/L
+    ``start`` (as for :func:`duc`); outputs: ``work_dir``, ``result`` (JSON: mode -> setting -> official ROUGE-1/2/L
     R/P/F x 100 with 95% intervals). Returns the result."""
     from wikiref.files import write_json
     from wikiref.supervised import duc_finetune as finetune
@@ -171,7 +171,7 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
 
     c, run_params, modes, out = _benchmark_run(params, cell, "qmsum")
     cmp, seed = run_params["compare"], run_params["seed"]
-    root = inputs.get("models_root", layout.COMPARE_MODELS_DIR)
+    start = finetune.start_from_files(inputs.get("start", ()))
     splits = {s: q.load_split(inputs[s]) for s in layout.SPLITS}
     test = q.eval_rows(splits["test"], run_params["qmsum"], seed)
     out |= {
@@ -186,10 +186,8 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
         per_setting = {}
         for setting in cmp["qmsum"]["settings"]:
             method = "none" if mode == "transfer" else "full"
-            model, tok, start = finetune.start_model(
-                run_params, start_setting(run_params, c, method), pretrain_dir=root, metrics_dir=root
-            )
-            info: dict[str, Any] = {"start": start}
+            model, tok, start_info = finetune.start_model(run_params, start_setting(run_params, c, method), start=start)
+            info: dict[str, Any] = {"start": start_info}
             if mode == "finetuned":
                 model, tok, info["training"] = q.finetune(
                     run_params,

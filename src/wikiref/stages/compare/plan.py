@@ -146,15 +146,16 @@ def compared_sources(params: Mapping) -> list[str]:
 # --------------------------------------------------------------------------- files
 
 
-def oracle_files(source: str, root: str | Path = layout.COMPARE_ORACLE_DIR) -> dict[str, str]:
-    """A source's oracle splits (in ``root`` instead of the default folder when given)."""
+def oracle_files(source: str, root: str | Path) -> dict[str, str]:
+    """A source's oracle splits in ``root`` (the workflow's: :data:`wikiref.layout.COMPARE_ORACLE_DIR`)."""
     template = layout.COMPARE_ORACLE_FILE.replace(layout.COMPARE_ORACLE_DIR, str(root), 1)
     return {s: template.format(source=source, split=s) for s in layout.SPLITS}
 
 
-def pretrain_inputs(params: Mapping, cell: str, root: str | Path = layout.COMPARE_ORACLE_DIR) -> dict[str, list[str]]:
-    """Inputs of a pre-training cell: its sources' train/dev oracle files; an equal-budget cell with
-    ``examples: null`` also reads every other compared source's train file (the smallest sets N)."""
+def pretrain_inputs(params: Mapping, cell: str, root: str | Path) -> dict[str, list[str]]:
+    """Inputs of a pre-training cell: its sources' train/dev oracle files in ``root`` (:func:`oracle_files`); an
+    equal-budget cell with ``examples: null`` also reads every other compared source's train file (the smallest
+    sets N)."""
     c = parse_cell(cell)
     srcs = members(params, c)
     size_from = (
@@ -181,7 +182,13 @@ def start_inputs(cell: str) -> list[str]:
     c = parse_cell(cell)
     if not c.trains:
         return []
-    return [*layout.checkpoint_files(model_dir(c)), layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id)]
+    return [*start_files(c, layout.COMPARE_MODELS_DIR), layout.COMPARE_PRETRAIN_RESULT.format(cell=c.id)]
+
+
+def start_files(cell: str | Cell, models_root: str | Path) -> list[str]:
+    """The checkpoint files of a cell's model in ``models_root``/<cell>/ (none for the encoder-only row)."""
+    c = _cell(cell)
+    return layout.checkpoint_files(f"{models_root}/{c.id}") if c.trains else []
 
 
 def result_files(params: Mapping) -> dict[str, list[str]]:
@@ -272,10 +279,9 @@ def abstractive_result_files(params: Mapping) -> list[str]:
     return [layout.COMPARE_ABSTRACTIVE_RESULT.format(cell=c.id) for c in abstractive_cells(params)]
 
 
-def abstractive_inputs(
-    params: Mapping, cell: str, root: str | Path = layout.COMPARE_ORACLE_DIR
-) -> dict[str, list[str]]:
-    """The extractive cell's training inputs (:func:`pretrain_inputs`), the DUC years and the QMSum test split."""
+def abstractive_inputs(params: Mapping, cell: str, root: str | Path) -> dict[str, list[str]]:
+    """The extractive cell's training inputs (:func:`pretrain_inputs`, oracle splits in ``root``), the DUC years
+    and the QMSum test split."""
     c = parse_abstractive_cell(cell)
     return {
         **pretrain_inputs(params, c.cell.id, root),
