@@ -49,6 +49,10 @@ def test_slurm_profile_sends_every_gpu_rule_to_the_gpu_partition(repo, rule_name
         for name, body in zip(blocks[1::2], blocks[2::2]):
             if "gpu=gpu_resource(" in body:
                 gpu_rules.add(name)
+        # `use rule base as derived with:` keeps the base rule's resources
+        for base, derived in re.findall(r"^use rule (\w+) as (\w+)", path.read_text(), flags=re.M):
+            if base in gpu_rules:
+                gpu_rules.add(derived)
     assert gpu_rules, "no rule declares a gpu resource"
     on_gpu = {r for r, res in settings["set-resources"].items() if res.get("slurm_partition") == "gpu"}
     assert gpu_rules == on_gpu

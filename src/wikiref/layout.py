@@ -190,6 +190,8 @@ CHECKPOINT_WEIGHTS = "model.safetensors"
 CHECKPOINT_CONFIG = "config.json"
 CHECKPOINT_TOKENIZER = ("tokenizer.json", "tokenizer_config.json")
 CHECKPOINT_FILES = (CHECKPOINT_WEIGHTS, CHECKPOINT_CONFIG, *CHECKPOINT_TOKENIZER)
+# What gradual magnitude pruning writes beside the checkpoint (wikiref.supervised.duc_finetune.prune).
+PRUNED_FILES = ("subnet_masks.safetensors", "pruning.json")
 
 
 def checkpoint_files(model_dir: str, names: tuple[str, ...] = CHECKPOINT_FILES) -> list[str]:
@@ -212,7 +214,7 @@ PRETRAIN_METRICS = f"{METRICS}/pretrain.json"
 # ---------------------------------------------------------------------------------------- finetune
 FINETUNE_DIR = f"{MODELS}/finetune"
 FINETUNE_PRUNED_DIR = f"{FINETUNE_DIR}/{{setting}}/pruned"
-FINETUNE_PRUNED_FILES = (*CHECKPOINT_FILES, "subnet_masks.safetensors", "pruning.json")
+FINETUNE_PRUNED_FILES = (*CHECKPOINT_FILES, *PRUNED_FILES)
 FINETUNE_JOB_DIR = f"{FINETUNE_DIR}/{{setting}}/{{year}}"
 FINETUNE_PREDICTIONS = f"{FINETUNE_JOB_DIR}/predictions.parquet"
 FINETUNE_SUMMARIES = f"{FINETUNE_JOB_DIR}/summaries.json"

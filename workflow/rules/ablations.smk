@@ -43,7 +43,7 @@ rule ablations_pretrain:
     benchmark:
         layout.benchmark_file("ablations/pretrain_{aug}")
     wildcard_constraints:
-        aug=ablations.AUG_REGEX,
+        aug=ablations.AUG_REGEX.replace("prune~[a-z]+", "prune~none"),
     conda:
         SOFTWARE_ENV
     threads: 1
@@ -58,6 +58,18 @@ rule ablations_pretrain:
         "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --oracle-dir {params.oracle_dir:q}"
         " --start {params.start:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
+
+
+# A pruned cell (prune~iterative) also writes the subnetwork masks and the pruning record its DUC cells read.
+use rule ablations_pretrain as ablations_pretrain_pruned with:
+    output:
+        model=layout.ABLATIONS_MODEL,
+        checkpoint=layout.checkpoint_files(
+            layout.ABLATIONS_MODEL_DIR, (layout.CHECKPOINT_CONFIG, *layout.CHECKPOINT_TOKENIZER, *layout.PRUNED_FILES)
+        ),
+        metrics=layout.ABLATIONS_WIKIREF_RESULT,
+    wildcard_constraints:
+        aug=ablations.AUG_REGEX.replace("prune~[a-z]+", "prune~iterative"),
 
 
 rule ablations_finetune:

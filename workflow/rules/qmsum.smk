@@ -42,10 +42,11 @@ rule qmsum_prepare:
     threads: 1
     params:
         p=stage_params("qmsum", "prepare"),
-        standin=lambda wc, input: input.standin[0] if input.standin else "",
+        # the option only when the STAND-IN is an input (an empty value would leave "--standin" without one)
+        standin=lambda wc, input: ["--standin", input.standin[0]] if input.standin else [],
         out_dir=lambda wc, output: os.path.dirname(output.train),
     shell:
-        "wikiref qmsum prepare --params-json {params.p:q} --standin {params.standin:q} --out-dir {params.out_dir:q}"
+        "wikiref qmsum prepare --params-json {params.p:q} {params.standin:q} --out-dir {params.out_dir:q}"
         " --metrics {output.metrics:q} > {log} 2>&1"
 
 

@@ -276,9 +276,12 @@ def start_files(aug: str | AugCell, pretrain_root: str | Path) -> list[str]:
 
 def model_files(aug: str | AugCell, pretrain_root: str | Path) -> list[str]:
     """The checkpoint files of an augmentation cell's model in ``pretrain_root``/<cell>/ (what its DUC cells
-    start from); none for data~none."""
+    start from), with the masks and pruning record of a pruned cell; none for data~none."""
     cell = parse_aug(aug) if isinstance(aug, str) else aug
-    return layout.checkpoint_files(f"{pretrain_root}/{cell.id}") if cell.trains else []
+    if not cell.trains:
+        return []
+    names = layout.CHECKPOINT_FILES + (layout.PRUNED_FILES if cell.prune == "iterative" else ())
+    return layout.checkpoint_files(f"{pretrain_root}/{cell.id}", names)
 
 
 def pretrain_inputs(params: Mapping, aug: str) -> dict[str, str | list[str]]:
