@@ -334,6 +334,7 @@ def small_world(tmp_path_factory, profiles):
     return root, params
 
 
+@pytest.mark.slow
 def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
     import json
 

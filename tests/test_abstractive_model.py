@@ -87,6 +87,7 @@ def test_errors_are_clear(tmp_path):
 
 
 @pytest.mark.parametrize("family", A.FAMILIES)
+@pytest.mark.slow
 def test_tiny_model_overfits_through_the_shared_loop(family, tmp_path):
     model, vocab, res = _fit(family, tmp_path, lr=2e-2)
     losses = [h["train_loss"] for h in res.history]
@@ -134,6 +135,7 @@ def test_deterministic_and_resumable(tmp_path):
         assert best == weights
 
 
+@pytest.mark.slow
 def test_rouge_l_selection_decodes_dev(tmp_path):
     items = _items(4)
     vocab = A.build_vocab(items, 100)

@@ -29,6 +29,7 @@ def quick_run(subprocess_env):
     return res
 
 
+@pytest.mark.slow
 def test_quick_run_output(bench, quick_run):
     assert quick_run.returncode == 0, quick_run.stderr[-3000:]
     lines = [json.loads(line) for line in quick_run.stdout.splitlines()]
@@ -59,6 +60,7 @@ def test_quick_run_output(bench, quick_run):
     assert "speedup_note" in summary["estimate"]["assumptions"]
 
 
+@pytest.mark.slow
 def test_a_decoding_difference_exits_1(bench, monkeypatch, capsys):
     """One-at-a-time decoding that drops a word of the first summary: the run must report it and exit 1."""
     real = bench.one_at_a_time

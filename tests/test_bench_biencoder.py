@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 ARGS = ["--encoder", "tiny-random", "--data", "synthetic", "--steps", "1", "--warmup-steps", "0", "--repeats", "2"]
 
 

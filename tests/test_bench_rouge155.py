@@ -24,6 +24,7 @@ def test_compare_lines_counts_every_difference(bench):
     assert out["differing_lines"] == 1 and out["first_difference"] == {"line": 3, "perl": "z", "wikiref": None}
 
 
+@pytest.mark.slow
 def test_small_run_of_the_three_flag_sets(bench, tmp_path, capsys):
     assert bench.main(["--topics", "2", "--systems", "3", "--repeat", "1", "--work", str(tmp_path)]) == 0
     rec = json.loads(capsys.readouterr().out)
@@ -37,6 +38,7 @@ def test_small_run_of_the_three_flag_sets(bench, tmp_path, capsys):
         assert rec["identical"] is None and rec["perl"].startswith("unavailable")
 
 
+@pytest.mark.slow
 def test_a_differing_line_fails_the_run(bench, tmp_path, capsys, monkeypatch):
     """The "Perl" here is wikiref itself with one score changed, so this runs without perl too."""
 
@@ -56,6 +58,7 @@ def test_a_differing_line_fails_the_run(bench, tmp_path, capsys, monkeypatch):
     assert row["first_difference"]["line"] == row["lines"]
 
 
+@pytest.mark.slow
 def test_no_perl_under_ci_fails_the_run(bench, tmp_path, capsys, monkeypatch):
     """Without ROUGE-1.5.5.pl the bench still times wikiref; under CI that is a failure, not a pass."""
     monkeypatch.setattr(bench, "perl_rouge_available", lambda: "perl missing (test)")

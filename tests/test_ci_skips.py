@@ -74,6 +74,7 @@ def test_uses_cloze(cloze_examples, k):
 """
 
 
+@pytest.mark.slow
 def test_a_hidden_cross_check_fails_ci_and_is_listed(suite, pytester, xdist):
     pytester.makepyfile(test_hidden=HIDDEN)
     res, out = suite(True, pytest.ExitCode.TESTS_FAILED, *xdist)
@@ -83,6 +84,7 @@ def test_a_hidden_cross_check_fails_ci_and_is_listed(suite, pytester, xdist):
     res.assert_outcomes(passed=1, skipped=1)
 
 
+@pytest.mark.slow
 def test_outside_ci_the_skip_stays_with_its_reason(suite, pytester):
     pytester.makepyfile(test_hidden=HIDDEN)
     _, out = suite(False, pytest.ExitCode.OK)
@@ -90,6 +92,7 @@ def test_outside_ci_the_skip_stays_with_its_reason(suite, pytester):
     assert "CI skip check" not in out
 
 
+@pytest.mark.slow
 def test_any_unknown_skip_fails_ci(suite, pytester):
     pytester.makepyfile(test_other="import pytest\n\n@pytest.mark.skipif(True, reason='dvc not installed')\n"
                         "def test_dvc():\n    pass\n")  # fmt: skip
@@ -97,6 +100,7 @@ def test_any_unknown_skip_fails_ci(suite, pytester):
     assert "other (NOT expected in CI): 1" in out
 
 
+@pytest.mark.slow
 def test_shared_data_skips_are_expected_and_cross_checked(suite, pytester, xdist):
     pytester.makepyfile(test_shared=SHARED)
     res, out = suite(True, pytest.ExitCode.OK, *xdist)
@@ -106,6 +110,7 @@ def test_shared_data_skips_are_expected_and_cross_checked(suite, pytester, xdist
     res.assert_outcomes(passed=1, skipped=4)
 
 
+@pytest.mark.slow
 def test_an_undeclared_shared_data_skip_fails_ci(suite, pytester):
     """Skipping because ../shared is absent without the marker or the fixture: the two counts differ."""
     pytester.makepyfile(
@@ -119,12 +124,14 @@ def test_an_undeclared_shared_data_skip_fails_ci(suite, pytester):
     assert "skipped without declaring: ['test_shared.py::test_undeclared']" in out
 
 
+@pytest.mark.slow
 def test_a_declared_test_that_does_not_skip_fails_ci(suite, pytester):
     pytester.makepyfile(test_marked="import pytest\n\n@pytest.mark.shared_data\ndef test_runs_anyway():\n    pass\n")
     _, out = suite(True, pytest.ExitCode.TESTS_FAILED)
     assert "declared but not skipped so: ['test_marked.py::test_runs_anyway']" in out
 
 
+@pytest.mark.slow
 def test_failures_keep_their_exit_status(suite, pytester):
     pytester.makepyfile(test_fail=HIDDEN + "\n\ndef test_fails():\n    assert False\n")
     suite(True, pytest.ExitCode.TESTS_FAILED)

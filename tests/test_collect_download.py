@@ -467,6 +467,7 @@ def _cli(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_end_to_end(server, base_params, tmp_path, subprocess_env):
     env = dict(subprocess_env, NO_PROXY="127.0.0.1,localhost")
     for var in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):

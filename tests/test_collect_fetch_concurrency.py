@@ -339,6 +339,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_killed_fetch_resumes_from_the_last_finished_batch(server, tmp_path):
     """WIKIREF_COLLECT_KILL_AFTER=7: four URLs of batch 0 + its parquet + two URLs of batch 1, then SIGKILL.
     The rerun keeps batch 0 (no request for its URLs), takes what the killed run cached, and gives the rows

@@ -365,6 +365,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_per_host_interval_holds_across_processes(server, tmp_path):
     """Two collect jobs (processes) sharing the fetch cache fetch the same host at the same time. The overlap is
     made certain, not left to the scheduler (on a loaded 2-core machine one process could finish its four requests

@@ -24,6 +24,8 @@ from wikiref.standin import write_standin_warc
 from wikiref.wiki.dump import iter_pages
 from wikiref.wiki.statements import StatementConfig, parse_article
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 PART = "enwiki-small"
 N_PAGES = 6
@@ -163,7 +165,6 @@ def _cli(c, out: Path, env_extra=None, **popen):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
 
 
-@pytest.mark.slow
 def test_kill_at_chosen_moments_then_resume_is_byte_identical(reference, small_sample, tmp_path):
     """SIGKILL inside every phase, one run after the other, then a clean run: same bytes.
 
@@ -194,7 +195,6 @@ def test_kill_at_chosen_moments_then_resume_is_byte_identical(reference, small_s
     assert not (out / f".{PART}.work").exists()
 
 
-@pytest.mark.slow
 def test_external_sigkill_at_a_random_time_then_resume(reference, small_sample, tmp_path):
     c, _, raw, st = reference
     out = tmp_path / "out"

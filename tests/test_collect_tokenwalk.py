@@ -38,6 +38,7 @@ def assert_same(text: str, title: str = "T", cfg: StatementConfig | None = None)
     return out
 
 
+@pytest.mark.slow
 def test_every_page_of_the_sample_dump_is_identical():
     """The acceptance check of issue #18: byte-identical collect output on the sample dump. Here the whole
     article (sections, paragraphs, paragraph URLs, statements, citations) and the counters, page by page."""

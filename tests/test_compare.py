@@ -128,6 +128,7 @@ def test_scoring_example_with_document_lengths_trains_and_scores(tiny):
     assert not np.allclose(scores[0], scores[1])
 
 
+@pytest.mark.slow
 def test_max_steps_stops_mid_epoch_and_spans_the_schedule(tmp_path):
     from wikiref.stages import pretrain as pt
 

@@ -44,6 +44,7 @@ def _settings(**kw) -> TrainSettings:
     return TrainSettings(**{**base, **kw})
 
 
+@pytest.mark.slow
 def test_compiled_scorer_trains_resumes_and_saves_like_the_eager_one(gc, dynamo, tmp_path):
     data = gc.Data(seed=13)
     encoder = gc.encoder_dir(tmp_path, "tiny", data)
@@ -97,6 +98,7 @@ def test_compile_is_read_from_params_and_left_out_of_the_fingerprint():
     assert not {"compile", "compile_backend"} & set(off.fingerprint_dict())
 
 
+@pytest.mark.slow
 def test_a_compiled_bi_scorer_compiles_its_encoder_once_whatever_the_length_buckets(gc, dynamo, tmp_path):
     """The bi pairing's forward loops over its batch's length buckets (plain ints that change every batch): its
     encoder is what is compiled, so the buckets cost no recompilation; training matches the eager run."""
@@ -125,6 +127,7 @@ def test_a_compiled_bi_scorer_compiles_its_encoder_once_whatever_the_length_buck
         assert math.isclose(c["dev_loss"], e["dev_loss"], rel_tol=1e-4), (c, e)
 
 
+@pytest.mark.slow
 def test_a_compiled_scorer_compiles_one_graph_under_bf16_autocast(gc, dynamo, tmp_path, monkeypatch):
     """On CUDA the loop trains under bf16 autocast (``model.amp``), which the CPU runs never enter
     (``autocast_context`` is a no-op off CUDA). Here the loop's autocast is CPU bf16, the nearest this machine has:
@@ -158,6 +161,7 @@ def test_a_compiled_scorer_compiles_one_graph_under_bf16_autocast(gc, dynamo, tm
         assert math.isfinite(b["train_loss"]) and math.isclose(b["train_loss"], a["train_loss"], rel_tol=0.05), (a, b)
 
 
+@pytest.mark.slow
 def test_cudagraphs_compiles_the_encoder_alone_over_batches_padded_to_64(gc, dynamo, tmp_path, monkeypatch):
     """``model.compile: cudagraphs``: the encoder alone is compiled (its inputs' shapes come from a small set: each
     is a CUDA graph on CUDA), the pooling and head stay eager, training batches are padded to a multiple of 64 (not

@@ -13,6 +13,7 @@ from wikiref.stages.duc.table5 import MEASURED_SENTENCES, PAPER_TABLE5
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow
 def test_probe_has_real_duc_sizes_and_is_read_as_a_standin(load_script, shared_data, tmp_path, capsys):
     probe = load_script("duc-cost-probe")
     root = tmp_path / "duc"

@@ -97,6 +97,7 @@ for name, modules in json.loads(sys.argv[1]).items():
 """
 
 
+@pytest.mark.slow
 def test_code_deps_cover_every_module_a_stage_runs(repo, subprocess_env):
     """The derived code deps of a stage hold every wikiref module its CLI and rules file import (also lazily,
     inside functions): import all of them in a fresh interpreter and check nothing outside the list loads."""
@@ -142,6 +143,7 @@ def _dvc() -> str | None:
 
 
 @pytest.mark.skipif(_dvc() is None, reason="dvc not installed")
+@pytest.mark.slow
 def test_dvc_plans_every_stage_in_a_fresh_checkout(repo, tmp_path):
     """In a checkout with no outputs yet, DVC loads the pipeline and plans every stage.
 

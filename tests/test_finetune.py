@@ -242,6 +242,7 @@ def test_cluster_summaries_rank_across_documents():
 # --------------------------------------------------------------------------- jobs (in process, tiny encoder)
 
 
+@pytest.mark.slow
 def test_encoder_job_and_subnet_job(tmp_path, years):
     p = _params()
     m, preds, summaries = ft.train_and_test(
@@ -320,6 +321,7 @@ def test_subnet_job_trains_only_the_subnetwork_of_the_checkpoint(tmp_path, years
     assert not torch.equal(after["head.weight"], before["head.weight"])
 
 
+@pytest.mark.slow
 def test_pretrained_without_finetuning_and_iterative(tmp_path, years, pretrained):
     models, metrics = pretrained
     p = _params()

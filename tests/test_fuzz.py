@@ -45,6 +45,7 @@ def test_regressions_exist_for_the_fixed_crashes():
 
 
 @pytest.mark.parametrize("name", list(fuzz.TARGETS))
+@pytest.mark.slow
 def test_target_short_budget(name, tmp_path):
     result = fuzz.fuzz(fuzz.TARGETS[name], max_examples=BUDGET, derandomize=True, out_dir=tmp_path, timeout=60)
     assert not result.crashes, f"{name}: {result.to_json()['errors']} (inputs saved in {tmp_path})"
@@ -91,6 +92,7 @@ def test_harness_passes_clean_rejections(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_harness_reports_a_hang_and_a_systemexit(tmp_path):
     def spin(_value) -> None:
         end = time.monotonic() + 10

@@ -54,6 +54,7 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
     assert json.loads(rates.read_text())["device"] == "cpu"
 
 
+@pytest.mark.slow
 def test_gpu_check_fails_without_cuda_when_asked_for_it(repo, subprocess_env):
     import pytest
     import torch

@@ -227,6 +227,7 @@ def test_bad_and_partial_sheets_name_the_rater_and_the_item(workdir):
 
 
 # ---------------------------------------------------------------------------------------------- CLI
+@pytest.mark.slow
 def test_cli_export_fill_import_score(workdir, subprocess_env):
     p = params()
     run_sample(p)

@@ -31,6 +31,7 @@ def rule_names(repo, snakemake, tmp_path_factory) -> set[str]:
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_profile_names_only_existing_rules(profile, rule_names):
     settings = yaml.safe_load((profile / "config.yaml").read_text())
     named = set()
@@ -40,6 +41,7 @@ def test_profile_names_only_existing_rules(profile, rule_names):
     assert not unknown, f"{profile.name} configures rules that do not exist: {unknown}"
 
 
+@pytest.mark.slow
 def test_slurm_profile_sends_every_gpu_rule_to_the_gpu_partition(repo, rule_names):
     """The rules that declare the gpu resource are the ones the cluster profile sends to GPU nodes."""
     settings = yaml.safe_load((repo / "workflow/profiles/slurm/config.yaml").read_text())

@@ -571,6 +571,7 @@ def test_revisions_are_read_lazily_and_not_kept(monkeypatch, tmp_path):
     assert rest == n - 1 - 21 and source.produced == n
 
 
+@pytest.mark.slow
 def test_peak_memory_is_bounded_by_a_revision_not_the_page(monkeypatch, tmp_path):
     n, size = 1500, 16000  # 24 MB of revision text in one page; the reader's buffers are ~2 MB
     source = _GeneratedDump(n, size)
@@ -604,6 +605,7 @@ class _ManySmall(_GeneratedDump):
 
 
 @pytest.mark.parametrize("pages,n", [(1, 15000), (15000, 1)], ids=["long-page", "many-pages"])
+@pytest.mark.slow
 def test_read_elements_are_released(monkeypatch, tmp_path, pages, n):
     """Tens of thousands of revisions (in one page, or one per page): what was read is cleared and
     detached from the XML tree, so memory does not grow with the revisions or pages read."""

@@ -59,6 +59,7 @@ def test_standin_is_labelled_and_deterministic(standin_dir, tmp_path):
         assert (tmp_path / "again" / name).read_bytes() == (standin_dir / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_part_mines_pairs_and_counts_every_skip(standin_dir, tmp_path):
     _, out, s = run_part(standin_dir, tmp_path)
     rows = pq.read_table(out["pairs"]).to_pylist()
@@ -97,6 +98,7 @@ def test_part_killed_and_resumed_writes_the_same_bytes(repo, standin_dir, tmp_pa
         assert s[k] == ref_stats[k], k
 
 
+@pytest.mark.slow
 def test_merge_filters_at_lambda_and_splits(standin_dir, tmp_path):
     outs = []
     for part in ("h1", "h2"):

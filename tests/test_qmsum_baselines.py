@@ -150,6 +150,7 @@ def test_oracle_beats_lead_and_query_sim_on_the_standin(standin_rows):
 # Measured on all 35 meetings (272 queries) at 100 words: transcript LEAD 0.023, QUERY-SIM 0.054,
 # ORACLE 0.186; gold span LEAD 0.083, QUERY-SIM 0.086, ORACLE 0.165.
 @pytest.mark.parametrize("setting", b.SETTINGS)  # one test per setting: xdist runs them side by side
+@pytest.mark.slow
 def test_oracle_beats_lead_and_query_sim_on_the_real_slice(real_rows, setting):
     m = _means(real_rows, setting)
     assert m["oracle"] > 1.5 * max(m["lead"], m["query_sim"]), m

@@ -32,6 +32,7 @@ def real(shared_data):
     return lines, meetings, tally, rows
 
 
+@pytest.mark.slow
 def test_real_meetings_and_turns_match_an_independent_count(real):
     lines, meetings, tally, _ = real
     assert len(meetings) == 35 == len([x for x in lines if x.strip()])
@@ -45,6 +46,7 @@ def test_real_meetings_and_turns_match_an_independent_count(real):
     assert sum(len(m.turns) for m in meetings) == 20_123
 
 
+@pytest.mark.slow
 def test_real_queries_match_an_independent_count(real):
     lines, meetings, tally, rows = real
     by_meeting = Counter((r["meeting_id"], r["query_type"]) for r in rows)
@@ -59,6 +61,7 @@ def test_real_queries_match_an_independent_count(real):
     assert (tally.counts["kept:general"], tally.counts["kept:specific"]) == (35, 237)
 
 
+@pytest.mark.slow
 def test_real_spans_resolve_to_the_raw_turns(real):
     lines, meetings, _, rows = real
     by_id = {r["id"]: r for r in rows}
@@ -83,6 +86,7 @@ def test_real_spans_resolve_to_the_raw_turns(real):
     assert checked == 248  # 226 one-span queries + 11 two-span queries
 
 
+@pytest.mark.slow
 def test_real_general_queries_cover_every_turn_and_rows_fit_the_schema(real):
     _, meetings, _, rows = real
     n_turns = {m.meeting_id: len(m.turns) for m in meetings}
@@ -102,6 +106,7 @@ def test_real_general_queries_cover_every_turn_and_rows_fit_the_schema(real):
         assert max(r["turn_targets"]) > 0
 
 
+@pytest.mark.slow
 def test_real_without_speaker(real):
     _, meetings, _, _ = real
     m = meetings[0]

@@ -47,6 +47,7 @@ def test_prepare_standin_splits_whole_meetings(prepared):
     assert stats["counts"]["meetings_kept"] == params["qmsum"]["standin_meetings"]
 
 
+@pytest.mark.slow
 def test_prepare_prefers_real_files_and_falls_back_to_the_standin(prepared, tmp_path, shared_data):
     root, params, _ = prepared
     p = copy.deepcopy(params)
@@ -101,6 +102,7 @@ def test_model_summaries_rank_by_score_fill_budget_keep_transcript_order():
     assert out["m:specific-00"] == ["B: four five", "C: six seven"]
 
 
+@pytest.mark.slow
 def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source_model):
     root, params, _ = prepared
     models_root, cell = two_source_model

@@ -216,7 +216,17 @@ def check_command(line: int, command: str, tmp_path: Path) -> None:
     handler(words, tmp_path)
 
 
-@pytest.mark.parametrize("line,command", COMMANDS, ids=[f"L{n}:{c[:60]}" for n, c in COMMANDS])
+def slow_command(command: str) -> bool:
+    """Whether checking the command runs Snakemake (it builds the DAG), `dvc exp show` (it scans the workspace) or
+    pytest (it collects): seconds each, so the test is marked slow (left out of `make test-fast`)."""
+    words = shlex.split(command)
+    return words[0] == "snakemake" or words[:3] in (["dvc", "exp", "show"], ["python", "-m", "pytest"])
+
+
+@pytest.mark.parametrize(
+    "line,command",
+    [pytest.param(n, c, id=f"L{n}:{c[:60]}", marks=pytest.mark.slow if slow_command(c) else ()) for n, c in COMMANDS],
+)
 def test_readme_command(line, command, tmp_path):
     check_command(line, command, tmp_path)
 

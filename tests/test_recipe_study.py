@@ -49,6 +49,7 @@ def test_recipe_parsing(load_script):
         study.Recipe.parse("x:colour=red")
 
 
+@pytest.mark.slow
 def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root, tmp_path):
     out = tmp_path / "study"
     argv = ["--duc-root", str(duc_standin_root), "--years", "2006", "2007", "--preset", "tiny", "--out", str(out)]
@@ -64,6 +65,7 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     assert "DUC 2006 -> 2007" in md and "STAND-IN" in md
 
 
+@pytest.mark.slow
 def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data):
     qmsum = shared_data / "qmsum" / "val.jsonl"
     if not qmsum.is_file():

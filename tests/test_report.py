@@ -420,6 +420,7 @@ def _dvc():
 
 
 @pytest.mark.skipif(_dvc() is None, reason="dvc not installed")
+@pytest.mark.slow
 def test_dvc_metrics_and_plots_show(built, sample_params):
     """The report stage's metrics and image plots, as DVC sees them (`dvc metrics show`, `dvc plots show`)."""
     import os

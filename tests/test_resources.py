@@ -337,6 +337,7 @@ def _jobs(stdout: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M)}
 
 
+@pytest.mark.slow
 def test_paper_profile_plans_from_an_empty_directory(repo, snakemake, tmp_path, paper):
     """Issue #18: `snakemake -n --configfile config/paper.yaml` in an empty directory plans the whole workflow."""
     res = snakemake(tmp_path, "-n", "-p", "--configfile", str(repo / "config/paper.yaml"), timeout=300)
@@ -353,6 +354,7 @@ def test_paper_profile_plans_from_an_empty_directory(repo, snakemake, tmp_path, 
     assert not list(tmp_path.iterdir()) or all(p.name == ".snakemake" for p in tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_a_bad_entry_stops_snakemake_at_load_time(repo, snakemake, tmp_path):
     import yaml
 

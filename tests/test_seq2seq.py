@@ -383,6 +383,7 @@ OVERFIT = {
 
 @pytest.mark.parametrize("cell", CELLS)
 @pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.slow
 def test_tiny_model_overfits_toy_examples(variant, cell, fit):
     steps, threshold, lr = OVERFIT[variant, cell]
     data = S2S_DATA if variant == "s2s" else COPY_DATA

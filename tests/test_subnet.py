@@ -178,6 +178,7 @@ def test_cubic_schedule_hand_checked():
     assert (f.begin_step, f.end_step, f.n_steps) == (0, 40, 4)
 
 
+@pytest.mark.slow
 def test_gradual_pruning_during_training(tmp_path, data):
     model, tok = _model()
     settings = _settings(epochs=2, batch_size=2)

@@ -106,6 +106,7 @@ def test_head_lr_scale_is_applied_through_the_schedule(data, tmp_path):
     assert moved["pooler.w_q"] > 1e-5 and moved["head.weight"] > 1e-5
 
 
+@pytest.mark.slow
 def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     tr, dv = data
     model, tok = _fresh()
@@ -141,6 +142,7 @@ def test_training_learns_and_saves_best_checkpoint(data, tmp_path):
     assert rows[:2] == ["step", "loss"] and rows[2] == "10"  # x axis = optimizer steps, every log_every_steps
 
 
+@pytest.mark.slow
 def test_same_seed_same_weights_and_select_fn(data, tmp_path):
     tr, dv = data
     calls = []
@@ -161,6 +163,7 @@ def test_same_seed_same_weights_and_select_fn(data, tmp_path):
     assert (tmp_path / "a" / "model.safetensors").read_bytes() == (tmp_path / "b" / "model.safetensors").read_bytes()
 
 
+@pytest.mark.slow
 def test_resume_after_interruption_gives_the_same_model(data, tmp_path, monkeypatch):
     tr, dv = data
     settings = _settings(epochs=2, keep_last=True)
@@ -186,6 +189,7 @@ def test_resume_after_interruption_gives_the_same_model(data, tmp_path, monkeypa
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.slow
 def test_changed_settings_do_not_resume(data, tmp_path):
     tr, dv = data
     model, tok = _fresh()
@@ -247,6 +251,7 @@ def _closed_form_lr(step: int, total: int, warmup: int, lr: float, scale: float)
     return lr * factor * scale
 
 
+@pytest.mark.slow
 def test_lr_at_every_step_is_the_closed_form_and_resuming_changes_nothing(data, tmp_path, monkeypatch):
     """Warm-up, head_lr_scale and gradient accumulation together: the lr of every group at every optimizer
     step equals the closed form (2e-3 x 10 rounds differently from 2e-3 x factor x 10 at about a quarter of the

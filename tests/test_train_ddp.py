@@ -78,6 +78,7 @@ def _tiny_run(out, seed=3):
     return res, {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+@pytest.mark.slow
 def test_a_process_group_of_one_trains_through_ddp_like_a_plain_run(tmp_path, monkeypatch):
     import torch
     import torch.distributed as dist

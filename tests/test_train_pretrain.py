@@ -123,6 +123,7 @@ def test_table_and_summary_from_metrics():
     assert "comparison_dev_rouge2" not in pt.summary_metrics({"encoder": "tiny-random"}, pre, metrics, base)
 
 
+@pytest.mark.slow
 def test_cli_run_and_table_end_to_end(tiny_params, oracle_dir, tmp_path, monkeypatch):
     from wikiref.cli import main
 

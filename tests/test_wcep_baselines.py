@@ -319,6 +319,7 @@ def random_cluster(rnd: random.Random, cid: str, *, max_articles: int = 5, max_l
     return bl.Cluster(cid, [sentence() for _ in range(rnd.randint(1, 3))], articles, origins)
 
 
+@pytest.mark.slow
 def test_oracle_multi_and_single_equal_a_rouge_score_greedy():
     rnd = random.Random(7)
     checked = 0

@@ -578,6 +578,7 @@ def day_events(draw) -> list[Event]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(day_events())
+@pytest.mark.slow
 def test_render_parse_round_trip_property(events):
     tally = Tally()
     back = parse_day_wikitext(render_day_wikitext("2019-05-17", events), date="2019-05-17", location="r", tally=tally)

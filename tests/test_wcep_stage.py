@@ -143,6 +143,7 @@ def chain(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_chain_counts_and_labels(chain):
     ev = chain["events"]
     assert ev["events"] > 20 and ev["standin"]
@@ -162,6 +163,7 @@ def test_chain_counts_and_labels(chain):
         assert json.loads((chain["tmp"] / name).read_text())["standin"] is True, name
 
 
+@pytest.mark.slow
 def test_chain_splits_share_no_date_and_truncation_nests(chain):
     rows = {s: examples.split_rows(examples.read(p))[s] for s, p in chain["splits"].items()}
     dates = {s: {json.loads(r["meta"])["date"] for r in rs} for s, rs in rows.items()}
@@ -188,6 +190,7 @@ def test_chain_splits_share_no_date_and_truncation_nests(chain):
     assert len(ids) == len(set(ids))  # an added article belongs to one event only
 
 
+@pytest.mark.slow
 def test_chain_evaluation_respects_the_length_limit(chain):
     m = chain["evaluate"]
     assert m["test_clusters"] >= 1
@@ -199,6 +202,7 @@ def test_chain_evaluation_respects_the_length_limit(chain):
     assert r1["oracle_multi"] >= max(r1[k] for k in ("textrank", "centroid", "submodular", "random"))
 
 
+@pytest.mark.slow
 def test_chain_is_deterministic(chain, tmp_path):
     tmp = chain["tmp"]
     p = params_for("build")
@@ -246,6 +250,7 @@ def test_events_need_a_portal_input(tmp_path):
     assert not (tmp_path / "e.parquet").exists()
 
 
+@pytest.mark.slow
 def test_events_schema(chain):
     t = pq.read_table(chain["tmp"] / "events.parquet")
     rows = t.to_pylist()
