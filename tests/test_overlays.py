@@ -146,6 +146,7 @@ def test_deep_merge_is_snakemakes_update_config(base, overlays):
         assert config.deep_merge(base, overlays[0]) == _snakemake_merge(base, overlays)
 
 
+@pytest.mark.slow  # runs Snakemake
 def test_snakemake_sees_the_merged_profiles(repo, tmp_path, subprocess_env):
     """The config dict a Snakefile with `configfile: params.yaml` gets under --configfile is load_params'."""
     snakefile = tmp_path / "Snakefile"
