@@ -53,6 +53,14 @@ def add_files(parser: argparse.ArgumentParser, flag: str, metavar: str, help: st
     parser.add_argument(flag, nargs="+", metavar=metavar, help=help, **kwargs)
 
 
+def add_start(parser: argparse.ArgumentParser, what: str, instead_of: str) -> None:
+    """``--start [FILE ...]``: the files a job starts from (what its rule declares: ``what``), read instead of
+    the folder options ``instead_of`` when given; none (a bare ``--start``) means it starts from none."""
+    parser.add_argument(
+        "--start", nargs="*", metavar="FILE", help=f"{what}; when given, {instead_of} not read for them"
+    )
+
+
 def add_jobs(
     parser: argparse.ArgumentParser, jobs: Mapping[str, str], descriptions: Mapping[str, str] | None = None
 ) -> dict[str, argparse.ArgumentParser]:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_jobs, add_start, add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -43,12 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for job, job_parser in add_jobs(parser, JOBS).items():
         if job in ("pretrain", "finetune"):
             job_parser.add_argument("--aug", required=True, help="the augmentation cell")
-            job_parser.add_argument(
-                "--start",
-                nargs="*",
-                metavar="FILE",
-                help="the checkpoint files the cell starts from (pretrain, start~da: the DA model of its pooling; "
-                "finetune: the augmentation model; none otherwise); when given, --pretrain-root is not read for them",
+            add_start(
+                job_parser,
+                "the checkpoint files the cell starts from (pretrain, start~da: the DA model of its pooling; "
+                "finetune: the augmentation model; none otherwise)",
+                "--pretrain-root is",
             )
             add_default(
                 job_parser, "--pretrain-root", layout.ABLATIONS_PRETRAIN_DIR, "folder of the augmentation checkpoints"

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_jobs, add_start, add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -56,13 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_default(p, "--oracle-root", layout.COMPARE_ORACLE_DIR, "root of the per-source oracle splits")
             p.add_argument("--model-dir", help=f"the checkpoint (default: {layout.COMPARE_MODEL_DIR})")
         if job in ("duc", "qmsum"):
-            p.add_argument(
-                "--start",
-                nargs="*",
-                metavar="FILE",
-                help="the cell's checkpoint files (none for the encoder-only row); "
-                "when given, --models-root is not read",
-            )
+            add_start(p, "the cell's checkpoint files (none for the encoder-only row)", "--models-root is")
             add_default(
                 p, "--models-root", layout.COMPARE_MODELS_DIR, "without --start: folder of the cells' checkpoints"
             )

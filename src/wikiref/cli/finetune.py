@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_jobs, add_start, add_torch_arguments, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -44,13 +44,11 @@ JOBS = {
 
 def _add_start(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setting", required=True, help="a finetune.settings name")
-    parser.add_argument(
-        "--start",
-        nargs="*",
-        metavar="FILE",
-        help="the files the setting starts from (the checkpoint files of its candidate variants and their "
-        "pretrain_<variant>.json; method iterative: the prune output's files; none for init encoder); "
-        "when given, the folder options (--pretrain-dir, --metrics-dir; run: --prune-dir) are not read",
+    add_start(
+        parser,
+        "the files the setting starts from (the checkpoint files of its candidate variants and their "
+        "pretrain_<variant>.json; method iterative: the prune output's files; none for init encoder)",
+        "the folder options (--pretrain-dir, --metrics-dir; run: --prune-dir) are",
     )
     add_default(
         parser, "--pretrain-dir", layout.PRETRAIN_DIR, "without --start: the pre-trained checkpoints <variant>/"
