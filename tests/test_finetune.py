@@ -245,14 +245,7 @@ def test_cluster_summaries_rank_across_documents():
 @pytest.mark.slow
 def test_encoder_job_and_subnet_job(tmp_path, years):
     p = _params()
-    m, preds, summaries = ft.train_and_test(
-        p,
-        "bert",
-        2006,
-        years,
-        tmp_path / "bert",
-        progress=False,
-    )
+    m, preds, summaries = ft.train_and_test(p, "bert", 2006, years, tmp_path / "bert", progress=False)
     assert m["train_years"] == [2005, 2007] and m["year"] == 2006 and m["method"] == "full"
     assert len(m["dev_clusters"]) == 2 and not set(m["dev_clusters"]) & set(m["train_clusters"])
     assert all(c.split("/")[0] in ("2005", "2007") for c in m["dev_clusters"] + m["train_clusters"])
@@ -267,14 +260,7 @@ def test_encoder_job_and_subnet_job(tmp_path, years):
     # keep_models: false leaves the small records only
     assert sorted(f.name for f in (tmp_path / "bert").iterdir()) == ["training.json"]
     # Same params and seed -> same predictions.
-    m2, preds2, _ = ft.train_and_test(
-        p,
-        "bert",
-        2006,
-        years,
-        tmp_path / "bert2",
-        progress=False,
-    )
+    m2, preds2, _ = ft.train_and_test(p, "bert", 2006, years, tmp_path / "bert2", progress=False)
     assert preds2["sentence_scores"].tolist() == preds["sentence_scores"].tolist()
     assert m2["test"]["ROUGE-2"]["R"] == m["test"]["ROUGE-2"]["R"]
 
