@@ -326,3 +326,20 @@ def test_make_scheduler_set_for_a_step_count(data):
             opt.step()
             sched.step()
         assert [g["lr"] for g in opt.param_groups] == [0.0] * len(opt.param_groups)
+
+
+def test_dvclive_writes_its_files_and_leaves_the_repository_alone(tmp_path, monkeypatch):
+    """A training job's dvclive neither reads nor initialises the enclosing Git/DVC repository (stock Live runs
+    `dvc init` in a Git repository without DVC); it writes under its own folder only."""
+    import subprocess
+
+    from wikiref.model.training import _files_only_live
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    live = _files_only_live()(dir="live", save_dvc_exp=False, dvcyaml=False)
+    live.log_metric("loss", 1.0)
+    live.next_step()
+    live.end()
+    assert (tmp_path / "live" / "metrics.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git", "live"]

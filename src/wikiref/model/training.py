@@ -487,15 +487,31 @@ def _wrap_ddp(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
 
+def _files_only_live():
+    """dvclive's ``Live`` that writes its files and nothing else.
+
+    Stock ``Live`` looks for the enclosing Git/DVC repository when it opens (reading ``.git/`` and ``.dvc/``,
+    and running ``dvc init`` in a Git repository that has no DVC) to name Studio experiments. A training job
+    must read only the files its rule declares and write only its outputs, so that discovery is skipped: the
+    job writes curves, params and metrics under ``live_dir`` and never touches the repository.
+    """
+    from dvclive import Live
+
+    class FilesOnlyLive(Live):
+        def _init_dvc(self):
+            # dvclive has no switch for this; overriding its repository hook is the one way to keep it out.
+            self._dvc_file = "dvc.yaml"
+
+    return FilesOnlyLive
+
+
 def _open_live(
     live_dir: str | os.PathLike | None, rank: int, resumed_from: int, settings: TrainSettings, task: TrainingTask
 ):
     """dvclive on rank 0 (appending to the curves when resuming), else None."""
     if live_dir is None or rank != 0:
         return None
-    from dvclive import Live
-
-    live = Live(dir=str(live_dir), resume=resumed_from > 0, save_dvc_exp=False, dvcyaml=False)
+    live = _files_only_live()(dir=str(live_dir), resume=resumed_from > 0, save_dvc_exp=False, dvcyaml=False)
     if resumed_from == 0:
         live.log_params(
             {
