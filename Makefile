@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # DVC's anonymous usage reports need the network; never send them.
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: env sample repro exp tiny audit-reads lint test test-fast bench dvc-check clean-results gpu-check gpu-session slurm-check
+.PHONY: env sample dvc-commit repro exp tiny audit-reads lint test test-fast bench dvc-check clean-results gpu-check gpu-session slurm-check
 
 env: $(STAMP)
 
@@ -27,13 +27,17 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 ## (a) the whole workflow on the offline sample (default params.yaml)
 ## then Snakemake's HTML report (figures + tables), rebuilt only when the report step has re-run (its benchmark
 ## file is newer: `dvc commit` touches the outputs' modification times, so they cannot tell)
-## DVC then records the state Snakemake built (dvc.lock), so `dvc status` is clean and `dvc repro` after a
-## params change runs only the stages it affects (a no-op when nothing changed)
+## Everything it writes is git-ignored: `git status` stays clean. DVC's record of the run (dvc.lock, which you
+## commit) is written by `make dvc-commit`, or by the first `make repro`.
 sample: env
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)
-	$(BIN)/dvc commit --force --quiet
 	test results/report.html -nt logs/benchmarks/report.tsv || \
 	  $(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES) --report results/report.html
+
+## DVC records the state Snakemake built (dvc.lock: commit it), so `dvc status` is clean and `dvc repro` after a
+## params change runs only the stages it affects
+dvc-commit: env
+	$(BIN)/dvc commit --force --quiet
 
 ## DVC from this environment (no activation needed): what params/code changes made outdated, or one
 ## experiment, e.g.  make repro   |   make exp ARGS="-S report.dpi=120"   |   make exp ARGS=show

@@ -9,7 +9,7 @@ In order (one Snakemake run, shared by every test of this module):
   stages (checked against a second count taken another way), every CSV row and every metrics file
   labelled STAND-IN, no WikiRef article or document in the STAND-IN DUC, the metrics keys of the profile;
 * a second run has nothing to do; a parameter change plans exactly the jobs that depend on it;
-* after ``dvc commit`` (what ``make sample`` ends with) ``git status`` lists nothing but ``dvc.lock``;
+* ``git status`` lists nothing after the run, and only ``dvc.lock`` after ``dvc commit`` (``make dvc-commit``);
 * DVC shares Snakemake's state: after ``dvc commit`` ``dvc status`` is clean; a report setting reruns the
   report stage alone, and inside it the report job alone; a curation threshold reruns curate and what depends
   on it, and inside curate the merge, not the spaCy part jobs; afterwards both tools agree again that nothing
@@ -288,19 +288,21 @@ def _dvc_descendants(project: Path, env: dict, stage: str) -> set[str]:
 
 def test_a_sample_run_leaves_a_clean_tree(tiny_run, env):
     """What `make sample` writes (the workflow's outputs, DVC's .gitignore entries, dvclive's folders) is ignored
-    by git, in a project holding the tracked files as a clone does; dvc.lock alone is left: DVC refuses a
-    git-ignored lock file, and it records this machine's run (docs/workflow.md). The report step of `make sample`
-    is left out: it writes results/report.html, under the ignored results/ like every other result."""
-    res = dvc(tiny_run, env, "commit", "--force", "--quiet")  # what `make sample` ends with
-    assert res.returncode == 0, res.stderr[-3000:]
+    by git, in a project holding the tracked files as a clone does: `git status` lists nothing. `make dvc-commit`
+    then writes dvc.lock, the one file a DVC user commits (DVC refuses a git-ignored lock). The report step of
+    `make sample` is left out: it writes results/report.html, under the ignored results/ like every other result."""
     status = _run(["git", "status", "--porcelain", "--untracked-files=all"], tiny_run, env)
     assert status.returncode == 0, status.stderr[-3000:]
+    assert status.stdout.splitlines() == [], status.stdout[-3000:]
+    res = dvc(tiny_run, env, "commit", "--force", "--quiet")  # make dvc-commit
+    assert res.returncode == 0, res.stderr[-3000:]
+    status = _run(["git", "status", "--porcelain", "--untracked-files=all"], tiny_run, env)
     assert status.stdout.splitlines() == ["?? dvc.lock"], status.stdout[-3000:]
 
 
 def test_dvc_shares_snakemakes_state(tiny_run, env):
     p = tiny_run
-    res = dvc(p, env, "commit", "--force", "--quiet")  # what `make sample` ends with
+    res = dvc(p, env, "commit", "--force", "--quiet")  # make dvc-commit
     assert res.returncode == 0, res.stderr[-3000:]
     status = dvc(p, env, "status")
     assert status.returncode == 0 and "Data and pipelines are up to date." in status.stdout, status.stdout[-3000:]

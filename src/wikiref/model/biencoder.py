@@ -195,3 +195,34 @@ def score_items(
         for b in range(0, len(order), batch_size)
     )
     return run_batches(model, batches, sentence_counts, device=device, amp=amp, with_loss=targets is not None)
+
+
+def embed_texts(
+    encoder: nn.Module,
+    tokenizer,
+    texts: Sequence[str],
+    *,
+    max_tokens: int = 128,
+    batch_size: int = 64,
+    device: torch.device | str | None = None,
+) -> np.ndarray:
+    """Unit-normalised mean-pooled embeddings of ``texts`` (float32, one row each, in order), as a bi scorer
+    embeds a query or a sentence: each text alone, cut to ``max_tokens`` tokens, encoded in length order so a
+    batch pads little. ``device``: where the encoder is (default: its parameters' device)."""
+    device = torch.device(device) if device is not None else next(encoder.parameters()).device
+    ids = _ids(tokenizer, list(texts), max_tokens)
+    out = np.zeros((len(ids), encoder.config.hidden_size), dtype=np.float32)
+    order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
+    pad_id = tokenizer.pad_token_id or 0
+    was_training = encoder.training
+    encoder.eval()
+    try:
+        with torch.inference_mode():
+            for b in range(0, len(order), batch_size):
+                rows = order[b : b + batch_size]
+                batch_ids, mask = _pad([ids[i] for i in rows], pad_id)
+                emb = _embed(encoder, batch_ids.to(device), mask.to(device))
+                out[rows] = emb.float().cpu().numpy()
+    finally:
+        encoder.train(was_training)
+    return out
