@@ -55,6 +55,12 @@ def test_target_transforms():
     np.testing.assert_allclose(ltr.transform_targets(y, "doc_max"), [0, 1, 0.5, 1])
     np.testing.assert_allclose(ltr.transform_targets(y, "doc_rank"), [0, 5 / 6, 1 / 3, 5 / 6])
     assert (ltr.transform_targets(np.zeros(3), "doc_max") == 0).all()
+    # per word: a 1-word unit with 0.1 beats a 4-word unit with 0.2 under a word budget
+    np.testing.assert_allclose(ltr.transform_targets(np.array([0.1, 0.2]), "per_word", np.array([1, 4])), [1, 0.5])
+    with pytest.raises(ValueError, match="word counts"):
+        ltr.transform_targets(y, "per_word")
+    x = ltr.document_features(["budget"], TURNS)
+    np.testing.assert_array_equal(ltr.words_of(x), [len(t.split()) for t in TURNS])
     with pytest.raises(ValueError, match="unknown target"):
         ltr.transform_targets(y, "log")
 

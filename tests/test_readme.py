@@ -172,6 +172,13 @@ def check_source(words: list[str], tmp_path: Path) -> None:
     assert (BIN / "activate").is_file()
 
 
+def check_script(words: list[str], tmp_path: Path) -> None:
+    """``scripts/<name> ...``: the executable script exists and answers ``--help``."""
+    script = REPO / words[0]
+    assert script.is_file() and os.access(script, os.X_OK), f"{words[0]} is not an executable script"
+    ok(run([sys.executable, str(script), "--help"]), f"{words[0]} --help")
+
+
 HANDLERS: dict[str, Callable[[list[str], Path], None]] = {
     "make": check_make,
     "snakemake": check_snakemake,
@@ -211,7 +218,7 @@ def test_readme_link_resolves(target):
 def check_command(line: int, command: str, tmp_path: Path) -> None:
     assert not SHELL_OPERATORS.search(command), f"README line {line}: one command per line, no shell operators"
     words = shlex.split(command)
-    handler = HANDLERS.get(words[0])
+    handler = HANDLERS.get(words[0]) or (check_script if words[0].startswith("scripts/") else None)
     assert handler, f"README line {line}: no check for `{command}` (add a handler to tests/test_readme.py)"
     handler(words, tmp_path)
 

@@ -48,7 +48,7 @@ FEATURES = (
     "log_units",
     "query_words",
 )
-TARGETS = ("raw", "doc_max", "doc_rank")
+TARGETS = ("raw", "doc_max", "doc_rank", "per_word")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -136,18 +136,28 @@ def document_features(
     return np.stack([columns[f] for f in FEATURES], axis=1)
 
 
-def transform_targets(y: np.ndarray, how: str) -> np.ndarray:
+def transform_targets(y: np.ndarray, how: str, words: np.ndarray | None = None) -> np.ndarray:
     """One document's targets as the ranker learns them: ``raw``; ``doc_max`` (divided by the document's
-    best, all 0 when none is above 0); ``doc_rank`` (percentile rank)."""
+    best, all 0 when none is above 0); ``doc_rank`` (percentile rank); ``per_word`` (divided by the unit's
+    words, then by the document's best: what a unit gives per word of a fixed word budget; needs ``words``)."""
     y = np.asarray(y, dtype=np.float64)
     if how == "raw":
         return y
+    if how == "per_word":
+        if words is None:
+            raise ValueError("the per_word target needs the units' word counts")
+        return transform_targets(y / np.maximum(np.asarray(words, dtype=np.float64), 1.0), "doc_max")
     if how == "doc_max":
         top = y.max() if y.size else 0.0
         return y / top if top > 0 else np.zeros_like(y)
     if how == "doc_rank":
         return _rank(y)
     raise ValueError(f"unknown target transform {how!r}; known: {TARGETS}")
+
+
+def words_of(features: np.ndarray) -> np.ndarray:
+    """The units' word counts, back from their ``log_words`` feature."""
+    return np.rint(np.expm1(features[:, FEATURES.index("log_words")]))
 
 
 @dataclass(frozen=True)
@@ -197,7 +207,7 @@ class Ranker:
             raise ValueError("no document with units to fit the ranker on")
         s = self.settings
         X = np.concatenate([x for x, _ in docs])
-        y = np.concatenate([transform_targets(t, s.target) for _, t in docs])
+        y = np.concatenate([transform_targets(t, s.target, words_of(x)) for x, t in docs])
         w = np.concatenate([np.full(len(t), 1.0 / len(t)) for _, t in docs])
         self.model = HistGradientBoostingRegressor(
             max_iter=s.max_iter,
@@ -222,6 +232,6 @@ class Ranker:
         from sklearn.inspection import permutation_importance
 
         X = np.concatenate([x for x, _ in documents])
-        y = np.concatenate([transform_targets(t, self.settings.target) for _, t in documents])
+        y = np.concatenate([transform_targets(t, self.settings.target, words_of(x)) for x, t in documents])
         res = permutation_importance(self.model, X, y, n_repeats=3, random_state=seed)
         return dict(zip(FEATURES, (round(float(v), 5) for v in res.importances_mean)))
