@@ -349,6 +349,16 @@ def test_standin_reads_back_with_every_span_valid(standin_file):
             assert inside > 0 and inside >= max(outside, default=0.0), r["id"]
 
 
+def test_a_standin_file_is_labelled_from_its_data(standin_file, tmp_path):
+    """Read without the caller's flag (as the studies read any QMSum file), the STAND-IN meetings are still
+    labelled: their first turn is the writer's notice. A real-looking meeting stays unlabelled."""
+    rows = reader.file_rows(standin_file, split="test", query_type="specific")
+    assert rows and all(r["standin"] for r in rows)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps(_meeting()) + "\n", encoding="utf-8")
+    assert not any(r["standin"] for r in reader.file_rows(plain, split="test"))
+
+
 def test_standin_is_deterministic(tmp_path, standin_file):
     again = tmp_path / "again.jsonl"
     info = standin.write_standin(again, meetings=10, seed=3)

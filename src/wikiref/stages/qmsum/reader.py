@@ -225,7 +225,8 @@ def read_meetings(
     path: str | Path, *, split: str, standin: bool = False, tally: Tally | None = None
 ) -> Iterator[Meeting]:
     """The meetings of one QMSum JSON-lines file, in file order, every meeting in ``split``; rows made from
-    them get ``standin`` (set it for a file written by :mod:`wikiref.stages.qmsum.standin`). Bad lines and
+    them get ``standin``: given, or read from the data (a meeting whose first turn is the STAND-IN writer's
+    notice, :data:`wikiref.stages.qmsum.standin.NOTICE_TURN`, is a STAND-IN whatever the caller says). Bad lines and
     queries are skipped and counted in ``tally`` (module docstring); a missing file is a
     ``FileNotFoundError`` raised at the call, before any meeting is read."""
     path = Path(path)
@@ -234,6 +235,15 @@ def read_meetings(
     if not path.is_file():
         raise FileNotFoundError(f"QMSum file not found: {path}")
     return _iter_meetings(path, split, standin, tally if tally is not None else Tally())
+
+
+def _has_notice(obj: Mapping) -> bool:
+    """Whether a meeting object opens with the STAND-IN notice turn (what the STAND-IN writer puts first)."""
+    from wikiref.stages.qmsum.standin import NOTICE_TURN
+
+    turns = obj.get("meeting_transcripts")
+    first = turns[0] if isinstance(turns, list) and turns else None
+    return isinstance(first, dict) and str(first.get("content", "")).strip() == NOTICE_TURN
 
 
 def _iter_meetings(path: Path, split: str, standin: bool, tally: Tally) -> Iterator[Meeting]:
@@ -252,7 +262,7 @@ def _iter_meetings(path: Path, split: str, standin: bool, tally: Tally) -> Itera
             if not isinstance(obj, dict):
                 tally.drop("bad_json", where)
                 continue
-            meeting = _meeting(obj, f"{stem}-{line_no:04d}", split, where, standin, tally)
+            meeting = _meeting(obj, f"{stem}-{line_no:04d}", split, where, standin or _has_notice(obj), tally)
             if meeting is not None:
                 yield meeting
 
