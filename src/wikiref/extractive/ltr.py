@@ -59,14 +59,11 @@ def _zscore(x: np.ndarray) -> np.ndarray:
 
 def _rank(x: np.ndarray) -> np.ndarray:
     """Percentile rank in [0, 1] (ties share their mean rank); 1 = the highest."""
+    from scipy.stats import rankdata
+
     if x.size < 2:
         return np.ones_like(x)
-    order = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(np.float64)
-    # ties: average the ranks of equal values
-    _, inverse = np.unique(x, return_inverse=True)
-    sums = np.bincount(inverse, weights=order)
-    counts = np.bincount(inverse)
-    return (sums / counts)[inverse] / (x.size - 1)
+    return (rankdata(x, method="average") - 1.0) / (x.size - 1)
 
 
 def _near(x: np.ndarray, w: int) -> np.ndarray:
