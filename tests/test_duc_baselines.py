@@ -1,4 +1,5 @@
-"""DUC baselines (LEAD, QUERY-SIM, ORACLE) and their official-ROUGE evaluation."""
+"""DUC baselines (LEAD, QUERY-SIM, ORACLE, the LEAD-EACH / QUERY-SIM (no redundancy rule) variants) and their
+official-ROUGE evaluation."""
 
 from __future__ import annotations
 
@@ -65,6 +66,59 @@ def test_query_sim_ranks_by_tfidf_cosine_to_the_query():
     summary = db.query_sim(t["query"], t["documents"], max_words=12)
     assert summary[0] == "Casinos brought jobs to Indian tribes." and sum(len(s.split()) for s in summary) <= 12
     assert db.query_sim_scores(["x"], ["the", "a"]) == [0.0, 0.0]  # only stop words: no crash
+
+
+def test_lead_each_takes_each_documents_first_sentence_in_turn():
+    docs = [
+        {"doc_id": "A", "doc_date": "19990101", "sentences": ["One two three.", "A2 a2.", "A3."]},
+        {"doc_id": "B", "doc_date": "19990202", "sentences": ["", "B2 b2 b2."]},  # first sentence empty
+        {"doc_id": "C", "doc_date": "19990303", "sentences": ["Four five.", "", "C3 c3."]},
+    ]
+    # first sentences in cluster order, then the second ones, then the third ones; empty sentences passed over
+    assert db.lead_each(docs) == ["One two three.", "Four five.", "A2 a2.", "B2 b2 b2.", "A3.", "C3 c3."]
+    # not the most recent document's sentences (LEAD), and the sentence crossing the budget is cut to fill it
+    assert db.lead(docs, max_words=4) == ["Four five.", "C3 c3."]
+    assert db.lead_each(docs, max_words=4) == ["One two three.", "Four"]
+    assert db.lead_each(docs, max_words=5) == ["One two three.", "Four five."]
+    assert db.lead_each([]) == [] and db.lead_each([{"doc_id": "X", "doc_date": "", "sentences": []}]) == []
+    t = topic()  # 6 + 8 words of first sentences, then the second sentences in turn
+    assert db.lead_each(t["documents"], max_words=16) == [
+        "The weather was cold in January.",
+        "A new bridge opened downtown on Monday morning.",
+        "Casinos brought",
+    ]
+
+
+def test_query_sim_plain_has_no_redundancy_rule():
+    docs = [
+        {"doc_id": "A", "doc_date": "1", "sentences": ["Casinos helped Indian tribes.", "The weather was cold."]},
+        {"doc_id": "B", "doc_date": "2", "sentences": ["Casinos helped Indian tribes a lot.", "Tribes built casinos."]},
+    ]
+    query = ["Indian tribes and casinos"]
+    sents = [s for d in docs for s in d["sentences"]]
+    scores = db.query_sim_scores(query, sents)
+    assert scores[0] > scores[2] > 0 and scores[3] > 0 and scores[1] == 0.0
+    # ours skips the near-duplicate (3 of its 5 bigrams are already in the summary); the plain variant keeps it
+    ours = db.query_sim(query, docs, max_words=14)
+    assert "Casinos helped Indian tribes a lot." not in ours and ours[0] == "Casinos helped Indian tribes."
+    plain = db.query_sim_plain(query, docs, max_words=14)
+    assert plain[:2] == ["Casinos helped Indian tribes.", "Casinos helped Indian tribes a lot."]
+    # rank order, the crossing sentence cut to fill the budget exactly (ours skips what does not fit)
+    assert sum(len(s.split()) for s in plain) == 14 and plain[2] == " ".join(sents[3].split()[:4])
+    assert db.query_sim_plain(query, docs, max_words=500) == [sents[i] for i in (0, 2, 3, 1)]
+
+
+def test_summarize_dispatches_every_system():
+    t = topic()
+    assert set(db.SYSTEMS) == {"lead", "query_sim", "oracle", "lead_each", "query_sim_plain"}
+    assert set(db.VARIANTS) <= set(db.SYSTEMS) and set(db.DESCRIPTIONS) == set(db.SYSTEMS)
+    assert db.summarize("lead_each", t, max_words=8) == db.lead_each(t["documents"], max_words=8)
+    assert db.summarize("query_sim_plain", t, max_words=8) == db.query_sim_plain(
+        t["query"], t["documents"], max_words=8
+    )
+    assert db.summarize("lead", t) == db.lead(t["documents"])
+    with pytest.raises(ValueError, match="unknown baseline"):
+        db.summarize("lead_all", t)
 
 
 def test_oracle_is_greedy_on_pooled_rouge2_recall_within_the_budget():
@@ -155,16 +209,24 @@ def test_cli_writes_metrics_and_table_and_matches_the_perl_script(repo, tmp_path
     )
     m = json.loads(metrics.read_text())
     df = pd.read_csv(str(table) + ".csv")
-    assert list(df.System) == ["LEAD", "QUERY-SIM", "ORACLE"]
+    assert list(df.System) == ["LEAD", "QUERY-SIM", "ORACLE", "LEAD-EACH", "QUERY-SIM (no redundancy rule)"]
     assert list(df.columns[1:4]) == ["2005 R-1", "2005 R-2", "2005 R-SU4"]
     assert df.loc[2, "2006 R-2"] == round(100 * m["systems"]["oracle"]["2006"]["ROUGE-2"]["R"], 2)
-    assert "STAND-IN" in Path(str(table) + ".md").read_text()  # the sample profile's caption
+    assert df.loc[3, "2007 R-1"] == round(100 * m["systems"]["lead_each"]["2007"]["ROUGE-1"]["R"], 2)
+    md = Path(str(table) + ".md").read_text()
+    assert "STAND-IN" in md  # the sample profile's caption
+    assert db.VARIANT_NOTE in md and db.DESCRIPTIONS["lead_each"] in md  # the variants are labelled as such
+    # the variants differ from ours on these clusters: first sentences of each document vs the most recent one
+    assert (
+        m["systems"]["lead_each"]["2007"]["ROUGE-1"]["per_topic_R"]
+        != m["systems"]["lead"]["2007"]["ROUGE-1"]["per_topic_R"]
+    )
     # the summaries written for the real script score the same there
     reason = parity.perl_rouge_available()
     if reason:
         pytest.skip(f"ROUGE-1.5.5.pl cannot run here: {reason}")
     release = parity.prepare_perl_rouge(tmp_path / "perl")
-    for system in ("lead", "query_sim", "oracle"):
+    for system in m["systems"]:
         out = parity.parse_report(
             parity.run_perl_rouge(release, rouge_dir / system / "2007" / "rouge.xml", official.DUC_FLAGS + " -a -d")
         )
@@ -188,6 +250,7 @@ def test_baselines_entry_point_and_a_year_without_topics(repo, tmp_path, year_fi
     assert metrics == json.loads((tmp_path / "m.json").read_text())
     assert list(metrics["systems"]) == ["lead"] and set(metrics["systems"]["lead"]) == {"2005", "2006", "2007"}
     assert list(pd.read_csv(tmp_path / "t6.csv").System) == ["LEAD"]
+    assert db.VARIANT_NOTE not in (tmp_path / "t6.md").read_text()  # no variant run, no variant note
     assert not (tmp_path / "rouge").exists()  # rouge_dir is optional
     empty = tmp_path / "2008.parquet"
     pd.read_parquet(year_files[0]).iloc[:0].to_parquet(empty)

@@ -255,7 +255,7 @@ def test_snakemake_duc_targets_run_unchanged_on_a_nist_copy(repo, tmp_path, nist
     assert list(df[df.topic == "d301i"].iloc[0]["query"])[0] == "International Organized Crime"
     metrics = json.loads((work / "results/metrics/duc_baselines.json").read_text())
     assert metrics["standin"] is False
-    assert set(metrics["systems"]) == {"lead", "query_sim", "oracle"}
+    assert set(metrics["systems"]) == {"lead", "query_sim", "oracle", "lead_each", "query_sim_plain"}
     assert metrics["systems"]["oracle"]["2006"]["ROUGE-2"]["R"] > 0
     md = (work / "results/tables/table6_duc_baselines.md").read_text()
     assert "profile: paper" in md and "STAND-IN" not in md and "| LEAD |" in md

@@ -275,13 +275,13 @@ def test_prepare_and_baselines_on_the_standin(repo, tmp_path, raw_parquet, split
     )
     m = json.loads(metrics.read_text())
     assert m["standin"] is True and m["years"]["2005"]["topics"] == 2
-    for system in ("lead", "query_sim", "oracle"):
+    for system in ("lead", "query_sim", "oracle", "lead_each", "query_sim_plain"):
         for y in ("2005", "2006", "2007"):
             s = m["systems"][system][y]
             assert set(s) >= {"ROUGE-1", "ROUGE-2", "ROUGE-SU4"} and s["ROUGE-1"]["topics"] == 2
             assert s["summary_words_mean"] <= 250
     md = Path(str(table) + ".md").read_text()
-    assert "STAND-IN" in md and "| ORACLE |" in md
+    assert "STAND-IN" in md and "| ORACLE |" in md and "| LEAD-EACH |" in md
     assert "STAND-IN" in Path(str(table) + ".tex").read_text()
 
 

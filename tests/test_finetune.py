@@ -501,13 +501,15 @@ def test_table6_and_comparisons():
     base = {
         "systems": {
             k: {str(y): {m: {"R": 0.01 * (i + 1)} for m in ft.MEASURES} for y in years_}
-            for i, k in enumerate(("lead", "query_sim", "oracle"))
+            for i, k in enumerate(("lead", "query_sim", "oracle", "query_sim_plain", "lead_each"))
         }
     }
     df = ft.table6(base, jobs, chosen, years_)
     assert list(df["System"]) == [
         "LEAD",
         "QUERY-SIM",
+        "LEAD-EACH",
+        "QUERY-SIM (no redundancy rule)",
         "Q-BERT",
         "DA PRE-TRAINED",
         "Q-BERT + DA",
@@ -517,6 +519,10 @@ def test_table6_and_comparisons():
     assert list(df.columns) == ["System", "Group"] + [f"{y} {m}" for y in years_ for m in ("R-1", "R-2", "R-SU4")]
     assert df.set_index("System").loc["Q-BERT + DA", "2005 R-2"] == 7.0
     assert df.set_index("System").loc["Q-BERT + DA", "Group"] == "regression pre-training (reg_qbert)"
+    groups = df.set_index("System")["Group"]
+    assert groups["LEAD"] == groups["QUERY-SIM"] == "baseline"
+    assert groups["LEAD-EACH"] == groups["QUERY-SIM (no redundancy rule)"] == "baseline variant (cf. [12])"
+    assert df.set_index("System").loc["LEAD-EACH", "2006 R-2"] == 5.0  # its own metrics, not LEAD's
     s = ft.summary_metrics(jobs, chosen, years_, base)
     assert s["settings"]["qbert_da"]["mean_ROUGE-2"] == 6.0
     cmp = {(c["setting"], c["reference"]): c for c in s["comparisons"]}

@@ -166,3 +166,12 @@ def test_ltr_study_runs_on_standin_meetings(load_script, tmp_path):
         assert "vs QUERY-SIM" in res["val"][3] and 0 <= res["val"][3]["vs QUERY-SIM"]["p"] <= 1
     table = (out / "ltr-study.csv").read_text().splitlines()
     assert len(table) == 1 + 2 * 5 and all(line.startswith("STAND-IN,") for line in table[1:])
+
+
+def test_positions_given_by_the_caller_replace_the_place_in_the_list():
+    units = ["alpha beta", "gamma delta", "alpha gamma"]
+    x = ltr.document_features(["alpha"], units, positions=[0.0, 1.0, 0.0])
+    assert list(x[:, ltr.FEATURES.index("position")]) == [0.0, 1.0, 0.0]
+    assert list(ltr.document_features(["alpha"], units)[:, ltr.FEATURES.index("position")]) == [0.0, 0.5, 1.0]
+    with pytest.raises(ValueError, match="2 positions for 3 units"):
+        ltr.document_features(["alpha"], units, positions=[0.0, 1.0])

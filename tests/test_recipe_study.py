@@ -67,16 +67,22 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
 
 @pytest.mark.slow
 def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data):
-    qmsum = shared_data / "qmsum" / "val.jsonl"
-    if not qmsum.is_file():
-        pytest.skip(f"the real QMSum file is absent ({qmsum})")
+    qmsum, train = shared_data / "qmsum" / "val.jsonl", shared_data / "qmsum" / "train.jsonl"
+    for path in (qmsum, train):
+        if not path.is_file():
+            pytest.skip(f"the real QMSum file is absent ({path})")
     out = tmp_path / "study"
-    argv = ["--qmsum", str(qmsum), "--preset", "tiny", "--out", str(out), "--settings", "gold_span"]
+    argv = ["--train", str(train), "--qmsum", str(qmsum), "--preset", "tiny", "--out", str(out)]
+    argv += ["--settings", "gold_span"]
     assert load_script("recipe-study").main([*argv, "--recipes", TINY_RECIPES[1]]) == 0
     rows = _rows(out / "recipes.csv")
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]"]
     assert {r["queries"] for r in rows} == {"8"} and all(r["data"] == "real" for r in rows)
     _check_paired(rows)
+    md = (out / "recipes.md").read_text()  # trained on the training split (15% of its meetings choose the epoch)
+    assert f"Training file {train}: 138 training meetings, 6 of their" in md and "on 24 dev meetings" in md
+    assert f"Evaluation file {qmsum} (35 meetings): 8 specific queries" in md
+    assert "1 recipe tried; each reported once on val" in md
 
 
 def _check_paired(rows: list[dict]) -> None:

@@ -241,6 +241,8 @@ QMSUM_STATS = f"{QMSUM_DIR}/stats.json"
 QMSUM_METRICS = f"{METRICS}/qmsum.json"
 QMSUM_TABLE = f"{TABLES}/qmsum_baselines"
 QMSUM_BASELINES_METRICS = f"{METRICS}/qmsum_baselines.json"
+QMSUM_LTR_TABLE = f"{TABLES}/qmsum_ltr"
+QMSUM_LTR_METRICS = f"{METRICS}/qmsum_ltr.json"
 
 # ----------------------------------------------------------------------------------------- compare
 COMPARE_ORACLE_DIR = f"{DATA}/compare/oracle"

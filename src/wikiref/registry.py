@@ -183,6 +183,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("qmsum", "standin"): ("seed", "qmsum.standin_meetings"),
     ("qmsum", "prepare"): ("seed", "qmsum.files", "qmsum.standin", "qmsum.resplit", "qmsum.with_speaker"),
     ("qmsum", "baselines"): ("profile", "seed", "qmsum"),
+    ("qmsum", "ltr"): ("profile", "seed", "model.encoder", "model.device", "qmsum"),
     # The source comparison. A cell job reads the pretrain / finetune sections but their Table IV variants /
     # Table VI settings (it makes its own entries: wikiref.stages.compare.variant_spec / start_setting), and only
     # the compare keys it reads, so editing those lists, adding a budget or toggling a benchmark reruns only the
@@ -589,12 +590,21 @@ def _qmsum(c: Mapping) -> Stage:
     real = tuple(f for f in q["files"].values() if f) if q["standin"] is False else ()
     return Stage(
         "qmsum",
-        jobs=_jobs("qmsum", *(("standin",) if build_standin else ()), "prepare", "baselines"),
+        jobs=_jobs("qmsum", *(("standin",) if build_standin else ()), "prepare", "baselines", "ltr"),
         deps=real,
-        outs=((L.QMSUM_STANDIN,) if build_standin else ()) + (L.QMSUM_DIR,) + L.table_files(L.QMSUM_TABLE),
-        metrics=(L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS),
+        outs=((L.QMSUM_STANDIN,) if build_standin else ())
+        + (L.QMSUM_DIR,)
+        + L.table_files(L.QMSUM_TABLE)
+        + L.table_files(L.QMSUM_LTR_TABLE),
+        metrics=(L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS, L.QMSUM_LTR_METRICS),
         targets=tuple(L.QMSUM_SPLIT.format(split=s) for s in L.SPLITS)
-        + (L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS, f"{L.QMSUM_TABLE}.md"),
+        + (
+            L.QMSUM_METRICS,
+            L.QMSUM_BASELINES_METRICS,
+            f"{L.QMSUM_TABLE}.md",
+            L.QMSUM_LTR_METRICS,
+            f"{L.QMSUM_LTR_TABLE}.md",
+        ),
     )
 
 

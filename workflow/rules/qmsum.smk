@@ -2,6 +2,7 @@
 #   qmsum_standin    (qmsum.standin auto/true) a STAND-IN QMSum file in the published JSON-lines format
 #   qmsum_prepare    the QMSum files (or the STAND-IN) -> data/qmsum/<split>.parquet, one row per query
 #   qmsum_baselines  LEAD / QUERY-SIM / ORACLE extracts, official ROUGE-1/2/L -> table + metrics
+#   qmsum_ltr        learning to rank over each turn's signals (train queries, chosen on dev) -> table + metrics
 from wikiref.stages.qmsum import stage as qmsum_stage
 
 QMSUM_BUILD_STANDIN = config["qmsum"]["standin"] in (True, "auto")
@@ -69,6 +70,30 @@ rule qmsum_baselines:
     shell:
         "wikiref qmsum baselines --params-json {params.p:q} --test {input.test:q} --table {params.table:q}"
         " --metrics {output.metrics:q} > {log} 2>&1"
+
+
+rule qmsum_ltr:
+    input:
+        **{s: layout.QMSUM_SPLIT.format(split=s) for s in layout.SPLITS},
+    output:
+        tables=multiext(layout.QMSUM_LTR_TABLE, ".csv", ".md", ".tex"),
+        metrics=layout.QMSUM_LTR_METRICS,
+    log:
+        layout.log_file("qmsum_ltr"),
+    benchmark:
+        layout.benchmark_file("qmsum_ltr")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    resources:
+        gpu=gpu_resource(config),
+    params:
+        p=stage_params("qmsum", "ltr"),
+        table=lambda wc, output: os.path.splitext(output.tables[0])[0],
+    shell:
+        "wikiref qmsum ltr --params-json {params.p:q} --train {input.train:q} --dev {input.dev:q}"
+        " --test {input.test:q} --table {params.table:q} --metrics {output.metrics:q} --threads {threads}"
+        " > {log} 2>&1"
 
 
 rule qmsum_all:

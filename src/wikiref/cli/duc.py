@@ -7,7 +7,7 @@ import argparse
 from wikiref import layout
 from wikiref.cli import add_default, add_files, add_param_jobs, run_job
 
-HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE baselines (Table VI), Table V"
+HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE (+ variants) baselines (Table VI), Table V"
 DESCRIPTION = f"""Four jobs (standin only when duc.standin):
 
 standin: {layout.RAW_PART} files (collect) minus the articles and cited documents of the WikiRef
@@ -36,7 +36,9 @@ baselines: {layout.DUC_YEAR} for each of duc.years -> {layout.DUC_BASELINES_METR
     captioned with the profile, STAND-IN when duc.standin). Systems (duc.baselines): lead = leading
     sentences of the most recent document up to duc.summary_words words (NIST's baseline); query_sim =
     TF-IDF cosine to the query + the DUC selection rule (duc.select); oracle = greedy ROUGE-2 recall
-    against the pooled references within the word budget. Scores: wikiref.rouge.official with
+    against the pooled references within the word budget; lead_each = the first sentence of each document in
+    turn, query_sim_plain = the TF-IDF ranking without the redundancy rule (labelled variants, other readings
+    of the LEAD / QUERY-SIM rows the journal copies from [12]). Scores: wikiref.rouge.official with
     duc.rouge_flags (the paper's -n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250):
     identical to ROUGE-1.5.5.pl.
 

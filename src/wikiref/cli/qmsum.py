@@ -1,4 +1,4 @@
-"""`wikiref qmsum standin|prepare|baselines`: the QMSum benchmark (Zhong et al., NAACL 2021)."""
+"""`wikiref qmsum standin|prepare|baselines|ltr`: the QMSum benchmark (Zhong et al., NAACL 2021)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from wikiref import layout
 from wikiref.cli import add_default, add_param_jobs, run_job
 
-HELP = "QMSum (open query-based meeting summarization benchmark): reader, STAND-IN, LEAD/QUERY-SIM/ORACLE"
+HELP = "QMSum (open query-based meeting summarization benchmark): reader, STAND-IN, LEAD/QUERY-SIM/ORACLE, LTR"
 DESCRIPTION = f"""Jobs in order (standin only when qmsum.standin is true or auto):
 
 standin: a STAND-IN QMSum file in the published JSON-lines format -> {layout.QMSUM_STANDIN}.
@@ -21,7 +21,11 @@ prepare: the QMSum files of qmsum.files (one per split), or the STAND-IN (qmsum.
 baselines: LEAD, QUERY-SIM and ORACLE extracts of qmsum.summary_words words on the test queries
     (qmsum.eval_queries, seeded) in every qmsum.settings setting (transcript | gold_span), official
     ROUGE-1/2/L R/P/F with 95% intervals (qmsum.rouge_flags) -> {layout.QMSUM_TABLE}.*,
-    {layout.QMSUM_BASELINES_METRICS}."""
+    {layout.QMSUM_BASELINES_METRICS}.
+
+ltr: learning to rank over each turn's signals (qmsum.ltr: train queries, the target transforms tried on the dev
+    queries, the settings) on the baselines' test queries, beside the encoder's cosine and QUERY-SIM with paired
+    bootstrap comparisons -> {layout.QMSUM_LTR_TABLE}.*, {layout.QMSUM_LTR_METRICS}."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_default(base, "--test", layout.QMSUM_SPLIT.format(split="test"), "the test queries")
     add_default(base, "--table", layout.QMSUM_TABLE, "table stem")
     add_default(base, "--metrics", layout.QMSUM_BASELINES_METRICS, "metrics JSON")
+    ltr = jobs["ltr"]
+    for split in ("train", "dev", "test"):
+        add_default(ltr, f"--{split}", layout.QMSUM_SPLIT.format(split=split), f"the {split} queries")
+    add_default(ltr, "--table", layout.QMSUM_LTR_TABLE, "table stem")
+    add_default(ltr, "--metrics", layout.QMSUM_LTR_METRICS, "metrics JSON")
 
 
 def _label(m) -> str:
@@ -65,10 +74,19 @@ def _baselines(args, params) -> None:
     print(f"qmsum baselines: {sorted(m['systems'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
 
 
+def _ltr(args, params) -> None:
+    from wikiref.stages.qmsum import stage
+
+    inputs = {"train": args.train, "dev": args.dev, "test": args.test}
+    m = stage.ltr(params, inputs, {"table": args.table, "metrics": args.metrics})
+    print(f"qmsum ltr: {sorted(m['settings'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
+
+
 JOBS = {  # name: (run, help, what it does)
     "standin": (_standin, "write the STAND-IN QMSum file", "Write the STAND-IN QMSum file"),
     "prepare": (_prepare, "QMSum JSON lines -> one table per split", "Read the QMSum files"),
     "baselines": (_baselines, "LEAD, QUERY-SIM, ORACLE with official ROUGE", "Evaluate the extractive baselines"),
+    "ltr": (_ltr, "learning to rank over each turn's signals", "Train and evaluate the learning-to-rank scorer"),
 }
 
 

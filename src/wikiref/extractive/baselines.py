@@ -1,4 +1,5 @@
-"""DUC baselines of Table VI: LEAD, QUERY-SIM and ORACLE, scored like NIST scores DUC.
+"""DUC baselines of Table VI: LEAD, QUERY-SIM and ORACLE, scored like NIST scores DUC, plus two labelled
+variants of LEAD and QUERY-SIM.
 
 * LEAD (NIST's DUC 2005-2007 baseline): the leading sentences of the most recent document of the
   cluster, up to ``max_words`` words; the sentence that crosses the budget is cut to fill it exactly
@@ -11,28 +12,59 @@
   :mod:`wikiref.rouge.fast`): repeatedly add the sentence that raises the summary's recall most
   among those that still fit in ``max_words``; stop when nothing fits or nothing improves it.
 
+The variants (``lead_each``, ``query_sim_plain``) are other readings of the one-line definitions of the
+LEAD and QUERY-SIM rows that the journal copies from its reference [12] (CRSum): "selects the leading
+sentences" and "ranks sentences according to its TF-IDF cosine similarity to the query". Neither
+definition is verified against those papers' code or output.
+
+* LEAD-EACH: the first sentence of each document in cluster order (oldest first), then the second sentence of
+  each, and so on, up to ``max_words`` words, the sentence that crosses the budget cut to fill it (NIST's DUC 2002
+  multi-document "coverage baseline").
+* QUERY-SIM (no redundancy rule): the :func:`query_sim_scores` ranking taken in rank order up to ``max_words``
+  words, the sentence that crosses the budget cut to fill it; no sentence is skipped as redundant.
+
 All summaries are evaluated with :mod:`wikiref.rouge.official` and the DUC flags
 (``duc.rouge_flags``: ``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from wikiref.extractive.selection import flatten, select, words
+from wikiref.extractive.selection import flatten, ranking, select, words
 
-SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
+SYSTEMS = {
+    "lead": "LEAD",
+    "query_sim": "QUERY-SIM",
+    "oracle": "ORACLE",
+    "lead_each": "LEAD-EACH",
+    "query_sim_plain": "QUERY-SIM (no redundancy rule)",
+}
+# The systems that read the journal's LEAD / QUERY-SIM definitions otherwise than ours (see the module docstring).
+VARIANTS = ("lead_each", "query_sim_plain")
+# One sentence per system for table notes.
+DESCRIPTIONS = {
+    "lead": "LEAD: leading sentences of the most recent document (NIST's DUC baseline)",
+    "query_sim": "QUERY-SIM: TF-IDF cosine to the query + 250-word selection with bigram redundancy",
+    "oracle": "ORACLE: greedy ROUGE-2 recall against the references",
+    "lead_each": (
+        "LEAD-EACH: the first sentence of each document in turn (then the second ones, ...) up to the budget "
+        "(NIST's DUC 2002 coverage baseline)"
+    ),
+    "query_sim_plain": "QUERY-SIM (no redundancy rule): the same TF-IDF ranking taken in rank order up to the budget",
+}
+VARIANT_NOTE = (
+    "LEAD-EACH and QUERY-SIM (no redundancy rule) are other readings of the one-line LEAD / QUERY-SIM definitions "
+    "of the rows the journal copies from [12] (CRSum); not verified against [12]'s (or AttSum's) code or output."
+)
 
 
-def lead(documents: Sequence[Mapping], *, max_words: int = 250) -> list[str]:
-    """``documents`` oldest first (each ``{"doc_date", "doc_id", "sentences"}``); the most recent
-    one is the last by (date, id)."""
-    if not documents:
-        return []
-    recent = max(documents, key=lambda d: (d.get("doc_date") or "", d.get("doc_id") or ""))
+def _fill(sentences: Iterable[str], max_words: int) -> list[str]:
+    """``sentences`` in the order given up to ``max_words`` words; the sentence that crosses the budget is cut
+    to fill it exactly; sentences without words are passed over."""
     out: list[str] = []
     used = 0
-    for s in recent["sentences"]:
+    for s in sentences:
         toks = s.split()
         if not toks:
             continue
@@ -46,6 +78,23 @@ def lead(documents: Sequence[Mapping], *, max_words: int = 250) -> list[str]:
         if used == max_words:
             break
     return out
+
+
+def lead(documents: Sequence[Mapping], *, max_words: int = 250) -> list[str]:
+    """``documents`` oldest first (each ``{"doc_date", "doc_id", "sentences"}``); the most recent
+    one is the last by (date, id)."""
+    if not documents:
+        return []
+    recent = max(documents, key=lambda d: (d.get("doc_date") or "", d.get("doc_id") or ""))
+    return _fill(recent["sentences"], max_words)
+
+
+def lead_each(documents: Sequence[Mapping], *, max_words: int = 250) -> list[str]:
+    """The first sentence of each document in the order given (cluster order, oldest first), then the second
+    sentence of each, ... up to ``max_words`` words (the crossing sentence cut); a document without more
+    sentences is passed over."""
+    longest = max((len(d["sentences"]) for d in documents), default=0)
+    return _fill((d["sentences"][k] for k in range(longest) for d in documents if k < len(d["sentences"])), max_words)
 
 
 def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[float]:
@@ -71,6 +120,14 @@ def query_sim(query: Sequence[str], documents: Sequence[Mapping], **select_optio
     scores = query_sim_scores(query, sents)
     idx = select(scores, sents, **select_options)
     return [sents[i] for i in idx]
+
+
+def query_sim_plain(query: Sequence[str], documents: Sequence[Mapping], *, max_words: int = 250) -> list[str]:
+    """The cluster's sentences in :func:`query_sim_scores` rank order (ties: cluster order) up to ``max_words``
+    words, the crossing sentence cut; no redundancy rule."""
+    sents, _ = flatten([d["sentences"] for d in documents])
+    scores = query_sim_scores(query, sents)
+    return _fill((sents[i] for i in ranking(scores)), max_words)
 
 
 def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words: int = 250) -> list[str]:
@@ -106,7 +163,8 @@ def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words
 def summarize(
     system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5, fill: str = "skip"
 ) -> list[str]:
-    """One baseline summary for a topic as given by :func:`wikiref.extractive.baselines.rows_to_topics`."""
+    """One baseline summary for a topic as given by :func:`wikiref.extractive.baselines.rows_to_topics`
+    (``max_bigram_overlap`` and ``fill`` apply to ``query_sim`` only)."""
     if system == "lead":
         return lead(topic["documents"], max_words=max_words)
     if system == "query_sim":
@@ -116,6 +174,10 @@ def summarize(
     if system == "oracle":
         refs = ["\n".join(r) for r in topic["references"]]
         return oracle(topic["documents"], refs, max_words=max_words)
+    if system == "lead_each":
+        return lead_each(topic["documents"], max_words=max_words)
+    if system == "query_sim_plain":
+        return query_sim_plain(topic["query"], topic["documents"], max_words=max_words)
     raise ValueError(f"unknown baseline {system!r}; known: {sorted(SYSTEMS)}")
 
 

@@ -11,7 +11,8 @@ optionally, sentence embeddings of the query and the units (any encoder's unit-n
 * context: the same cosines averaged over the ``w`` neighbours on each side (a relevant unit of a meeting sits
   in a relevant stretch of it: what lets a transcript model find the part of the meeting a query is about);
 * centrality: the embedding cosine to the document's mean vector;
-* form: log words, relative position, the document's size and the query's length.
+* form: log words, relative position (in the document, or as the caller says), the document's size and the
+  query's length.
 
 A :class:`Ranker` is a gradient-boosted regression tree ensemble (scikit-learn's
 ``HistGradientBoostingRegressor``: a well-kept implementation that takes the hundreds of thousands of
@@ -87,9 +88,12 @@ def document_features(
     units: Sequence[str],
     unit_embeddings: np.ndarray | None = None,
     query_embedding: np.ndarray | None = None,
+    positions: Sequence[float] | None = None,
 ) -> np.ndarray:
     """The :data:`FEATURES` of every unit of one document, shape ``(len(units), len(FEATURES))``.
-    ``query``: the query's strings (joined); embeddings: unit-normalised rows (both or neither)."""
+    ``query``: the query's strings (joined); embeddings: unit-normalised rows (both or neither); ``positions``:
+    each unit's relative position in [0, 1] (default: its place in ``units``; a DUC cluster passes the place in
+    the sentence's own document)."""
     from wikiref.extractive.baselines import query_sim_scores
 
     n = len(units)
@@ -111,6 +115,8 @@ def document_features(
     q_words = _content_words(" ".join(query))
     overlap = np.array([len(q_words & _content_words(u)) / max(len(q_words), 1) for u in units], dtype=np.float64)
     n_words = np.array([len(u.split()) for u in units], dtype=np.float64)
+    if positions is not None and len(positions) != n:
+        raise ValueError(f"{len(positions)} positions for {n} units")
     columns = {
         "cos": cos,
         "cos_z": _zscore(cos),
@@ -126,7 +132,7 @@ def document_features(
         "tfidf_near6": _near(tfidf, 6),
         "centrality": centrality,
         "log_words": np.log1p(n_words),
-        "position": np.arange(n) / max(n - 1, 1),
+        "position": np.arange(n) / max(n - 1, 1) if positions is None else np.asarray(positions, dtype=np.float64),
         "log_units": np.full(n, np.log(n)),
         "query_words": np.full(n, float(len(q_words))),
     }

@@ -172,6 +172,8 @@ def run_job(
 
 def _group(m: Mapping) -> str:
     start = m["start"]
+    if m.get("method") == "ltr":
+        return "learning to rank (without DA)"
     if start["init"] == "encoder":
         return "without DA"
     return f"{start.get('checkpoint_head', '?')} pre-training"
@@ -183,7 +185,8 @@ def table6(
     setting_specs: Sequence[Mapping],
     years: Sequence[int],
 ) -> pd.DataFrame:
-    """Rows: LEAD, QUERY-SIM, the settings in params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
+    """Rows: LEAD, QUERY-SIM, LEAD-EACH, QUERY-SIM (no redundancy rule) (those in ``baselines``), the settings in
+    params order, ORACLE; columns: <year> R-1/R-2/R-SU4 recall x 100."""
     from wikiref.extractive.baselines import SYSTEMS
 
     def cells(per_year: Mapping) -> dict:
@@ -196,9 +199,15 @@ def table6(
 
     rows = []
     base = baselines.get("systems", {})
-    for key in ("lead", "query_sim"):
+    other = "baseline variant (cf. [12])"  # other readings of [12]'s LEAD / QUERY-SIM (extractive.baselines)
+    for key, group in (
+        ("lead", "baseline"),
+        ("query_sim", "baseline"),
+        ("lead_each", other),
+        ("query_sim_plain", other),
+    ):
         if key in base:
-            rows.append({"System": SYSTEMS[key], "Group": "baseline", **cells(base[key])})
+            rows.append({"System": SYSTEMS[key], "Group": group, **cells(base[key])})
     for s in setting_specs:
         per = job_metrics[s["name"]]
         first = per[years[0]]
@@ -210,6 +219,14 @@ def table6(
                 **cells({y: per[y]["test"] for y in years}),
             }
         )
+        if s["method"] == "ltr":  # the ranker's own reference: the encoder's cosine on the same embeddings
+            rows.append(
+                {
+                    "System": first["cosine"]["label"],
+                    "Group": "reference (untrained)",
+                    **cells({y: per[y]["cosine"]["test"] for y in years}),
+                }
+            )
     if "oracle" in base:
         rows.append({"System": SYSTEMS["oracle"], "Group": "upper bound", **cells(base["oracle"])})
     return pd.DataFrame(rows)
@@ -248,6 +265,37 @@ def summary_metrics(
         if all(str(y) in v for y in years)
     }
     out["comparisons"] = _comparisons(job_metrics, setting_specs, years, r2)
+    out["paired"] = _paired(job_metrics, setting_specs, years, base)
+    return out
+
+
+def _paired(
+    job_metrics: Mapping[str, Mapping[int, Mapping]],
+    setting_specs: Sequence[Mapping],
+    years: Sequence[int],
+    base: Mapping,
+) -> dict:
+    """Per setting and year: the paired bootstrap of its per-topic ROUGE-2 recall against QUERY-SIM's on the
+    same topics (:func:`wikiref.extractive.official.paired_difference`, x 100), and for an ``ltr`` setting its
+    job's comparison with the encoder's cosine."""
+    from wikiref.extractive.official import paired_difference
+
+    def x100(d: Mapping) -> dict:
+        return {**d, "difference": round(100 * d["difference"], 4), "ci": [round(100 * v, 4) for v in d["ci"]]}
+
+    out: dict = {}
+    for s in setting_specs:
+        for y in years:
+            m = job_metrics[s["name"]][y]
+            entry = {}
+            qs = base.get("query_sim", {}).get(str(y), {}).get("ROUGE-2", {}).get("per_topic_R")
+            mine = m["test"]["ROUGE-2"].get("per_topic_R")
+            if qs and mine and sorted(qs) == sorted(mine):
+                entry["vs QUERY-SIM"] = x100(paired_difference(mine, qs))
+            if "paired_vs_cosine" in m:
+                entry["vs cosine"] = x100(m["paired_vs_cosine"])
+            if entry:
+                out.setdefault(s["name"], {})[str(y)] = entry
     return out
 
 
@@ -329,6 +377,11 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
             f" {c['what']}: {c['setting']} vs {c['reference']} mean R-2 {c['mean_delta_ROUGE-2']:+.2f} "
             f"({c['years_better']}/{c['years']} years better)."
         )
+    ltr = {s["name"] for s in fp["settings"] if s["method"] == "ltr"}
+    for name in sorted(ltr & set(summary.get("paired", {}))):
+        for y, entry in summary["paired"][name].items():
+            for what, d in entry.items():
+                notes += f" {name} {y} {what}: R-2 {d['difference']:+.2f} (paired bootstrap p {d['p']:.3f})."
     if dp["standin"]:
         notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
     return notes

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 MODEL_FILES_KEPT = ("training.json", "subnet.json", "target.json")
 
 
-METHODS = ("full", "subnet", "iterative", "none")
+METHODS = ("full", "subnet", "iterative", "none", "ltr")
 
 
 MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
@@ -52,6 +52,10 @@ def _check_setting(s: Mapping) -> None:
         raise FinetuneError(f"setting {name}: method {s['method']!r} not in {METHODS}")
     if s["init"] == "encoder" and s["method"] == "none":
         raise FinetuneError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
+    if s["method"] == "ltr":
+        if s["init"] != "encoder" or not (s.get("ltr") or {}).get("targets"):
+            raise FinetuneError(f"setting {name}: method ltr needs init: encoder and ltr.targets (target transforms)")
+        return
     if s["init"] == "encoder" and not s.get("pooling"):
         raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
     if s["init"] == "pretrained" and not s.get("variant"):
@@ -454,6 +458,8 @@ def train_and_test(
     train_years = _train_years(year, year_paths)
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)
+    if spec["method"] == "ltr":
+        return _ltr_held_out(params, spec, year, year_paths, test_df, out_dir, t_start)
     start = start or Start()
     model, tok, start_info = start_model(params, spec, start=start)
     metrics: dict[str, Any] = {
@@ -490,7 +496,12 @@ def train_and_test(
         for f in out_dir.iterdir():
             if f.is_file() and f.name not in MODEL_FILES_KEPT:
                 f.unlink()
-    preds = pd.DataFrame(
+    return metrics, predictions(test_df, scores), summaries
+
+
+def predictions(test_df: pd.DataFrame, scores: Sequence[Sequence[float]]) -> pd.DataFrame:
+    """The predictions file's rows: id, topic, doc_position and the sentence scores of each test document."""
+    return pd.DataFrame(
         {
             "id": test_df["id"],
             "topic": test_df["topic"],
@@ -498,7 +509,68 @@ def train_and_test(
             "sentence_scores": [np.asarray(s, dtype=np.float64).tolist() for s in scores],
         }
     )
-    return metrics, preds, summaries
+
+
+def _ltr_held_out(
+    params: Mapping,
+    spec: Mapping,
+    year: int,
+    year_paths: Mapping[int, str | Path],
+    test_df: pd.DataFrame,
+    out_dir: Path,
+    t_start: float,
+) -> tuple[dict, pd.DataFrame, dict]:
+    """:func:`train_and_test` of a ``method: ltr`` setting (:mod:`wikiref.supervised.ltr_scoring`): the ranker
+    fitted on the other years' clusters (capped like fine-tuning; the target transform chosen on the held-out
+    clusters), and the encoder's own cosine scored beside it on the test year with a paired comparison."""
+    from wikiref.extractive.official import paired_difference
+    from wikiref.files import write_json
+    from wikiref.model.training import resolve_device
+    from wikiref.supervised import ltr_scoring as ls
+
+    finetune_params, duc, seed = params["finetune"], params["duc"], int(params["seed"])
+    train_years = _train_years(year, year_paths)
+    pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
+    pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
+    train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
+    encoder = ls.encoder_name(spec["ltr"], params["model"])
+    embedder = ls.Embedder(encoder, device=str(resolve_device(params["model"]["device"])), seed=seed)
+    train = ls.duc_clusters(train_df, embedder, max_doc_sentences=finetune_params["max_doc_sentences"])
+    dev = ls.duc_clusters(dev_df, embedder)
+    dev_metric = dev_metric_fn(dev_df, duc)  # mean ROUGE-2 recall x 100 of the held-out clusters' summaries
+    ranker, record = ls.choose_ranker(
+        [(c.x, c.y) for c in train],
+        [(c.x, c.y) for c in dev],
+        ls.ranker_settings(spec["ltr"], seed),
+        lambda score: dev_metric(ls.row_scores(dev, len(dev_df), score)),
+    )
+    test = ls.duc_clusters(test_df, embedder)
+    scores = ls.row_scores(test, len(test_df), ranker.scores)
+    rouge, summaries = evaluate_year(test_df, scores, duc)
+    cos_rouge, _ = evaluate_year(test_df, ls.row_scores(test, len(test_df), ls.cosine), duc)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / "ranker.json", record)
+    metrics = {
+        "setting": spec["name"],
+        "label": spec["label"],
+        "method": "ltr",
+        "year": year,
+        "train_years": train_years,
+        "start": {"init": "encoder", "encoder": encoder, "pooling": "mean (embeddings, untrained)"},
+        "standin": bool(duc["standin"]),
+        "flags": duc["rouge_flags"],
+        "train_clusters": [f"{y}/{t}" for y, t in _topic_keys(train_df)],
+        "dev_clusters": [f"{y}/{t}" for y, t in _topic_keys(dev_df)],
+        "training": record,
+        "test": rouge,
+        "test_topics": len(summaries),
+        "cosine": {"label": f"COSINE ({encoder}, untrained)", "test": cos_rouge},
+        "paired_vs_cosine": paired_difference(
+            rouge["ROUGE-2"]["per_topic_R"], cos_rouge["ROUGE-2"]["per_topic_R"], seed=seed
+        ),
+        "seconds": round(time.perf_counter() - t_start, 2),
+    }
+    return metrics, predictions(test_df, scores), summaries
 
 
 def _train_years(year: int, year_paths: Mapping[int, str | Path]) -> list[int]:

@@ -5,7 +5,7 @@
 * :func:`prepare` (``wikiref duc prepare``): the NIST layout under ``duc.root`` -> data/duc/<year>.parquet
   (:data:`wikiref.schemas.DUC`: sentences, query levels, references, per-sentence ROUGE-2 recall
   targets) + <year>.stats.json (:mod:`wikiref.stages.duc.reader`);
-* :func:`baselines` (``wikiref duc baselines``): LEAD / QUERY-SIM / ORACLE scored with the official
+* :func:`baselines` (``wikiref duc baselines``): LEAD / QUERY-SIM / ORACLE (+ variants) scored with the official
   ROUGE-1.5.5 flags -> the metrics and the Table VI baseline rows (:mod:`wikiref.extractive.baselines`).
 """
 
@@ -205,7 +205,9 @@ def measure_label(measure: str) -> str:
 
 
 def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
-    """The baselines job: LEAD, QUERY-SIM and ORACLE on every DUC year, official ROUGE (Table VI rows).
+    """The baselines job: the systems of ``duc.baselines`` (LEAD, QUERY-SIM, ORACLE and the labelled LEAD-EACH /
+    QUERY-SIM (no redundancy rule) variants, :mod:`wikiref.extractive.baselines`) on every DUC year, official
+    ROUGE (Table VI rows); rows in ``duc.baselines`` order, the notes describe each system run.
 
     ``params``: ``profile`` and ``duc`` (``baselines``, ``summary_words``, ``select``, ``rouge_flags``);
     ``inputs["years"]``: the data/duc/<year>.parquet files (each year's prepare stats are read from
@@ -254,10 +256,12 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         f"official ROUGE-1.5.5 scoring ({flags})"
     )
     notes = (
-        "Scored with wikiref.rouge.official (identical to ROUGE-1.5.5.pl). LEAD: leading sentences of the most "
-        "recent document; QUERY-SIM: TF-IDF cosine to the query + 250-word selection with bigram redundancy; "
-        "ORACLE: greedy ROUGE-2 recall against the references."
+        "Scored with wikiref.rouge.official (identical to ROUGE-1.5.5.pl). "
+        + "; ".join(systems.DESCRIPTIONS[s] for s in duc["baselines"])
+        + "."
     )
+    if any(s in systems.VARIANTS for s in duc["baselines"]):
+        notes += " " + systems.VARIANT_NOTE
     if duc["standin"]:
         notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
     write_table(pd.DataFrame(table_rows), outputs["table"], title=title, profile=params["profile"], notes=notes)

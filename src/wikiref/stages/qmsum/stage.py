@@ -7,7 +7,8 @@ Jobs (``wikiref qmsum <job>``, rules in ``workflow/rules/qmsum.smk``), each
   on every machine, so the DVC outputs do not depend on whether the real files exist);
 * :func:`prepare` - the QMSum files (``qmsum.files``: one per split; or the STAND-IN) ->
   ``data/qmsum/<split>.parquet`` (:data:`wikiref.schemas.QMSUM`, one row per query) and the counts;
-  ``qmsum.resplit`` re-splits whole meetings (the sample has only the 35 real validation meetings);
+  ``qmsum.resplit`` re-splits whole meetings of the files of its ``pool`` splits (the STAND-IN: all of it),
+  so the sample holds a dev part out of the training meetings and tests on the validation file;
 * :func:`baselines` - LEAD, QUERY-SIM and ORACLE (:mod:`wikiref.extractive.meetings`) on the test
   queries (``qmsum.eval_queries``, seeded) in every ``qmsum.settings`` setting, official ROUGE-1/2/L
   (``qmsum.rouge_flags``) R/P/F with 95% intervals -> a table and ``results/metrics/qmsum_baselines.json``.
@@ -97,8 +98,10 @@ def prepare(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         meetings.extend(reader.read_meetings(path, split=split, standin=standin_used, tally=tally))
     if q["resplit"]["enabled"]:
         fractions = {k: q["resplit"][k] for k in ("dev", "test")}
-        assignment = reader.resplit([m.meeting_id for m in meetings], fractions, seed)
-        meetings = [dataclasses.replace(m, split=assignment[m.meeting_id]) for m in meetings]
+        pool = set(q["resplit"]["pool"])
+        pooled = [m.meeting_id for m in meetings if standin_used or m.split in pool]
+        assignment = reader.resplit(pooled, fractions, seed)
+        meetings = [dataclasses.replace(m, split=assignment.get(m.meeting_id, m.split)) for m in meetings]
     rows = [r for m in meetings for r in reader.query_rows(m, with_speaker=q["with_speaker"], tally=tally)]
     table = reader.to_table(rows)
     by_split = {s: [r for r in rows if r["split"] == s] for s in layout.SPLITS}
@@ -176,6 +179,89 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             f"{q['eval_queries'] or 'all'}); {q['summary_words']}-word "
             f"extracts of speaker turns; flags {q['rouge_flags']!r}; settings: transcript = the whole meeting, "
             "gold_span = the annotated relevant spans (general queries: the whole meeting)."
+        ),
+    )
+    write_json(outputs["metrics"], out)
+    return out
+
+
+# --------------------------------------------------------------------------- learning to rank
+
+
+def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The learning-to-rank scorer (:mod:`wikiref.supervised.ltr_scoring`) in each ``qmsum.ltr.settings``
+    setting: fitted on the train queries (``qmsum.ltr.train_queries``, seeded, of the ``eval_query_types``),
+    the target transform chosen on the dev queries, scored on the evaluated test queries (:func:`eval_rows`,
+    the baselines' queries) beside the encoder's own cosine and QUERY-SIM, with paired bootstrap comparisons of
+    the per-query ROUGE-2 F1. inputs: ``train``, ``dev``, ``test``; outputs: ``table`` (stem), ``metrics``."""
+    from wikiref.extractive.official import paired_difference
+    from wikiref.files import write_json
+    from wikiref.model.training import resolve_device
+    from wikiref.supervised import ltr_scoring as ls
+    from wikiref.supervised.qmsum_finetune import cap_queries
+    from wikiref.tables import write_table
+
+    q, seed = params["qmsum"], int(params["seed"])
+    spec, words = q["ltr"], q["summary_words"]
+    types = list(q["eval_query_types"])
+    split = {s: load_split(inputs[s]) for s in ("train", "dev", "test")}
+    train_df = cap_queries(split["train"][split["train"]["query_type"].isin(types)], spec["train_queries"], seed)
+    dev_df = cap_queries(split["dev"][split["dev"]["query_type"].isin(types)], spec["dev_queries"], seed)
+    rows = eval_rows(split["test"], q, seed)
+    if train_df.empty or dev_df.empty or rows.empty:
+        raise QmsumStageError(
+            f"the ranker needs train, dev and test queries (have {len(train_df)}, {len(dev_df)}, {len(rows)})"
+        )
+    encoder = ls.encoder_name(spec, params["model"])
+    cache = ls.TurnEmbeddings(ls.Embedder(encoder, device=str(resolve_device(params["model"]["device"])), seed=seed))
+    standin = bool(rows["standin"].any() or train_df["standin"].any())
+    out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "settings": {}}
+    table_rows = []
+    for setting in spec["settings"]:
+        t0 = time.perf_counter()
+        docs = {
+            name: ls.qmsum_documents(df, setting, cache, span_targets=spec["span_targets"])
+            for name, df in (("train", train_df), ("dev", dev_df), ("test", rows))
+        }
+        ranker, record = ls.choose_ranker(
+            [(d["x"], d["y"]) for d in docs["train"]],
+            [(d["x"], d["y"]) for d in docs["dev"]],
+            ls.ranker_settings(spec, seed),
+            lambda score, dev=docs["dev"]: ls.quick_rouge2_f1(dev, ls.extracts(dev, score, words)),
+        )
+        systems = {
+            f"LTR ({record['chosen_target']})": ls.extracts(docs["test"], ranker.scores, words),
+            f"COSINE ({encoder}, untrained)": ls.extracts(docs["test"], ls.cosine, words),
+            qb.SYSTEMS["query_sim"]: qb.summarize(rows.to_dict("records"), "query_sim", setting, words),
+        }
+        results = {name: score(s, rows, q["rouge_flags"], per_example=True) for name, s in systems.items()}
+        per = {name: res["rouge2"].pop("f1_by_example") for name, res in results.items()}
+        for res in results.values():
+            for m in MEASURES:
+                res[m].pop("f1_by_example", None)
+        ltr_name, cos_name, qs_name = list(systems)
+        paired = {
+            f"vs {what}": paired_difference(per[ltr_name], per[other], seed=seed)
+            for what, other in (("QUERY-SIM", qs_name), ("COSINE", cos_name))
+        }
+        out["settings"][setting] = {"training": record, "systems": results, "paired": paired}
+        for name, res in results.items():
+            row = {"System": name, "Setting": setting, **{f"{m} F1": res[m]["f1"] for m in MEASURES}}
+            for what, d in paired.items():
+                row[f"{what} (p)"] = f"{d['difference']:+.2f} ({d['p']:.3f})" if name == ltr_name else ""
+            table_rows.append({**row, "Data": "STAND-IN" if standin else "real"})
+        log.info("LTR %s: R-2 F1 %.2f (%.1fs)", setting, results[ltr_name]["rouge2"]["f1"], time.perf_counter() - t0)
+    write_table(
+        pd.DataFrame(table_rows),
+        outputs["table"],
+        title="QMSum: learning to rank over each turn's signals, official ROUGE F1 x 100 on the test queries",
+        profile=params["profile"],
+        encoder=encoder,
+        notes=(
+            f"Ranker fitted on {len(train_df)} train queries, its target transform chosen among "
+            f"{', '.join(spec['targets'])} on {len(dev_df)} dev queries (then refitted on both); {len(rows)} test "
+            f"queries, {words}-word extracts, flags {q['rouge_flags']!r}. COSINE: the same embeddings' cosine alone. "
+            "Paired bootstrap of the per-query ROUGE-2 F1: mean difference (one-sided p)."
         ),
     )
     write_json(outputs["metrics"], out)

@@ -1,0 +1,202 @@
+"""The learning-to-rank scorer (:mod:`wikiref.extractive.ltr`) on a benchmark's documents.
+
+An :class:`Embedder` (an encoder such as ``model.encoder``, untrained: unit-normalised mean-pooled
+vectors, :func:`wikiref.model.biencoder.embed_texts`) embeds the query and the units; every unit gets the
+ranker's features; a :class:`~wikiref.extractive.ltr.Ranker` is fitted on the training documents' per-unit
+ROUGE targets, one candidate per target transform, and the candidate whose summaries of held-out documents
+score best is refitted on every training document.
+
+DUC (a ``finetune.settings`` entry with ``method: ltr``): the ranking unit is a cluster, as the DUC rule
+ranks sentences across the cluster. Its sentences (documents in cluster order, training documents cut to
+``finetune.max_doc_sentences``) form one feature document: TF-IDF fitted on the cluster, z-scores, ranks and
+centrality over the cluster, the position relative to the sentence's own document. Targets: each
+sentence's ROUGE-2 recall against the cluster's references (``sentence_targets``). The cosine of the same
+embeddings (the encoder's own ranking) is scored beside it, so the table can say what the ranker adds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wikiref.extractive.ltr import FEATURES, Ranker, RankerSettings, document_features
+
+UNIT_TOKENS = 128  # a sentence or turn is cut to this many tokens before it is embedded
+QUERY_TOKENS = 64
+
+
+class Embedder:
+    """Unit-normalised embeddings of texts by an encoder (no training), on ``device``."""
+
+    def __init__(self, encoder_name: str, *, device: str = "cpu", seed: int = 0):
+        import torch
+
+        from wikiref.model.encoders import load_encoder, load_tokenizer
+
+        torch.manual_seed(seed)  # a randomly initialised encoder (tiny-random) draws from the global RNG
+        self.name = encoder_name
+        self.tokenizer = load_tokenizer(encoder_name, 0)
+        self.encoder = load_encoder(encoder_name, self.tokenizer).to(device)
+
+    def units(self, texts: Sequence[str]) -> np.ndarray:
+        from wikiref.model.biencoder import embed_texts
+
+        if not texts:
+            return np.zeros((0, self.encoder.config.hidden_size), dtype=np.float32)
+        return embed_texts(self.encoder, self.tokenizer, list(texts), max_tokens=UNIT_TOKENS)
+
+    def query(self, query: Sequence[str]) -> np.ndarray:
+        from wikiref.model.biencoder import embed_texts
+
+        text = " ; ".join(str(q) for q in query)
+        return embed_texts(self.encoder, self.tokenizer, [text], max_tokens=QUERY_TOKENS)[0]
+
+
+def ranker_settings(spec: Mapping, seed: int) -> list[RankerSettings]:
+    """One :class:`RankerSettings` per target transform of ``spec`` (an ``ltr`` entry of the params: ``targets`` and
+    optionally the ranker's other fields, the dataclass's defaults for those left out; its other keys are not the
+    ranker's)."""
+    known = {f.name for f in fields(RankerSettings)} - {"name", "target", "seed"}
+    extra = {k: v for k, v in spec.items() if k in known}  # the params schema rejects unknown keys
+    return [RankerSettings(name=f"ltr-{t}", target=t, seed=seed, **extra) for t in spec["targets"]]
+
+
+def encoder_name(spec: Mapping, model: Mapping) -> str:
+    """The encoder whose embeddings the ranker reads: the ``ltr`` entry's ``encoder``, else ``model.encoder``."""
+    return spec.get("encoder") or model["encoder"]
+
+
+# --------------------------------------------------------------------------- DUC clusters
+
+
+@dataclass
+class Cluster:
+    """One DUC cluster as a feature document: its rows (indices into the year's table, in cluster order), the
+    number of sentences of each, the features and ROUGE-2 recall targets of the sentences."""
+
+    topic: str
+    rows: list[int]
+    sizes: list[int]
+    x: np.ndarray
+    y: np.ndarray
+
+
+def duc_clusters(df: pd.DataFrame, embedder: Embedder, *, max_doc_sentences: int | None = None) -> list[Cluster]:
+    """The clusters of a DUC table (``data/duc/<year>.parquet`` rows, sorted by topic and document position)."""
+    out = []
+    for topic, group in df.groupby("topic", sort=True):
+        rows, sizes, sents, positions, targets = [], [], [], [], []
+        for i, r in zip(group.index, group.itertuples(index=False)):
+            s = [str(x) for x in r.doc_sentences][:max_doc_sentences]
+            n = len(s)
+            rows.append(int(i))
+            sizes.append(n)
+            sents += s
+            positions += (np.arange(n) / max(n - 1, 1)).tolist()
+            targets += [float(t) for t in r.sentence_targets][:n]
+        query = [str(q) for q in group.iloc[0]["query"]]
+        x = document_features(query, sents, embedder.units(sents), embedder.query(query), positions=positions)
+        out.append(Cluster(str(topic), rows, sizes, x, np.asarray(targets, dtype=np.float64)))
+    return out
+
+
+def row_scores(clusters: Sequence[Cluster], n_rows: int, score: Callable[[np.ndarray], np.ndarray]) -> list[np.ndarray]:
+    """Per row of the table the clusters came from: its sentences' scores (``score`` of a cluster's features)."""
+    out: list[np.ndarray] = [np.zeros(0)] * n_rows
+    for c in clusters:
+        values = np.asarray(score(c.x), dtype=np.float64)
+        bounds = np.cumsum([0] + c.sizes)
+        for row, lo, hi in zip(c.rows, bounds[:-1], bounds[1:]):
+            out[row] = values[lo:hi]
+    return out
+
+
+def cosine(x: np.ndarray) -> np.ndarray:
+    """The encoder's own ranking: the embedding cosine column of the features."""
+    return x[:, FEATURES.index("cos")]
+
+
+def choose_ranker(
+    train: Sequence[tuple[np.ndarray, np.ndarray]],
+    dev: Sequence[tuple[np.ndarray, np.ndarray]],
+    candidates: Sequence[RankerSettings],
+    dev_value: Callable[[Callable[[np.ndarray], np.ndarray]], float],
+) -> tuple[Ranker, dict[str, Any]]:
+    """Each candidate fitted on the ``train`` documents (features, targets) and valued by ``dev_value`` (a function
+    that scores a document's features -> the held-out summaries' ROUGE, higher is better; the encoder's cosine is
+    valued too, for the record); the best refitted on ``train`` + ``dev``. Returns (ranker, record)."""
+    t0 = time.perf_counter()
+    values = {s.target: round(dev_value(Ranker(s).fit(train).scores), 4) for s in candidates}
+    values["cosine"] = round(dev_value(cosine), 4)
+    best = max(candidates, key=lambda s: values[s.target])
+    record = {
+        "chosen_target": best.target,
+        "ranker": {f.name: getattr(best, f.name) for f in fields(best) if f.name != "name"},
+        "dev_values": values,
+        "train_documents": len(train),
+        "dev_documents": len(dev),
+        "train_units": int(sum(len(y) for _, y in train)),
+    }
+    ranker = Ranker(best).fit(list(train) + list(dev))
+    record["fit_seconds"] = round(time.perf_counter() - t0, 2)
+    return ranker, record
+
+
+# --------------------------------------------------------------------------- QMSum queries
+
+
+class TurnEmbeddings:
+    """The embeddings of meeting turns, each turn embedded once however many queries read it."""
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self.vectors: dict[tuple[str, int], np.ndarray] = {}
+
+    def get(self, meeting: str, turns: Sequence[str], indices: Sequence[int]) -> np.ndarray:
+        missing = [i for i in dict.fromkeys(indices) if (meeting, i) not in self.vectors]
+        for i, v in zip(missing, self.embedder.units([turns[i] for i in missing])):
+            self.vectors[(meeting, i)] = v
+        if not indices:
+            return np.zeros((0, self.embedder.encoder.config.hidden_size), dtype=np.float32)
+        return np.stack([self.vectors[(meeting, i)] for i in indices])
+
+
+def qmsum_documents(df: pd.DataFrame, setting: str, cache: TurnEmbeddings, *, span_targets: bool) -> list[dict]:
+    """Per QMSUM row: ``id``, ``answer``, the ``turns`` of its document in ``setting``, their features ``x`` and
+    targets ``y`` (each turn's ROUGE-2 recall against the answer; with ``span_targets`` a transcript turn outside
+    the annotated spans counts 0, so a transcript model learns to find the part of the meeting the query is about)."""
+    from wikiref.extractive.meetings import document_turns
+
+    out = []
+    for r in df.to_dict("records"):
+        idx, turns = document_turns(r, setting)
+        query = [str(q) for q in r["query"]]
+        emb = cache.get(str(r["meeting_id"]), [str(t) for t in r["turns"]], idx)
+        x = document_features(query, turns, emb, cache.embedder.query(query))
+        y = np.asarray([float(r["turn_targets"][i]) for i in idx], dtype=np.float64)
+        if setting == "transcript" and span_targets:
+            inside = {int(i) for i in r["span_turns"]}
+            y = np.where([i in inside for i in idx], y, 0.0)
+        out.append({"id": str(r["id"]), "answer": str(r["answer"]), "turns": turns, "x": x, "y": y})
+    return out
+
+
+def extracts(docs: Sequence[dict], score: Callable[[np.ndarray], np.ndarray], max_words: int) -> dict[str, list[str]]:
+    """``{row id: extract}``: each document's turns ranked by ``score`` of its features within the word budget."""
+    from wikiref.supervised.qmsum_finetune import extract
+
+    return {d["id"]: extract(d["turns"], score(d["x"]), max_words) for d in docs}
+
+
+def quick_rouge2_f1(docs: Sequence[dict], summaries: Mapping[str, list[str]]) -> float:
+    """Mean ROUGE-2 F1 x 100 of the extracts against the answers (the fast scorer: for choosing, not reporting)."""
+    from wikiref.extractive.selection import rouge2_f1
+
+    if not docs:
+        raise ValueError("no held-out query to choose the ranker on")
+    return 100.0 * float(np.mean([rouge2_f1(" ".join(summaries[d["id"]]), d["answer"]) for d in docs]))

@@ -1,0 +1,185 @@
+"""The learning-to-rank scorer on the benchmarks: the finetune stage's ``method: ltr`` on DUC (synthetic years,
+the tiny random encoder), the qmsum stage's ``ltr`` job on the STAND-IN, and the QMSum re-split of a training
+file's meetings."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from wikiref import config, layout
+from wikiref.extractive.ltr import FEATURES
+from wikiref.stages import finetune as ft
+from wikiref.stages.qmsum import stage as qstage
+from wikiref.supervised import duc_finetune as fd
+from wikiref.supervised import ltr_scoring as ls
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_finetune import _params  # noqa: E402  (the finetune tests' tiny params)
+
+torch.set_num_threads(1)
+
+LTR = {
+    "name": "ltr",
+    "label": "LTR",
+    "init": "encoder",
+    "method": "ltr",
+    "ltr": {"targets": ["doc_max", "per_word"], "max_iter": 60, "min_samples_leaf": 3},
+}
+
+
+def _ltr_params() -> dict:
+    p = _params(settings=[copy.deepcopy(LTR)])
+    p["duc"]["select"] = {"max_bigram_overlap": 0.5, "fill": "skip"}
+    p["duc"]["summary_words"] = 10  # one or two sentences of a synthetic cluster: the ranking decides
+    return p
+
+
+def test_ltr_settings_are_checked():
+    for bad in (
+        {**LTR, "ltr": {"targets": []}},
+        {**LTR, "ltr": {}},
+        {**LTR, "init": "pretrained", "variant": "best"},
+    ):
+        with pytest.raises(fd.FinetuneError, match="method ltr needs"):
+            fd.settings({"settings": [bad]})
+    assert fd.settings({"settings": [LTR]})["ltr"]["method"] == "ltr"  # no pooling needed
+    s = ls.ranker_settings({"targets": ["doc_rank", "raw"], "max_iter": 7, "encoder": "x"}, seed=3)
+    assert [(r.target, r.max_iter, r.seed) for r in s] == [("doc_rank", 7, 3), ("raw", 7, 3)]
+    assert ls.encoder_name({"encoder": None}, {"encoder": "m"}) == "m"
+    assert ls.encoder_name({"encoder": "e"}, {"encoder": "m"}) == "e"
+
+
+def test_duc_clusters_rank_across_documents_with_positions_in_each(duc_years):
+    df = fd.load_year(duc_years[2007])
+    embedder = ls.Embedder("tiny-random", seed=0)
+    clusters = ls.duc_clusters(df, embedder, max_doc_sentences=2)
+    assert [c.topic for c in clusters] == sorted(df["topic"].unique())
+    for c in clusters:
+        rows = df.loc[c.rows]
+        assert (rows["topic"] == c.topic).all() and list(rows["doc_position"]) == sorted(rows["doc_position"])
+        assert c.sizes == [min(len(s), 2) for s in rows["doc_sentences"]]
+        assert c.x.shape == (sum(c.sizes), len(FEATURES)) and len(c.y) == sum(c.sizes)
+        pos = c.x[:, FEATURES.index("position")]
+        assert list(pos[:2]) == [0.0, 1.0]  # relative to the sentence's own document, not the cluster
+    scores = ls.row_scores(clusters, len(df), lambda x: x[:, FEATURES.index("tfidf")])
+    assert [len(s) for s in scores] == [min(len(s), 2) for s in df["doc_sentences"]]
+
+
+def test_duc_ltr_job_learns_what_the_cosine_misses(duc_years, tmp_path):
+    params = _ltr_params()
+    paths = {y: duc_years[y] for y in (2005, 2006, 2007)}
+    m, preds, summaries = fd.train_and_test(params, "ltr", 2007, paths, tmp_path / "ltr", progress=False)
+    assert m["method"] == "ltr" and m["train_years"] == [2005, 2006] and m["standin"]
+    assert m["training"]["chosen_target"] in ("doc_max", "per_word")
+    assert set(m["training"]["dev_values"]) == {"doc_max", "per_word", "cosine"}
+    assert json.loads((tmp_path / "ltr" / "ranker.json").read_text())["chosen_target"] == m["training"]["chosen_target"]
+    # each synthetic document restates the reference in one sentence that names the topic (the query): the
+    # ranker learns to put it first in every test document
+    assert m["test"]["ROUGE-2"]["R"] >= m["cosine"]["test"]["ROUGE-2"]["R"]
+    assert m["paired_vs_cosine"]["n"] == m["test_topics"] == 3
+    for topic, sents in summaries.items():
+        assert any(f"the {topic} river bridge opened" in s for s in sents)
+    test = fd.load_year(paths[2007])
+    assert [len(s) for s in preds["sentence_scores"]] == [len(s) for s in test["doc_sentences"]]
+    for scores, (_, r) in zip(preds["sentence_scores"], test.iterrows()):
+        assert f"the {r['topic']} river bridge opened" in r["doc_sentences"][int(np.argmax(scores))]
+    again, _, _ = fd.train_and_test(params, "ltr", 2007, paths, tmp_path / "again", progress=False)
+    assert again["test"] == m["test"]  # same params + seed -> same outputs
+
+
+def test_table6_shows_the_ltr_row_its_cosine_and_paired_notes(duc_years, tmp_path):
+    params = _ltr_params()
+    paths = {y: duc_years[y] for y in (2005, 2006, 2007)}
+    jobs = {"ltr": {}}
+    for y in (2005, 2006, 2007):
+        jobs["ltr"][y], _, _ = fd.train_and_test(params, "ltr", y, paths, tmp_path / str(y), progress=False)
+    base = {"systems": {"query_sim": {str(y): jobs["ltr"][y]["cosine"]["test"] for y in (2005, 2006, 2007)}}}
+    df = ft.table6(base, jobs, [LTR], [2005, 2006, 2007])
+    assert list(df["System"]) == ["QUERY-SIM", "LTR", "COSINE (tiny-random, untrained)"]
+    assert df.loc[1, "Group"].startswith("learning to rank")
+    summary = ft.summary_metrics(jobs, [LTR], [2005, 2006, 2007], base)
+    paired = summary["paired"]["ltr"]["2007"]
+    # the stand-in QUERY-SIM here is the cosine, so both comparisons are the same numbers
+    assert paired["vs QUERY-SIM"]["difference"] == pytest.approx(paired["vs cosine"]["difference"])
+    notes = ft.table6_notes(params, summary)
+    assert "ltr 2007 vs cosine: R-2" in notes and "paired bootstrap p" in notes
+
+
+# --------------------------------------------------------------------------- QMSum
+
+
+@pytest.fixture(scope="module")
+def qmsum_prepared(tmp_path_factory, repo):
+    root = tmp_path_factory.mktemp("qmsum-ltr")
+    params = config.load_params(repo / "params.yaml", [repo / "config" / "tiny.yaml"])
+    qstage.standin(params, {}, {"file": root / "standin.jsonl"})
+    outs = {s: root / f"{s}.parquet" for s in layout.SPLITS}
+    qstage.prepare(
+        params, {"standin": root / "standin.jsonl"}, {**outs, "stats": root / "s.json", "metrics": root / "m.json"}
+    )
+    return root, params
+
+
+def test_qmsum_ltr_job_table_metrics_and_labels(qmsum_prepared):
+    root, params = qmsum_prepared
+    inputs = {s: root / f"{s}.parquet" for s in ("train", "dev", "test")}
+    outputs = {"table": root / "ltr", "metrics": root / "ltr.json"}
+    m = qstage.ltr(params, inputs, outputs)
+    assert m["standin"] and m["encoder"] == "tiny-random"
+    assert set(m["settings"]) == set(params["qmsum"]["ltr"]["settings"])
+    for res in m["settings"].values():
+        assert res["training"]["chosen_target"] in params["qmsum"]["ltr"]["targets"]
+        assert set(res["paired"]) == {"vs QUERY-SIM", "vs COSINE"}
+        assert len(res["systems"]) == 3 and all("f1_by_example" not in r["rouge2"] for r in res["systems"].values())
+    table = pd.read_csv(root / "ltr.csv")
+    assert (table["Data"] == "STAND-IN").all() and len(table) == 3 * len(m["settings"])
+    assert json.loads((root / "ltr.json").read_text()) == json.loads(json.dumps(m))
+    # the QUERY-SIM row is the baselines job's QUERY-SIM on the same queries
+    base = qstage.baselines(params, {"test": inputs["test"]}, {"table": root / "b", "metrics": root / "b.json"})
+    for setting in set(params["qmsum"]["settings"]) & set(m["settings"]):
+        ours = m["settings"][setting]["systems"]["QUERY-SIM"]["rouge2"]["f1"]
+        assert ours == base["systems"]["query_sim"][setting]["rouge2"]["f1"]
+
+
+def test_transcript_span_targets_zero_outside_the_span(qmsum_prepared):
+    root, _ = qmsum_prepared
+    df = qstage.load_split(root / "train.parquet")
+    df = df[df["query_type"] == "specific"].head(2)
+    cache = ls.TurnEmbeddings(ls.Embedder("tiny-random", seed=0))
+    masked = ls.qmsum_documents(df, "transcript", cache, span_targets=True)
+    plain = ls.qmsum_documents(df, "transcript", cache, span_targets=False)
+    for d, p, (_, r) in zip(masked, plain, df.iterrows()):
+        inside = np.isin(np.arange(len(d["y"])), np.asarray(r["span_turns"], dtype=int))
+        assert (d["y"][~inside] == 0).all() and np.array_equal(d["y"][inside], p["y"][inside])
+        assert np.array_equal(d["x"], p["x"])
+    n = len(cache.vectors)
+    ls.qmsum_documents(df, "gold_span", cache, span_targets=True)
+    assert len(cache.vectors) == n  # every turn was embedded once already
+
+
+def test_prepare_resplits_only_the_pool_files_meetings(qmsum_prepared, tmp_path):
+    """The sample's layout: a training file whose meetings give train and dev, a validation file that stays the
+    test split whole."""
+    root, params = qmsum_prepared
+    lines = (root / "standin.jsonl").read_text().splitlines()
+    (tmp_path / "train.jsonl").write_text("\n".join(lines[:4]) + "\n")
+    (tmp_path / "val.jsonl").write_text("\n".join(lines[4:]) + "\n")
+    p = copy.deepcopy(params)
+    files = {"train": str(tmp_path / "train.jsonl"), "dev": None, "test": str(tmp_path / "val.jsonl")}
+    p["qmsum"].update(
+        standin=False, files=files, resplit={"enabled": True, "pool": ["train"], "dev": 0.25, "test": 0.0}
+    )
+    outs = {s: tmp_path / f"{s}.parquet" for s in layout.SPLITS}
+    m = qstage.prepare(p, {}, {**outs, "stats": tmp_path / "s.json", "metrics": tmp_path / "m.json"})
+    meetings = {s: set(qstage.load_split(outs[s])["meeting_id"]) for s in layout.SPLITS}
+    assert m["splits"]["test"]["meetings"] == len(lines) - 4 and m["splits"]["dev"]["meetings"] == 1
+    assert m["splits"]["train"]["meetings"] == 3
+    assert not meetings["test"] & (meetings["train"] | meetings["dev"])
