@@ -92,8 +92,7 @@ rule qmsum_ltr:
         table=lambda wc, output: os.path.splitext(output.tables[0])[0],
     shell:
         "wikiref qmsum ltr --params-json {params.p:q} --train {input.train:q} --dev {input.dev:q}"
-        " --test {input.test:q} --table {params.table:q} --metrics {output.metrics:q} --threads {threads}"
-        " > {log} 2>&1"
+        " --test {input.test:q} --table {params.table:q} --metrics {output.metrics:q} > {log} 2>&1"
 
 
 rule qmsum_all:
