@@ -183,3 +183,19 @@ def test_prepare_resplits_only_the_pool_files_meetings(qmsum_prepared, tmp_path)
     assert m["splits"]["test"]["meetings"] == len(lines) - 4 and m["splits"]["dev"]["meetings"] == 1
     assert m["splits"]["train"]["meetings"] == 3
     assert not meetings["test"] & (meetings["train"] | meetings["dev"])
+
+
+def test_embedder_on_an_accelerator_gives_the_cpu_vectors():
+    """The ranker's embeddings are made where the encoder is (``model.device``): on an emulated accelerator, a
+    tensor created on the CPU meeting the encoder's would raise; the vectors equal the CPU's."""
+    from emulated_device import emulated_accelerator
+
+    texts = ["the harbour bridge opened", "council approved the budget", "a"]
+    cpu = ls.Embedder("tiny-random", seed=0)
+    expected, query = cpu.units(texts), cpu.query(["harbour", "bridge"])
+    with emulated_accelerator() as device:
+        dev = ls.Embedder("tiny-random", device=device, seed=0)
+        assert next(dev.encoder.parameters()).device == device
+        got, got_query = dev.units(texts), dev.query(["harbour", "bridge"])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_query, query, rtol=1e-5, atol=1e-6)
