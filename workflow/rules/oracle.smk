@@ -11,6 +11,8 @@ rule oracle:
         layout.log_file("oracle"),
     benchmark:
         layout.benchmark_file("oracle")
+    # The oracle tables gate pre-training, the ablations and the +DA fine-tuning: run it as soon as the cores allow.
+    priority: 10
     conda:
         SOFTWARE_ENV
     threads: 4

@@ -23,6 +23,7 @@ rule pretrain_variant:
         layout.benchmark_file("pretrain_{variant}")
     wildcard_constraints:
         variant="[A-Za-z0-9_-]+",
+    priority: 5  # the +DA fine-tuning jobs wait for these checkpoints
     conda:
         SOFTWARE_ENV
     threads: 2
