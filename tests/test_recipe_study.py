@@ -54,15 +54,23 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     out = tmp_path / "study"
     argv = ["--duc-root", str(duc_standin_root), "--years", "2006", "2007", "--preset", "tiny", "--out", str(out)]
     argv += ["--duc-max-train-clusters", "3", "--duc-max-doc-sentences", "4", "--dev-fraction", "0.34"]
+    argv += ["--ltr-encoder", "tiny-random", "--ltr-targets", "doc_max", "per_word"]
     assert load_script("recipe-study").main([*argv, "--recipes", *TINY_RECIPES]) == 0
     rows = _rows(out / "recipes.csv")
-    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [listwise]", "Q-BERT [bce]"]
+    ltr = ["COSINE [tiny-random]", "LTR [cosine + TF-IDF + context]"]
+    qbert = ["Q-BERT [mse]", "Q-BERT [listwise]", "Q-BERT [bce]"]
+    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", *ltr, *qbert]
+    assert rows[3]["R-2 vs COSINE (p)"].startswith(("+", "-")) and "target " in rows[3]["recipe"]
+    assert all(not r["R-2 vs COSINE (p)"] for r in rows if r["system"] != ltr[1])
     assert all(r["data"] == "STAND-IN" for r in rows)
     assert all(0.0 <= float(r["R-2 R"]) <= 100.0 and r["R-2 R 95% CI"] for r in rows)
     assert all(r["test year"] == "2007" for r in rows)
     _check_paired(rows)
     md = (out / "recipes.md").read_text()
-    assert "DUC 2006 -> 2007" in md and "STAND-IN" in md
+    assert "DUC 2006 -> 2007" in md and "STAND-IN" in md and "LTR and COSINE rows (not capped)" in md
+    # --recipes none: the baselines and the ranker's rows alone
+    assert load_script("recipe-study").main([*argv, "--recipes", "none", "--out", str(tmp_path / "ltr")]) == 0
+    assert [r["system"] for r in _rows(tmp_path / "ltr" / "recipes.csv")] == ["LEAD", "QUERY-SIM", *ltr]
 
 
 @pytest.mark.slow
