@@ -11,11 +11,13 @@ rule oracle:
         layout.log_file("oracle"),
     benchmark:
         layout.benchmark_file("oracle")
-    # The oracle tables gate pre-training, the ablations and the +DA fine-tuning: run it as soon as the cores allow.
+    # The oracle tables gate pre-training, the ablations and the +DA fine-tuning: run it as soon as it is ready.
     priority: 10
     conda:
         SOFTWARE_ENV
-    threads: 4
+    # Up to 4 processes, but never the whole of a small machine: a job that needs every core waits until no other
+    # job runs, and on 2 cores that held the tables back for minutes while one-thread jobs kept a core busy.
+    threads: min(4, max(1, workflow.cores // 2))
     params:
         p=stage_params("oracle", "run"),
         split_dir=lambda wc, input: os.path.dirname(input.splits[0]),
