@@ -18,7 +18,7 @@ rule curate_part:
         layout.benchmark_file("curate/{part}")
     conda:
         SOFTWARE_ENV
-    threads: 4
+    threads: min(4, max(1, workflow.cores // 2))  # as the oracle's: never every core of a small machine
     params:
         p=stage_params("curate", "part"),
     shell:
