@@ -17,6 +17,7 @@ JOBS = [
     "finetune/bi",
     "abstractive/seq2seq/pgn/lstm",
     "abstractive/hiersumm/hs-joint",
+    "ltr/*",
     "ddp/*",
     "parity/*",
 ]
@@ -39,6 +40,7 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
         "finetune/bi",
         "abstractive/seq2seq/pgn/lstm",
         "abstractive/hiersumm/hs-joint",
+        "ltr/embed-rank",
         "ddp/one-process",
         "parity/cpu-vs-cpu",
         "summary",
@@ -50,6 +52,8 @@ def test_gpu_check_quick_on_cpu(repo, subprocess_env, tmp_path):
     assert by_job["finetune/iterative"]["sparsity"] >= 0.9 - 1e-9
     assert by_job["finetune/bi"]["resumed"] is True
     assert by_job["parity/cpu-vs-cpu"]["dev_loss_rel_diff"] == 0.0  # the same device twice: identical
+    assert by_job["ltr/embed-rank"]["embed_max_abs_diff"] == 0.0  # the same device twice: identical
+    assert by_job["ltr/embed-rank"]["mean_spearman_cpu_vs_device"] == 1.0
     assert by_job["ddp/one-process"]["backend"] == "gloo" and by_job["ddp/one-process"]["dev_loss_rel_diff"] == 0.0
     assert json.loads(rates.read_text())["device"] == "cpu"
 
