@@ -217,6 +217,23 @@ def test_cells_grid_and_paramspace_names(repo):
     assert compare.compared_sources(params) == ["wikiref", "qmdscnn", "qmdsir", "wcep", "psg2sum"]
 
 
+def test_each_benchmark_runs_its_modes(repo):
+    """DUC: fine-tuned, learning to rank (the cell's scorer a signal; the ranker alone for the encoder-only row)
+    and transfer (not for the encoder-only row); QMSum: fine-tuned and transfer. compare.<benchmark> switches."""
+    from wikiref.stages.compare.extractive import _benchmark_run
+
+    params = config.load_params(repo / "params.yaml")
+    params["compare"]["duc"]["ltr"] = True  # the paper and tiny parameter sets' (the sample's is off)
+    wcep, none = compare.parse_cell("source~wcep_budget~equal"), compare.parse_cell("source~none_budget~none")
+    assert _benchmark_run(params, wcep, "duc")[2] == ["finetuned", "ltr", "transfer"]
+    assert _benchmark_run(params, none, "duc")[2] == ["finetuned", "ltr"]
+    assert _benchmark_run(params, wcep, "qmsum")[2] == ["finetuned", "transfer"]
+    off = copy.deepcopy(params)
+    off["compare"]["duc"]["ltr"] = False
+    assert _benchmark_run(off, wcep, "duc")[2] == ["finetuned", "transfer"]
+    assert compare.MODE_LABELS["ltr"].startswith("learning to rank")
+
+
 def test_cell_jobs_do_not_read_the_table_iv_variants_or_table_vi_settings(repo):
     from wikiref.registry import params_json
 

@@ -52,6 +52,15 @@ def test_paired_difference_knows_noise_from_a_difference():
     assert official.paired_difference(shifted, base, seed=2) == better  # seeded
 
 
+def test_paired_result_scaled_and_as_text():
+    d = {"difference": 0.008712, "ci": [0.00301, 0.01449], "p": 0.0031, "n": 40}
+    x = official.scaled(d, 100)
+    assert x == {"difference": 0.8712, "ci": [0.301, 1.449], "p": 0.0031, "n": 40} and d["difference"] == 0.008712
+    assert official.paired_text(x) == "+0.87 (p 0.003)"
+    assert official.paired_text(x, ci=True) == "+0.87 (+0.30 to +1.45, p 0.003)"
+    assert official.paired_text({**x, "difference": -1.5}) == "-1.50 (p 0.003)"
+
+
 def test_paired_difference_refuses_different_examples():
     with pytest.raises(ValueError, match="same examples; 1 differ"):
         official.paired_difference({"a": 1.0, "b": 2.0}, {"a": 1.0})

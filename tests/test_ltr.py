@@ -115,6 +115,18 @@ def test_ranker_errors():
         ltr.Ranker(ltr.RankerSettings()).fit([(np.zeros((0, len(ltr.FEATURES))), np.zeros(0))])
 
 
+def test_signal_features_append_a_scorers_view():
+    x = ltr.document_features(["budget"], TURNS)
+    out = ltr.signal_features(x, [0.5, 0.1, 0.9, -1.0, 0.9])
+    assert out.shape == (len(TURNS), len(ltr.FEATURES) + len(ltr.SIGNAL_FEATURES))
+    assert np.array_equal(out[:, : len(ltr.FEATURES)], x)
+    raw, z, rank = out[:, -3], out[:, -2], out[:, -1]
+    assert list(raw) == [0.5, 0.1, 0.9, -1.0, 0.9] and abs(z.mean()) < 1e-12
+    assert list(rank) == [0.5, 0.25, 0.875, 0.0, 0.875]  # ties share their rank
+    with pytest.raises(ValueError, match="4 scores for 5 units"):
+        ltr.signal_features(x, [1.0, 2.0, 3.0, 4.0])
+
+
 def test_embed_texts_alone_or_batched_give_the_same_unit_vectors():
     import torch
 

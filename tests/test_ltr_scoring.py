@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,14 +16,14 @@ import pytest
 import torch
 
 from wikiref import config, layout
-from wikiref.extractive.ltr import FEATURES
+from wikiref.extractive.ltr import FEATURES, SIGNAL_FEATURES
 from wikiref.stages import finetune as ft
 from wikiref.stages.qmsum import stage as qstage
 from wikiref.supervised import duc_finetune as fd
 from wikiref.supervised import ltr_scoring as ls
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_finetune import _params  # noqa: E402  (the finetune tests' tiny params)
+from test_finetune import _params, _start_files, _tiny_checkpoint  # noqa: E402  (the finetune tests' tiny params)
 
 torch.set_num_threads(1)
 
@@ -46,10 +47,11 @@ def test_ltr_settings_are_checked():
     for bad in (
         {**LTR, "ltr": {"targets": []}},
         {**LTR, "ltr": {}},
-        {**LTR, "init": "pretrained", "variant": "best"},
     ):
         with pytest.raises(fd.FinetuneError, match="method ltr needs"):
             fd.settings({"settings": [bad]})
+    with pytest.raises(fd.FinetuneError, match="needs variant"):
+        fd.settings({"settings": [{**LTR, "init": "pretrained"}]})
     assert fd.settings({"settings": [LTR]})["ltr"]["method"] == "ltr"  # no pooling needed
     s = ls.ranker_settings({"targets": ["doc_rank", "raw"], "max_iter": 7, "encoder": "x"}, seed=3)
     assert [(r.target, r.max_iter, r.seed) for r in s] == [("doc_rank", 7, 3), ("raw", 7, 3)]
@@ -60,7 +62,7 @@ def test_ltr_settings_are_checked():
 def test_duc_clusters_rank_across_documents_with_positions_in_each(duc_years):
     df = fd.load_year(duc_years[2007])
     embedder = ls.Embedder("tiny-random", seed=0)
-    clusters = ls.duc_clusters(df, embedder, max_doc_sentences=2)
+    clusters = ls.duc_clusters(ls.cut_documents(df, 2), embedder)
     assert [c.topic for c in clusters] == sorted(df["topic"].unique())
     for c in clusters:
         rows = df.loc[c.rows]
@@ -71,6 +73,15 @@ def test_duc_clusters_rank_across_documents_with_positions_in_each(duc_years):
         assert list(pos[:2]) == [0.0, 1.0]  # relative to the sentence's own document, not the cluster
     scores = ls.row_scores(clusters, len(df), lambda x: x[:, FEATURES.index("tfidf")])
     assert [len(s) for s in scores] == [min(len(s), 2) for s in df["doc_sentences"]]
+    # a trained scorer's sentence scores as a signal: three more columns, over the cluster
+    signal = [np.arange(len(s), dtype=float) for s in df["doc_sentences"]]
+    with_signal = ls.duc_clusters(df, embedder, signal)
+    for c in with_signal:
+        assert c.x.shape == (sum(c.sizes), len(FEATURES) + len(SIGNAL_FEATURES))
+        raw = c.x[:, len(FEATURES)]
+        assert list(raw[: c.sizes[0]]) == list(range(c.sizes[0]))  # the first document's sentences, in order
+        rank = c.x[:, -1]  # the percentile rank over the cluster (ties share theirs)
+        assert np.all(np.diff(rank[np.argsort(raw, kind="stable")]) >= 0) and 0 < rank.max() <= 1
 
 
 def test_duc_ltr_job_learns_what_the_cosine_misses(duc_years, tmp_path):
@@ -95,6 +106,59 @@ def test_duc_ltr_job_learns_what_the_cosine_misses(duc_years, tmp_path):
     assert again["test"] == m["test"]  # same params + seed -> same outputs
 
 
+def test_a_scorer_signal_reaches_the_ranker(duc_years):
+    """fit_and_score_clusters with a signal that knows the answer (each sentence's own target): the ranker puts
+    every test document's best sentence first, which the tiny random encoder's features alone do not."""
+    years = {y: fd.load_year(duc_years[y]) for y in (2005, 2006, 2007)}
+    train, dev = fd.held_out_split(pd.concat([years[2005], years[2006]], ignore_index=True), 0.3, 13)
+    embedder = ls.Embedder("tiny-random", seed=0)
+    metric = fd.dev_metric_fn(dev, _ltr_params()["duc"])
+    candidates = ls.ranker_settings({"targets": ["doc_max"], "max_iter": 60, "min_samples_leaf": 3}, 13)
+
+    def oracle(df):
+        return [np.asarray(t, dtype=float) for t in df["sentence_targets"]]
+
+    scores, cos, record = ls.fit_and_score_clusters(
+        train, dev, years[2007], embedder, candidates, metric, signal=oracle
+    )
+    assert record["chosen_target"] == "doc_max" and len(scores) == len(cos) == len(years[2007])
+    for s, t in zip(scores, years[2007]["sentence_targets"]):
+        assert len(s) == len(t) and int(np.argmax(s)) == int(np.argmax(t))
+
+
+def test_ltr_with_the_da_scorer_as_a_signal(duc_years, tmp_path):
+    """method ltr, init pretrained: the checkpoint (variant best) scores every sentence, one more signal; the job
+    records where it started and is a row of its own in Table VI, compared with LTR alone."""
+    from wikiref.files import write_json
+
+    models, metrics = tmp_path / "models", tmp_path / "metrics"
+    for variant, pooling, head, seed, r2 in (
+        ("clf_qbert", "query", "classification", 1, 3.0),
+        ("reg_bert", "cls", "regression", 2, 4.0),
+    ):
+        _tiny_checkpoint(models / variant, pooling, head, seed=seed)
+        write_json(metrics / f"pretrain_{variant}.json", {"dev": {"rouge2": r2}})
+    ltr_da = {**copy.deepcopy(LTR), "name": "ltr_da", "label": "LTR + DA", "init": "pretrained", "variant": "best"}
+    params = _ltr_params()
+    params["finetune"]["settings"].append(ltr_da)
+    paths = {y: duc_years[y] for y in (2005, 2006, 2007)}
+    start = fd.start_from_files(_start_files(models, metrics))  # best: reg_bert (the higher dev ROUGE-2)
+    jobs = {"ltr": {}, "ltr_da": {}}
+    for name in jobs:
+        m, preds, _ = fd.train_and_test(params, name, 2007, paths, tmp_path / name, start=start, progress=False)
+        jobs[name][2007] = m
+    m = jobs["ltr_da"][2007]
+    assert m["method"] == "ltr" and m["start"]["variant"] == "reg_bert" and "signal" in m["start"]
+    assert [len(s) for s in preds["sentence_scores"]] == [len(s) for s in fd.load_year(paths[2007])["doc_sentences"]]
+    assert "cosine" in m and m["paired_vs_cosine"]["n"] == 3
+    specs = [LTR, ltr_da]
+    df = ft.table6({"systems": {}}, jobs, specs, [2007])
+    assert list(df["System"]) == ["LTR", "COSINE (tiny-random, untrained)", "LTR + DA"]  # one cosine row
+    assert df.loc[2, "Group"] == "learning to rank + DA scorer (reg_bert)"
+    whats = {c["what"] for c in ft.summary_metrics(jobs, specs, [2007], {})["comparisons"]}
+    assert "the DA scorer as a ranking signal" in whats
+
+
 def test_table6_shows_the_ltr_row_its_cosine_and_paired_notes(duc_years, tmp_path):
     params = _ltr_params()
     paths = {y: duc_years[y] for y in (2005, 2006, 2007)}
@@ -110,7 +174,7 @@ def test_table6_shows_the_ltr_row_its_cosine_and_paired_notes(duc_years, tmp_pat
     # the stand-in QUERY-SIM here is the cosine, so both comparisons are the same numbers
     assert paired["vs QUERY-SIM"]["difference"] == pytest.approx(paired["vs cosine"]["difference"])
     notes = ft.table6_notes(params, summary)
-    assert "ltr 2007 vs cosine: R-2" in notes and "paired bootstrap p" in notes
+    assert re.search(r"ltr 2007 vs cosine, paired bootstrap of R-2: [+-]\d+\.\d\d \(p [01]\.\d{3}\)", notes)
 
 
 # --------------------------------------------------------------------------- QMSum

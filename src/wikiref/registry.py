@@ -211,6 +211,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
         "compare.pooling",
         "compare.budget",
         "compare.duc",
+        "compare.ltr",
     ),
     ("compare", "qmsum"): (
         "seed",

@@ -33,7 +33,7 @@ if FINETUNE_ITERATIVE:
             setting="|".join(FINETUNE_ITERATIVE),
         conda:
             SOFTWARE_ENV
-        threads: 2
+        threads: min(2, max(1, workflow.cores // 2))  # as pre-training's
         resources:
             gpu=gpu_resource(config),
         params:

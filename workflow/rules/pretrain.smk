@@ -26,7 +26,7 @@ rule pretrain_variant:
     priority: 5  # the +DA fine-tuning jobs wait for these checkpoints
     conda:
         SOFTWARE_ENV
-    threads: 2
+    threads: min(2, max(1, workflow.cores // 2))  # a job needing every core of a small machine waits for all
     resources:
         gpu=gpu_resource(config, config["pretrain"]["nproc_per_node"]),  # torchrun DDP: one GPU per process
     params:

@@ -49,6 +49,9 @@ FEATURES = (
     "log_units",
     "query_words",
 )
+# the columns :func:`signal_features` appends for a trained scorer's per-unit scores (a WikiRef-pre-trained
+# Q-BERT, say), after FEATURES
+SIGNAL_FEATURES = ("scorer", "scorer_z", "scorer_rank")
 TARGETS = ("raw", "doc_max", "doc_rank", "per_word")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -137,6 +140,15 @@ def document_features(
         "query_words": np.full(n, float(len(q_words))),
     }
     return np.stack([columns[f] for f in FEATURES], axis=1)
+
+
+def signal_features(features: np.ndarray, scores: Sequence[float]) -> np.ndarray:
+    """``features`` (one document's :func:`document_features`) with the :data:`SIGNAL_FEATURES` of ``scores`` (one
+    per unit, e.g. a pre-trained scorer's) appended: the raw score, its z-score and percentile rank in the document."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.shape != (features.shape[0],):
+        raise ValueError(f"{x.size} scores for {features.shape[0]} units")
+    return np.concatenate([features, np.stack([x, _zscore(x), _rank(x)], axis=1)], axis=1)
 
 
 def transform_targets(y: np.ndarray, how: str, words: np.ndarray | None = None) -> np.ndarray:
@@ -237,4 +249,5 @@ class Ranker:
         X = np.concatenate([x for x, _ in documents])
         y = np.concatenate([transform_targets(t, self.settings.target, words_of(x)) for x, t in documents])
         res = permutation_importance(self.model, X, y, n_repeats=3, random_state=seed)
-        return dict(zip(FEATURES, (round(float(v), 5) for v in res.importances_mean)))
+        names = FEATURES + SIGNAL_FEATURES if X.shape[1] > len(FEATURES) else FEATURES
+        return dict(zip(names, (round(float(v), 5) for v in res.importances_mean)))

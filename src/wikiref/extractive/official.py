@@ -89,3 +89,17 @@ def paired_difference(
         "p": float((boot <= 0).mean()),
         "n": int(d.size),
     }
+
+
+def scaled(paired: Mapping, factor: float) -> dict:
+    """A :func:`paired_difference` result with its difference and interval multiplied by ``factor`` (x 100: ROUGE
+    fractions as the tables print them), rounded to 4 decimals."""
+    ci = [round(factor * v, 4) for v in paired["ci"]]
+    return {**paired, "difference": round(factor * paired["difference"], 4), "ci": ci}
+
+
+def paired_text(paired: Mapping, *, ci: bool = False) -> str:
+    """A :func:`paired_difference` result as one table cell: ``+0.87 (p 0.003)``, with ``ci``
+    ``+0.87 (+0.30 to +1.45, p 0.003)``."""
+    interval = f"{paired['ci'][0]:+.2f} to {paired['ci'][1]:+.2f}, " if ci else ""
+    return f"{paired['difference']:+.2f} ({interval}p {paired['p']:.3f})"

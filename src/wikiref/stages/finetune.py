@@ -173,7 +173,7 @@ def run_job(
 def _group(m: Mapping) -> str:
     start = m["start"]
     if m.get("method") == "ltr":
-        return "learning to rank (without DA)"
+        return "learning to rank " + ("(without DA)" if start["init"] == "encoder" else "+ DA scorer")
     if start["init"] == "encoder":
         return "without DA"
     return f"{start.get('checkpoint_head', '?')} pre-training"
@@ -219,7 +219,9 @@ def table6(
                 **cells({y: per[y]["test"] for y in years}),
             }
         )
-        if s["method"] == "ltr":  # the ranker's own reference: the encoder's cosine on the same embeddings
+        cosine_row = first.get("cosine", {}).get("label")
+        if s["method"] == "ltr" and cosine_row not in {r["System"] for r in rows}:
+            # the ranker's own reference: the encoder's cosine on the same embeddings (once per encoder)
             rows.append(
                 {
                     "System": first["cosine"]["label"],
@@ -278,10 +280,7 @@ def _paired(
     """Per setting and year: the paired bootstrap of its per-topic ROUGE-2 recall against QUERY-SIM's on the
     same topics (:func:`wikiref.extractive.official.paired_difference`, x 100), and for an ``ltr`` setting its
     job's comparison with the encoder's cosine."""
-    from wikiref.extractive.official import paired_difference
-
-    def x100(d: Mapping) -> dict:
-        return {**d, "difference": round(100 * d["difference"], 4), "ci": [round(100 * v, 4) for v in d["ci"]]}
+    from wikiref.extractive.official import paired_difference, scaled
 
     out: dict = {}
     for s in setting_specs:
@@ -291,9 +290,9 @@ def _paired(
             qs = base.get("query_sim", {}).get(str(y), {}).get("ROUGE-2", {}).get("per_topic_R")
             mine = m["test"]["ROUGE-2"].get("per_topic_R")
             if qs and mine and sorted(qs) == sorted(mine):
-                entry["vs QUERY-SIM"] = x100(paired_difference(mine, qs))
+                entry["vs QUERY-SIM"] = scaled(paired_difference(mine, qs), 100)
             if "paired_vs_cosine" in m:
-                entry["vs cosine"] = x100(m["paired_vs_cosine"])
+                entry["vs cosine"] = scaled(m["paired_vs_cosine"], 100)
             if entry:
                 out.setdefault(s["name"], {})[str(y)] = entry
     return out
@@ -356,11 +355,24 @@ def _comparisons(
                 and start_of(a).get("variant") == start_of(b).get("variant")
             ):
                 cmps.append(compare(a, b, "fine-tuning vs DA PRE-TRAINED"))
+            # Learning to rank with the pre-trained scorer's scores as a signal vs without them.
+            if sa["method"] == sb["method"] == "ltr" and sa["init"] == "pretrained" and sb["init"] == "encoder":
+                cmps.append(compare(a, b, "the DA scorer as a ranking signal"))
+            # ... and vs the checkpoint alone.
+            if (
+                sa["method"] == "ltr"
+                and sb["method"] == "none"
+                and sa["init"] == "pretrained"
+                and start_of(a).get("variant") == start_of(b).get("variant")
+            ):
+                cmps.append(compare(a, b, "learning to rank vs DA PRE-TRAINED"))
     return cmps
 
 
 def table6_notes(params: Mapping, summary: Mapping) -> str:
     """The notes under Table VI: how the jobs trained and scored, the comparisons the settings allow."""
+    from wikiref.extractive.official import paired_text
+
     dp, fp = params["duc"], params["finetune"]
     notes = (
         f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
@@ -381,7 +393,7 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
     for name in sorted(ltr & set(summary.get("paired", {}))):
         for y, entry in summary["paired"][name].items():
             for what, d in entry.items():
-                notes += f" {name} {y} {what}: R-2 {d['difference']:+.2f} (paired bootstrap p {d['p']:.3f})."
+                notes += f" {name} {y} {what}, paired bootstrap of R-2: {paired_text(d)}."
     if dp["standin"]:
         notes += " STAND-IN: the topics, documents and references are built from Wikipedia, not NIST DUC."
     return notes

@@ -52,11 +52,9 @@ def _check_setting(s: Mapping) -> None:
         raise FinetuneError(f"setting {name}: method {s['method']!r} not in {METHODS}")
     if s["init"] == "encoder" and s["method"] == "none":
         raise FinetuneError(f"setting {name}: method none (no fine-tuning) needs init: pretrained")
-    if s["method"] == "ltr":
-        if s["init"] != "encoder" or not (s.get("ltr") or {}).get("targets"):
-            raise FinetuneError(f"setting {name}: method ltr needs init: encoder and ltr.targets (target transforms)")
-        return
-    if s["init"] == "encoder" and not s.get("pooling"):
+    if s["method"] == "ltr" and not (s.get("ltr") or {}).get("targets"):
+        raise FinetuneError(f"setting {name}: method ltr needs ltr.targets (target transforms)")
+    if s["init"] == "encoder" and not s.get("pooling") and s["method"] != "ltr":
         raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
     if s["init"] == "pretrained" and not s.get("variant"):
         raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
@@ -458,9 +456,9 @@ def train_and_test(
     train_years = _train_years(year, year_paths)
     test_df = load_year(year_paths[year])
     out_dir = Path(out_dir)
-    if spec["method"] == "ltr":
-        return _ltr_held_out(params, spec, year, year_paths, test_df, out_dir, t_start)
     start = start or Start()
+    if spec["method"] == "ltr":
+        return _ltr_held_out(params, spec, year, year_paths, test_df, out_dir, t_start, start, progress)
     model, tok, start_info = start_model(params, spec, start=start)
     metrics: dict[str, Any] = {
         "setting": setting_name,
@@ -519,10 +517,15 @@ def _ltr_held_out(
     test_df: pd.DataFrame,
     out_dir: Path,
     t_start: float,
+    start: Start,
+    progress: bool,
 ) -> tuple[dict, pd.DataFrame, dict]:
     """:func:`train_and_test` of a ``method: ltr`` setting (:mod:`wikiref.supervised.ltr_scoring`): the ranker
     fitted on the other years' clusters (capped like fine-tuning; the target transform chosen on the held-out
-    clusters), and the encoder's own cosine scored beside it on the test year with a paired comparison."""
+    clusters), and the encoder's own cosine scored beside it on the test year with a paired comparison. With
+    ``init: pretrained`` the pre-trained scorer's sentence scores (:func:`start_model` of the setting's variant,
+    not fine-tuned) are one more signal of every sentence: the papers' recipe, augmentation data first, with
+    the ranker in place of fine-tuning."""
     from wikiref.extractive.official import paired_difference
     from wikiref.files import write_json
     from wikiref.model.training import resolve_device
@@ -534,20 +537,29 @@ def _ltr_held_out(
     pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
     train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
     encoder = ls.encoder_name(spec["ltr"], params["model"])
-    embedder = ls.Embedder(encoder, device=str(resolve_device(params["model"]["device"])), seed=seed)
-    train = ls.duc_clusters(train_df, embedder, max_doc_sentences=finetune_params["max_doc_sentences"])
-    dev = ls.duc_clusters(dev_df, embedder)
-    dev_metric = dev_metric_fn(dev_df, duc)  # mean ROUGE-2 recall x 100 of the held-out clusters' summaries
-    ranker, record = ls.choose_ranker(
-        [(c.x, c.y) for c in train],
-        [(c.x, c.y) for c in dev],
+    device = str(resolve_device(params["model"]["device"]))
+    embedder = ls.Embedder(encoder, device=device, seed=seed)
+    start_info: dict[str, Any] = {"init": "encoder", "encoder": encoder, "pooling": "mean (embeddings, untrained)"}
+    signal = None
+    if spec["init"] == "pretrained":
+        model, tok, scorer_info = start_model(params, {**spec, "method": "none"}, start=start, device=device)
+        start_info = {**scorer_info, "encoder": encoder, "signal": "the start scorer's sentence scores"}
+
+        def signal(df: pd.DataFrame) -> list[np.ndarray]:
+            return score_rows(model, tok, df, params["model"], progress=progress)
+
+    scores, cos_scores, record = ls.fit_and_score_clusters(
+        train_df,
+        dev_df,
+        test_df,
+        embedder,
         ls.ranker_settings(spec["ltr"], seed),
-        lambda score: dev_metric(ls.row_scores(dev, len(dev_df), score)),
+        dev_metric_fn(dev_df, duc),  # mean ROUGE-2 recall x 100 of the held-out clusters' summaries
+        max_doc_sentences=finetune_params["max_doc_sentences"],
+        signal=signal,
     )
-    test = ls.duc_clusters(test_df, embedder)
-    scores = ls.row_scores(test, len(test_df), ranker.scores)
     rouge, summaries = evaluate_year(test_df, scores, duc)
-    cos_rouge, _ = evaluate_year(test_df, ls.row_scores(test, len(test_df), ls.cosine), duc)
+    cos_rouge, _ = evaluate_year(test_df, cos_scores, duc)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(out_dir / "ranker.json", record)
     metrics = {
@@ -556,7 +568,7 @@ def _ltr_held_out(
         "method": "ltr",
         "year": year,
         "train_years": train_years,
-        "start": {"init": "encoder", "encoder": encoder, "pooling": "mean (embeddings, untrained)"},
+        "start": start_info,
         "standin": bool(duc["standin"]),
         "flags": duc["rouge_flags"],
         "train_clusters": [f"{y}/{t}" for y, t in _topic_keys(train_df)],

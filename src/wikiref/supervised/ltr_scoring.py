@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wikiref.extractive.ltr import FEATURES, Ranker, RankerSettings, document_features
+from wikiref.extractive.ltr import FEATURES, Ranker, RankerSettings, document_features, signal_features
 
 UNIT_TOKENS = 128  # a sentence or turn is cut to this many tokens before it is embedded
 QUERY_TOKENS = 64
@@ -33,13 +33,13 @@ QUERY_TOKENS = 64
 class Embedder:
     """Unit-normalised embeddings of texts by an encoder (no training), on ``device``."""
 
-    def __init__(self, encoder_name: str, *, device: str = "cpu", seed: int = 0):
+    def __init__(self, encoder_name: str, *, device: str = "cpu", seed: int = 0, unit_tokens: int = UNIT_TOKENS):
         import torch
 
         from wikiref.model.encoders import load_encoder, load_tokenizer
 
         torch.manual_seed(seed)  # a randomly initialised encoder (tiny-random) draws from the global RNG
-        self.name = encoder_name
+        self.name, self.unit_tokens = encoder_name, unit_tokens
         self.tokenizer = load_tokenizer(encoder_name, 0)
         self.encoder = load_encoder(encoder_name, self.tokenizer).to(device)
 
@@ -48,7 +48,7 @@ class Embedder:
 
         if not texts:
             return np.zeros((0, self.encoder.config.hidden_size), dtype=np.float32)
-        return embed_texts(self.encoder, self.tokenizer, list(texts), max_tokens=UNIT_TOKENS)
+        return embed_texts(self.encoder, self.tokenizer, list(texts), max_tokens=self.unit_tokens)
 
     def query(self, query: Sequence[str]) -> np.ndarray:
         from wikiref.model.biencoder import embed_texts
@@ -86,21 +86,39 @@ class Cluster:
     y: np.ndarray
 
 
-def duc_clusters(df: pd.DataFrame, embedder: Embedder, *, max_doc_sentences: int | None = None) -> list[Cluster]:
-    """The clusters of a DUC table (``data/duc/<year>.parquet`` rows, sorted by topic and document position)."""
+def cut_documents(df: pd.DataFrame, max_doc_sentences: int | None) -> pd.DataFrame:
+    """A DUC table with every document cut to its first ``max_doc_sentences`` sentences and targets (None: as is)."""
+    if max_doc_sentences is None:
+        return df
+    out = df.copy()
+    for col in ("doc_sentences", "sentence_targets"):
+        out[col] = [list(v)[:max_doc_sentences] for v in df[col]]
+    return out
+
+
+def duc_clusters(
+    df: pd.DataFrame, embedder: Embedder, signal: Sequence[Sequence[float]] | None = None
+) -> list[Cluster]:
+    """The clusters of a DUC table (``data/duc/<year>.parquet`` rows, sorted by topic and document position, a
+    RangeIndex). ``signal``: per row, a trained scorer's score of each sentence, appended to the features
+    (:func:`wikiref.extractive.ltr.signal_features`, over the cluster)."""
     out = []
     for topic, group in df.groupby("topic", sort=True):
-        rows, sizes, sents, positions, targets = [], [], [], [], []
+        rows, sizes, sents, positions, targets, extra = [], [], [], [], [], []
         for i, r in zip(group.index, group.itertuples(index=False)):
-            s = [str(x) for x in r.doc_sentences][:max_doc_sentences]
+            s = [str(x) for x in r.doc_sentences]
             n = len(s)
             rows.append(int(i))
             sizes.append(n)
             sents += s
             positions += (np.arange(n) / max(n - 1, 1)).tolist()
             targets += [float(t) for t in r.sentence_targets][:n]
+            if signal is not None:
+                extra += [float(v) for v in signal[int(i)]]
         query = [str(q) for q in group.iloc[0]["query"]]
         x = document_features(query, sents, embedder.units(sents), embedder.query(query), positions=positions)
+        if signal is not None:
+            x = signal_features(x, extra)
         out.append(Cluster(str(topic), rows, sizes, x, np.asarray(targets, dtype=np.float64)))
     return out
 
@@ -114,6 +132,38 @@ def row_scores(clusters: Sequence[Cluster], n_rows: int, score: Callable[[np.nda
         for row, lo, hi in zip(c.rows, bounds[:-1], bounds[1:]):
             out[row] = values[lo:hi]
     return out
+
+
+def fit_and_score_clusters(
+    train_df: pd.DataFrame,
+    dev_df: pd.DataFrame,
+    test_df: pd.DataFrame,
+    embedder: Embedder,
+    candidates: Sequence[RankerSettings],
+    dev_metric: Callable[[list[np.ndarray]], float],
+    *,
+    max_doc_sentences: int | None = None,
+    signal: Callable[[pd.DataFrame], Sequence[Sequence[float]]] | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, Any]]:
+    """The DUC learning-to-rank pipeline: clusters of the three tables (the training clusters' documents cut to
+    ``max_doc_sentences``), the ranker chosen by ``dev_metric`` (the held-out clusters' summary ROUGE of per-row
+    sentence scores, higher is better; :func:`choose_ranker`), and the test table's per-row sentence scores by the
+    ranker and by the encoder's cosine. ``signal``: a table -> per row, a trained scorer's sentence scores (a
+    feature of every table's sentences). Returns (ranker scores, cosine scores, the choice's record)."""
+
+    def clusters(df: pd.DataFrame) -> list[Cluster]:
+        return duc_clusters(df, embedder, None if signal is None else signal(df))
+
+    train_df = cut_documents(train_df, max_doc_sentences)
+    train, dev = clusters(train_df), clusters(dev_df)
+    ranker, record = choose_ranker(
+        [(c.x, c.y) for c in train],
+        [(c.x, c.y) for c in dev],
+        candidates,
+        lambda score: dev_metric(row_scores(dev, len(dev_df), score)),
+    )
+    test = clusters(test_df)
+    return row_scores(test, len(test_df), ranker.scores), row_scores(test, len(test_df), cosine), record
 
 
 def cosine(x: np.ndarray) -> np.ndarray:
@@ -151,11 +201,23 @@ def choose_ranker(
 
 
 class TurnEmbeddings:
-    """The embeddings of meeting turns, each turn embedded once however many queries read it."""
+    """The embeddings of meeting turns and queries, each embedded once however many documents read it."""
 
     def __init__(self, embedder: Embedder):
         self.embedder = embedder
         self.vectors: dict[tuple[str, int], np.ndarray] = {}
+        self.queries: dict[tuple[str, ...], np.ndarray] = {}
+
+    def query(self, query: Sequence[str]) -> np.ndarray:
+        key = tuple(str(q) for q in query)
+        if key not in self.queries:
+            self.queries[key] = self.embedder.query(key)
+        return self.queries[key]
+
+    def preload(self, meeting: str, vectors: np.ndarray) -> None:
+        """Every turn's embedding of ``meeting`` (one row per turn, in order), e.g. read from a disk cache."""
+        for i, v in enumerate(vectors):
+            self.vectors[(meeting, i)] = v
 
     def get(self, meeting: str, turns: Sequence[str], indices: Sequence[int]) -> np.ndarray:
         missing = [i for i in dict.fromkeys(indices) if (meeting, i) not in self.vectors]
@@ -167,7 +229,7 @@ class TurnEmbeddings:
 
 
 def qmsum_documents(df: pd.DataFrame, setting: str, cache: TurnEmbeddings, *, span_targets: bool) -> list[dict]:
-    """Per QMSUM row: ``id``, ``answer``, the ``turns`` of its document in ``setting``, their features ``x`` and
+    """Per QMSUM row: ``id``, ``meeting_id``, ``answer``, the ``turns`` of its document in ``setting``, their features ``x`` and
     targets ``y`` (each turn's ROUGE-2 recall against the answer; with ``span_targets`` a transcript turn outside
     the annotated spans counts 0, so a transcript model learns to find the part of the meeting the query is about)."""
     from wikiref.extractive.meetings import document_turns
@@ -177,12 +239,21 @@ def qmsum_documents(df: pd.DataFrame, setting: str, cache: TurnEmbeddings, *, sp
         idx, turns = document_turns(r, setting)
         query = [str(q) for q in r["query"]]
         emb = cache.get(str(r["meeting_id"]), [str(t) for t in r["turns"]], idx)
-        x = document_features(query, turns, emb, cache.embedder.query(query))
+        x = document_features(query, turns, emb, cache.query(query))
         y = np.asarray([float(r["turn_targets"][i]) for i in idx], dtype=np.float64)
         if setting == "transcript" and span_targets:
             inside = {int(i) for i in r["span_turns"]}
             y = np.where([i in inside for i in idx], y, 0.0)
-        out.append({"id": str(r["id"]), "answer": str(r["answer"]), "turns": turns, "x": x, "y": y})
+        out.append(
+            {
+                "id": str(r["id"]),
+                "meeting_id": str(r["meeting_id"]),
+                "answer": str(r["answer"]),
+                "turns": turns,
+                "x": x,
+                "y": y,
+            }
+        )
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from wikiref import layout
 from wikiref.stages.compare.data import training_data
-from wikiref.stages.compare.plan import DUC_MEASURES, MODES, Cell, CompareError, _cell
+from wikiref.stages.compare.plan import BENCHMARK_MODES, DUC_MEASURES, Cell, CompareError, _cell
 from wikiref.stages.compare.runparams import effective_params, start_setting, variant_spec
 
 # The stage's logger (not this module's): every module of the stage logs under the stage's name.
@@ -94,13 +94,14 @@ def _duc_paths(params: Mapping, inputs: Mapping) -> dict[int, str]:
 
 def _benchmark_run(params: Mapping, cell: str | Cell, benchmark: str) -> tuple[Cell, dict, list[str], dict]:
     """What a DUC / QMSum job starts with: the cell, its parameters (the cell's model as the only
-    ``pretrain.variants`` entry), the modes it runs (``compare.<benchmark>``; the encoder-only row is
-    fine-tuned only) and the head of its result."""
+    ``pretrain.variants`` entry), the modes it runs (``compare.<benchmark>``; the encoder-only row has no
+    transfer) and the head of its result."""
     c = _cell(cell)
     run_params = effective_params(params)
     if c.trains:
         run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
-    modes = [m for m in MODES if run_params["compare"][benchmark][m] and (c.trains or m == "finetuned")]
+    chosen = run_params["compare"][benchmark]
+    modes = [m for m in BENCHMARK_MODES[benchmark] if chosen[m] and (c.trains or m != "transfer")]
     return c, run_params, modes, {"cell": c.id, "source": c.source, "budget": c.budget, "label": c.label}
 
 
@@ -118,8 +119,9 @@ def duc_years(params: Mapping, mode: str) -> list[int]:
 
 
 def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
-    """DUC for one cell: transfer (the pre-trained model applied to every year, no fine-tuning) and
-    held-out-year fine-tuning (every year in turn), as ``compare.duc`` asks. inputs: ``years`` (DUC year
+    """DUC for one cell: transfer (the pre-trained model applied to every year, no fine-tuning), held-out-year
+    fine-tuning and held-out-year learning to rank (``compare.ltr``; the cell's pre-trained scorer's sentence
+    scores one of the ranker's signals, none for the encoder-only row), as ``compare.duc`` asks. inputs: ``years`` (DUC year
     -> ``data/duc/<year>.parquet``), ``start`` (the cell's checkpoint files,
     :func:`wikiref.stages.compare.plan.start_inputs`; none for the encoder-only row); outputs: ``work_dir``,
     ``result`` (JSON: mode -> year -> ROUGE recall x 100 and 95% intervals). Returns the result."""
@@ -132,7 +134,9 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
     out.update(flags=run_params["duc"]["rouge_flags"], standin=bool(run_params["duc"]["standin"]), modes={})
     t0 = time.perf_counter()
     for mode in modes:
-        setting = start_setting(run_params, c, "none" if mode == "transfer" else "full")
+        setting = start_setting(run_params, c, {"transfer": "none", "finetuned": "full", "ltr": "ltr"}[mode])
+        if mode == "ltr":
+            setting["ltr"] = run_params["compare"]["ltr"]
         run_params["finetune"]["settings"] = [setting]
         per_year = {}
         for year in duc_years(run_params, mode):

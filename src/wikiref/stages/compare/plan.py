@@ -25,9 +25,15 @@ SOURCES = (*SOURCE_NAMES, UNION)
 BUDGETS = ("equal", "natural")
 CELL_COLUMNS = ("source", "budget")
 CELL_REGEX = r"source~[a-z0-9]+_budget~[a-z]+"
-MODES = ("finetuned", "transfer")
+MODES = ("finetuned", "ltr", "transfer")
+# the modes each benchmark can run (compare.<benchmark> switches them): learning to rank is DUC's
+BENCHMARK_MODES = {"duc": MODES, "qmsum": ("finetuned", "transfer")}
 QMSUM_R2_CI = "qmsum_r2_f1_ci"  # a row field, not a printed column
-MODE_LABELS = {"finetuned": "fine-tuned", "transfer": "DA PRE-TRAINED (no fine-tuning)"}
+MODE_LABELS = {
+    "finetuned": "fine-tuned",
+    "ltr": "learning to rank, the scorer's scores a signal",
+    "transfer": "DA PRE-TRAINED (no fine-tuning)",
+}
 ABSTRACTIVE_MODE = "abstractive"  # the rows of the abstractive cells: transfer, no fine-tuning
 MODE_LABELS[ABSTRACTIVE_MODE] = "abstractive, no fine-tuning"
 DUC_MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")

@@ -194,7 +194,7 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     the target transform chosen on the dev queries, scored on the evaluated test queries (:func:`eval_rows`,
     the baselines' queries) beside the encoder's own cosine and QUERY-SIM, with paired bootstrap comparisons of
     the per-query ROUGE-2 F1. inputs: ``train``, ``dev``, ``test``; outputs: ``table`` (stem), ``metrics``."""
-    from wikiref.extractive.official import paired_difference
+    from wikiref.extractive.official import paired_difference, paired_text
     from wikiref.files import write_json
     from wikiref.model.training import resolve_device
     from wikiref.supervised import ltr_scoring as ls
@@ -248,7 +248,7 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         for name, res in results.items():
             row = {"System": name, "Setting": setting, **{f"{m} F1": res[m]["f1"] for m in MEASURES}}
             for what, d in paired.items():
-                row[f"{what} (p)"] = f"{d['difference']:+.2f} ({d['p']:.3f})" if name == ltr_name else ""
+                row[what] = paired_text(d) if name == ltr_name else ""
             table_rows.append({**row, "Data": "STAND-IN" if standin else "real"})
         log.info("LTR %s: R-2 F1 %.2f (%.1fs)", setting, results[ltr_name]["rouge2"]["f1"], time.perf_counter() - t0)
     write_table(
