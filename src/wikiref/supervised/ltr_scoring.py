@@ -11,7 +11,9 @@ ranks sentences across the cluster. Its sentences (documents in cluster order, t
 ``finetune.max_doc_sentences``) form one feature document: TF-IDF fitted on the cluster, z-scores, ranks and
 centrality over the cluster, the position relative to the sentence's own document. Targets: each
 sentence's ROUGE-2 recall against the cluster's references (``sentence_targets``). The cosine of the same
-embeddings (the encoder's own ranking) is scored beside it, so the table can say what the ranker adds.
+embeddings (the encoder's own ranking) is scored beside it, so the table can say what the ranker adds. With a
+``signal`` (a setting with ``init: pretrained``: the WikiRef checkpoint's sentence scores) every sentence gets
+:data:`~wikiref.extractive.ltr.SIGNAL_FEATURES` too.
 """
 
 from __future__ import annotations
