@@ -218,8 +218,8 @@ def test_cells_grid_and_paramspace_names(repo):
 
 
 def test_each_benchmark_runs_its_modes(repo):
-    """DUC: fine-tuned, learning to rank (the cell's scorer a signal; the ranker alone for the encoder-only row)
-    and transfer (not for the encoder-only row); QMSum: fine-tuned and transfer. compare.<benchmark> switches."""
+    """Fine-tuned, learning to rank (the cell's scorer a signal; the ranker alone for the encoder-only row) and
+    transfer (not for the encoder-only row), as compare.duc / compare.qmsum switch them."""
     from wikiref.stages.compare.extractive import _benchmark_run
 
     params = config.load_params(repo / "params.yaml")
@@ -227,7 +227,9 @@ def test_each_benchmark_runs_its_modes(repo):
     wcep, none = compare.parse_cell("source~wcep_budget~equal"), compare.parse_cell("source~none_budget~none")
     assert _benchmark_run(params, wcep, "duc")[2] == ["finetuned", "ltr", "transfer"]
     assert _benchmark_run(params, none, "duc")[2] == ["finetuned", "ltr"]
-    assert _benchmark_run(params, wcep, "qmsum")[2] == ["finetuned", "transfer"]
+    assert _benchmark_run(params, wcep, "qmsum")[2] == ["finetuned", "transfer"]  # the sample's: no ltr
+    params["compare"]["qmsum"]["ltr"] = True
+    assert _benchmark_run(params, none, "qmsum")[2] == ["finetuned", "ltr"]
     off = copy.deepcopy(params)
     off["compare"]["duc"]["ltr"] = False
     assert _benchmark_run(off, wcep, "duc")[2] == ["finetuned", "transfer"]

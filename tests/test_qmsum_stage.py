@@ -103,7 +103,7 @@ def test_model_summaries_rank_by_score_fill_budget_keep_transcript_order():
 
 
 @pytest.mark.slow
-def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source_model):
+def test_compare_qmsum_job_transfer_finetuned_and_ltr(prepared, tmp_path, two_source_model):
     root, params, _ = prepared
     models_root, cell = two_source_model
     from wikiref.registry import params_json
@@ -114,12 +114,16 @@ def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source
     inputs["start"] = compare.start_files(cell, models_root)  # the cell's checkpoint files, as the rule gives them
     res = compare.qmsum(p, inputs, {"work_dir": tmp_path / "w", "result": tmp_path / "r.json"}, cell=cell)
     setting = p["compare"]["qmsum"]["settings"][0]
-    assert set(res["modes"]) == {"finetuned", "transfer"} and res["standin"]
+    assert p["compare"]["qmsum"]["ltr"]  # tiny: on
+    assert set(res["modes"]) == {"finetuned", "ltr", "transfer"} and res["standin"]
     for mode in res["modes"]:
         rec = res["modes"][mode][setting]
         assert 0 <= rec["rouge"]["rouge2"]["f1"] <= 100
         assert rec["summary_words_mean"] <= p["qmsum"]["summary_words"]
     assert res["modes"]["finetuned"][setting]["training"]["train_queries"] > 0
+    ltr = res["modes"]["ltr"][setting]  # the cell's scorer one of the ranker's signals
+    assert ltr["start"]["variant"] == cell and ltr["training"]["chosen_target"] in p["compare"]["ltr"]["targets"]
+    assert ltr["training"]["train_documents"] > 0 and "cosine" in ltr["training"]["dev_values"]
     assert not any(f.name.endswith(".safetensors") for f in (tmp_path / "w").rglob("*"))  # copies not kept
     none = compare.qmsum(
         p,
@@ -127,7 +131,8 @@ def test_compare_qmsum_job_transfer_and_finetuned(prepared, tmp_path, two_source
         {"work_dir": tmp_path / "w2", "result": tmp_path / "r2.json"},
         cell="source~none_budget~none",
     )
-    assert set(none["modes"]) == {"finetuned"}  # an untrained head is not transferred
+    assert set(none["modes"]) == {"finetuned", "ltr"}  # an untrained head is not transferred
+    assert none["modes"]["ltr"][setting]["start"]["init"] == "encoder"  # the ranker alone
 
 
 @pytest.fixture(scope="module")

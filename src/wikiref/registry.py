@@ -223,6 +223,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
         "compare.pooling",
         "compare.budget",
         "compare.qmsum",
+        "compare.ltr",
     ),
     # An abstractive cell: the pre-training cell's data keys, its abstractive model alone (replace=,
     # wikiref.stages.compare.abstractive_only), the abstractive sizes / training / decoding, DUC and QMSum.

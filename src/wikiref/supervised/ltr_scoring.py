@@ -230,18 +230,28 @@ class TurnEmbeddings:
         return np.stack([self.vectors[(meeting, i)] for i in indices])
 
 
-def qmsum_documents(df: pd.DataFrame, setting: str, cache: TurnEmbeddings, *, span_targets: bool) -> list[dict]:
+def qmsum_documents(
+    df: pd.DataFrame,
+    setting: str,
+    cache: TurnEmbeddings,
+    *,
+    span_targets: bool,
+    signal: Sequence[Sequence[float]] | None = None,
+) -> list[dict]:
     """Per QMSUM row: ``id``, ``meeting_id``, ``answer``, the ``turns`` of its document in ``setting``, their features ``x`` and
     targets ``y`` (each turn's ROUGE-2 recall against the answer; with ``span_targets`` a transcript turn outside
-    the annotated spans counts 0, so a transcript model learns to find the part of the meeting the query is about)."""
+    the annotated spans counts 0, so a transcript model learns to find the part of the meeting the query is about).
+    ``signal``: per row, a trained scorer's score of each of those turns (:func:`~wikiref.extractive.ltr.signal_features`)."""
     from wikiref.extractive.meetings import document_turns
 
     out = []
-    for r in df.to_dict("records"):
+    for k, r in enumerate(df.to_dict("records")):
         idx, turns = document_turns(r, setting)
         query = [str(q) for q in r["query"]]
         emb = cache.get(str(r["meeting_id"]), [str(t) for t in r["turns"]], idx)
         x = document_features(query, turns, emb, cache.query(query))
+        if signal is not None:
+            x = signal_features(x, signal[k])
         y = np.asarray([float(r["turn_targets"][i]) for i in idx], dtype=np.float64)
         if setting == "transcript" and span_targets:
             inside = {int(i) for i in r["span_turns"]}
@@ -257,6 +267,39 @@ def qmsum_documents(df: pd.DataFrame, setting: str, cache: TurnEmbeddings, *, sp
             }
         )
     return out
+
+
+def fit_and_extract_queries(
+    splits: Mapping[str, pd.DataFrame],
+    setting: str,
+    cache: TurnEmbeddings,
+    candidates: Sequence[RankerSettings],
+    max_words: int,
+    *,
+    span_targets: bool,
+    signal: Callable[[pd.DataFrame], Sequence[Sequence[float]]] | None = None,
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, Any]]:
+    """The QMSum learning-to-rank pipeline in ``setting``: documents of the ``train``, ``dev`` and ``test`` rows
+    (``splits``; :func:`qmsum_documents`, with ``signal``: a table -> per row, a trained scorer's turn scores), the
+    ranker chosen on the dev extracts' quick ROUGE-2 F1 (:func:`choose_ranker`), and the test rows' extracts by the
+    ranker and by the encoder's cosine. Returns (ranker extracts, cosine extracts, the choice's record)."""
+    docs = {
+        name: qmsum_documents(
+            splits[name],
+            setting,
+            cache,
+            span_targets=span_targets,
+            signal=None if signal is None else signal(splits[name]),
+        )
+        for name in ("train", "dev", "test")
+    }
+    ranker, record = choose_ranker(
+        [(d["x"], d["y"]) for d in docs["train"]],
+        [(d["x"], d["y"]) for d in docs["dev"]],
+        candidates,
+        lambda score: quick_rouge2_f1(docs["dev"], extracts(docs["dev"], score, max_words)),
+    )
+    return extracts(docs["test"], ranker.scores, max_words), extracts(docs["test"], cosine, max_words), record
 
 
 def extracts(docs: Sequence[dict], score: Callable[[np.ndarray], np.ndarray], max_words: int) -> dict[str, list[str]]:

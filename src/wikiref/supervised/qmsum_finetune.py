@@ -81,6 +81,12 @@ def score_documents(model, tok, df: pd.DataFrame, docs: list, model_params: Mapp
     return score_examples(model, tok, pairs, model_params, progress)
 
 
+def turn_scores(model, tok, rows: pd.DataFrame, setting: str, model_params: Mapping, progress: bool = False):
+    """The model's score of every turn of each row's document in ``setting`` (the turns of
+    :func:`wikiref.extractive.meetings.document_turns`, in order)."""
+    return score_documents(model, tok, rows, _documents(rows, setting), model_params, progress)
+
+
 def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str, progress: bool = False) -> dict:
     """A scorer's extracts of ``rows`` in ``setting`` and their official ROUGE."""
     q = params["qmsum"]

@@ -1,8 +1,9 @@
 """The extractive cells' jobs: pre-training a cell's scorer, then DUC and QMSum with it.
 
 :func:`pretrain` trains the BERT scorer on a cell's rows (:func:`wikiref.stages.compare.data.training_data`);
-:func:`duc` and :func:`qmsum` test it without fine-tuning (transfer) and fine-tuned (held-out DUC year; QMSum
-train split), as ``compare.duc`` / ``compare.qmsum`` ask. The encoder-only row is fine-tuned only.
+:func:`duc` and :func:`qmsum` test it without fine-tuning (transfer), fine-tuned (held-out DUC year; QMSum
+train split) and as one signal of a learning-to-rank layer (``ltr``), as ``compare.duc`` / ``compare.qmsum`` ask.
+The encoder-only row has no transfer.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from wikiref import layout
 from wikiref.stages.compare.data import training_data
-from wikiref.stages.compare.plan import BENCHMARK_MODES, DUC_MEASURES, Cell, CompareError, _cell
+from wikiref.stages.compare.plan import DUC_MEASURES, MODES, Cell, CompareError, _cell
 from wikiref.stages.compare.runparams import effective_params, start_setting, variant_spec
 
 # The stage's logger (not this module's): every module of the stage logs under the stage's name.
@@ -101,7 +105,7 @@ def _benchmark_run(params: Mapping, cell: str | Cell, benchmark: str) -> tuple[C
     if c.trains:
         run_params["pretrain"]["variants"] = [variant_spec(run_params, c)]
     chosen = run_params["compare"][benchmark]
-    modes = [m for m in BENCHMARK_MODES[benchmark] if chosen[m] and (c.trains or m != "transfer")]
+    modes = [m for m in MODES if chosen[m] and (c.trains or m != "transfer")]
     return c, run_params, modes, {"cell": c.id, "source": c.source, "budget": c.budget, "label": c.label}
 
 
@@ -165,8 +169,8 @@ def duc(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell,
 
 
 def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cell, progress: bool = False) -> dict:
-    """QMSum for one cell: transfer and fine-tuning (``compare.qmsum``) in every setting of
-    ``compare.qmsum.settings``. inputs: ``train`` / ``dev`` / ``test`` (``data/qmsum/<split>.parquet``),
+    """QMSum for one cell: transfer, fine-tuning and learning to rank (:func:`_qmsum_ltr`), as ``compare.qmsum``
+    asks, in every setting of ``compare.qmsum.settings``. inputs: ``train`` / ``dev`` / ``test`` (``data/qmsum/<split>.parquet``),
     ``start`` (as for :func:`duc`); outputs: ``work_dir``, ``result`` (JSON: mode -> setting -> official ROUGE-1/2/L
     R/P/F x 100 with 95% intervals). Returns the result."""
     from wikiref.files import write_json
@@ -189,6 +193,9 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     for mode in modes:
         per_setting = {}
         for setting in cmp["qmsum"]["settings"]:
+            if mode == "ltr":
+                per_setting[setting] = _qmsum_ltr(run_params, c, start, splits, test, setting, progress)
+                continue
             method = "none" if mode == "transfer" else "full"
             model, tok, start_info = finetune.start_model(run_params, start_setting(run_params, c, method), start=start)
             info: dict[str, Any] = {"start": start_info}
@@ -209,3 +216,48 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     out["seconds"] = round(time.perf_counter() - t0, 2)
     write_json(outputs["result"], out)
     return out
+
+
+def _qmsum_ltr(
+    run_params: Mapping, c: Cell, start, splits: Mapping, test: pd.DataFrame, setting: str, progress: bool
+) -> dict:
+    """One cell's learning to rank on QMSum in ``setting`` (:func:`wikiref.supervised.ltr_scoring.fit_and_extract_queries`):
+    the ranker ``compare.ltr`` on ``qmsum.ltr``'s train / dev queries, the cell's pre-trained scorer's turn scores
+    one of its signals (none for the encoder-only row), scored on the test rows."""
+    from wikiref.model.training import resolve_device
+    from wikiref.supervised import duc_finetune as finetune
+    from wikiref.supervised import ltr_scoring as ls
+    from wikiref.supervised import qmsum_finetune as q
+
+    qp, seed, spec = run_params["qmsum"], int(run_params["seed"]), run_params["compare"]["ltr"]
+    types = list(qp["eval_query_types"])
+    picked = {
+        name: q.cap_queries(splits[name][splits[name]["query_type"].isin(types)], qp["ltr"][f"{name}_queries"], seed)
+        for name in ("train", "dev")
+    }
+    device = str(resolve_device(run_params["model"]["device"]))
+    encoder = ls.encoder_name(spec, run_params["model"])
+    info: dict[str, Any] = {"start": {"init": "encoder", "encoder": encoder}}
+    signal = None
+    if c.trains:
+        setting_spec = start_setting(run_params, c, "none")
+        model, tok, info["start"] = finetune.start_model(run_params, setting_spec, start=start, device=device)
+
+        def signal(df: pd.DataFrame):
+            return q.turn_scores(model, tok, df, setting, run_params["model"], progress)
+
+    summaries, _, info["training"] = ls.fit_and_extract_queries(
+        {**picked, "test": test},
+        setting,
+        ls.TurnEmbeddings(ls.Embedder(encoder, device=device, seed=seed)),
+        ls.ranker_settings(spec, seed),
+        qp["summary_words"],
+        span_targets=qp["ltr"]["span_targets"],
+        signal=signal,
+    )
+    words = [len(" ".join(s).split()) for s in summaries.values()]
+    return {
+        "rouge": q.score(summaries, test, qp["rouge_flags"]),
+        "summary_words_mean": round(float(np.mean(words)), 2) if words else 0.0,
+        **info,
+    }

@@ -25,9 +25,7 @@ SOURCES = (*SOURCE_NAMES, UNION)
 BUDGETS = ("equal", "natural")
 CELL_COLUMNS = ("source", "budget")
 CELL_REGEX = r"source~[a-z0-9]+_budget~[a-z]+"
-MODES = ("finetuned", "ltr", "transfer")
-# the modes each benchmark can run (compare.<benchmark> switches them): learning to rank is DUC's
-BENCHMARK_MODES = {"duc": MODES, "qmsum": ("finetuned", "transfer")}
+MODES = ("finetuned", "ltr", "transfer")  # each benchmark's switches: compare.duc / compare.qmsum
 QMSUM_R2_CI = "qmsum_r2_f1_ci"  # a row field, not a printed column
 MODE_LABELS = {
     "finetuned": "fine-tuned",

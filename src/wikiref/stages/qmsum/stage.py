@@ -219,19 +219,17 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     table_rows = []
     for setting in spec["settings"]:
         t0 = time.perf_counter()
-        docs = {
-            name: ls.qmsum_documents(df, setting, cache, span_targets=spec["span_targets"])
-            for name, df in (("train", train_df), ("dev", dev_df), ("test", rows))
-        }
-        ranker, record = ls.choose_ranker(
-            [(d["x"], d["y"]) for d in docs["train"]],
-            [(d["x"], d["y"]) for d in docs["dev"]],
+        ltr_extracts, cos_extracts, record = ls.fit_and_extract_queries(
+            {"train": train_df, "dev": dev_df, "test": rows},
+            setting,
+            cache,
             ls.ranker_settings(spec, seed),
-            lambda score, dev=docs["dev"]: ls.quick_rouge2_f1(dev, ls.extracts(dev, score, words)),
+            words,
+            span_targets=spec["span_targets"],
         )
         systems = {
-            f"LTR ({record['chosen_target']})": ls.extracts(docs["test"], ranker.scores, words),
-            f"COSINE ({encoder}, untrained)": ls.extracts(docs["test"], ls.cosine, words),
+            f"LTR ({record['chosen_target']})": ltr_extracts,
+            f"COSINE ({encoder}, untrained)": cos_extracts,
             qb.SYSTEMS["query_sim"]: qb.summarize(rows.to_dict("records"), "query_sim", setting, words),
         }
         results = {name: score(s, rows, q["rouge_flags"], per_example=True) for name, s in systems.items()}
