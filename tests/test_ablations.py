@@ -91,7 +91,7 @@ def test_plan_shares_cells(profiles):
     assert ("none", base, full) in pl.subnetwork
     assert (100, base, full) in pl.duc_size["da"]
     assert len(pl.pairs()) == len(set(pl.pairs()))
-    assert [n for n, *_ in pl.quality] == ["Poor", "Average", "Excellent"]
+    assert [n for n, *_ in pl.quality] == ["Poor", "Excellent"]
     assert set(pl.duc_lines) == {"2005 only", "2006 only", "DA pre-trained"}
     # the iterative-from-DA cell needs the base model: it is in the grid even if nothing else asked for it
     assert any(a.start == "da" for a in pl.aug_cells) and base in pl.aug_cells
