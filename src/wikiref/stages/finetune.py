@@ -347,26 +347,22 @@ def _comparisons(
                 and sa.get("pooling") == sb.get("pooling")
             ):
                 cmps.append(compare(a, b, f"subnetwork fine-tuning ({sa['method']})"))
-            # Fine-tuning the checkpoint vs applying it as is.
+            # Fine-tuning the checkpoint, or ranking with its scores as a signal, vs applying it as is.
             if (
-                sa["method"] == "full"
+                sa["method"] in BEYOND_THE_CHECKPOINT
                 and sb["method"] == "none"
                 and sa["init"] == "pretrained"
                 and start_of(a).get("variant") == start_of(b).get("variant")
             ):
-                cmps.append(compare(a, b, "fine-tuning vs DA PRE-TRAINED"))
+                cmps.append(compare(a, b, f"{BEYOND_THE_CHECKPOINT[sa['method']]} vs DA PRE-TRAINED"))
             # Learning to rank with the pre-trained scorer's scores as a signal vs without them.
             if sa["method"] == sb["method"] == "ltr" and sa["init"] == "pretrained" and sb["init"] == "encoder":
                 cmps.append(compare(a, b, "the DA scorer as a ranking signal"))
-            # ... and vs the checkpoint alone.
-            if (
-                sa["method"] == "ltr"
-                and sb["method"] == "none"
-                and sa["init"] == "pretrained"
-                and start_of(a).get("variant") == start_of(b).get("variant")
-            ):
-                cmps.append(compare(a, b, "learning to rank vs DA PRE-TRAINED"))
     return cmps
+
+
+# what a setting does with its checkpoint beyond applying it as is, as the comparisons name it
+BEYOND_THE_CHECKPOINT = {"full": "fine-tuning", "ltr": "learning to rank"}
 
 
 def table6_notes(params: Mapping, summary: Mapping) -> str:

@@ -36,6 +36,12 @@ def cap_queries(df: pd.DataFrame, cap: int | None, seed: int) -> pd.DataFrame:
     return cap_rows(df, cap, seed)
 
 
+def training_queries(df: pd.DataFrame, qmsum: Mapping, cap: int | None, seed: int) -> pd.DataFrame:
+    """The ``qmsum.eval_query_types`` queries of a training split (a model learns the query types it is tested
+    on), at most ``cap`` of them (seeded)."""
+    return cap_queries(df[df["query_type"].isin(list(qmsum["eval_query_types"]))], cap, seed)
+
+
 def eval_rows(test: pd.DataFrame, qmsum: Mapping, seed: int) -> pd.DataFrame:
     """The test queries every system is scored on: the ``qmsum.eval_query_types`` queries, then
     ``qmsum.eval_queries`` of them (seeded)."""
@@ -120,9 +126,8 @@ def finetune(
 
     q, seed, ft = params["qmsum"], int(params["seed"]), params["finetune"]
     caps = q["finetune"]
-    types = list(q["eval_query_types"])  # trained on the query types it is tested on
-    train_df = cap_queries(train_df[train_df["query_type"].isin(types)], caps["train_queries"], seed)
-    dev_df = cap_queries(dev_df[dev_df["query_type"].isin(types)], caps["dev_queries"], seed)
+    train_df = training_queries(train_df, q, caps["train_queries"], seed)
+    dev_df = training_queries(dev_df, q, caps["dev_queries"], seed)
     if train_df.empty or dev_df.empty:
         raise QmsumStageError(f"QMSum fine-tuning needs train and dev queries (have {len(train_df)}, {len(dev_df)})")
 

@@ -230,10 +230,8 @@ def _qmsum_ltr(
     from wikiref.supervised import qmsum_finetune as q
 
     qp, seed, spec = run_params["qmsum"], int(run_params["seed"]), run_params["compare"]["ltr"]
-    types = list(qp["eval_query_types"])
     picked = {
-        name: q.cap_queries(splits[name][splits[name]["query_type"].isin(types)], qp["ltr"][f"{name}_queries"], seed)
-        for name in ("train", "dev")
+        name: q.training_queries(splits[name], qp, qp["ltr"][f"{name}_queries"], seed) for name in ("train", "dev")
     }
     device = str(resolve_device(run_params["model"]["device"]))
     encoder = ls.encoder_name(spec, run_params["model"])

@@ -198,15 +198,14 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     from wikiref.files import write_json
     from wikiref.model.training import resolve_device
     from wikiref.supervised import ltr_scoring as ls
-    from wikiref.supervised.qmsum_finetune import cap_queries
+    from wikiref.supervised.qmsum_finetune import training_queries
     from wikiref.tables import write_table
 
     q, seed = params["qmsum"], int(params["seed"])
     spec, words = q["ltr"], q["summary_words"]
-    types = list(q["eval_query_types"])
     split = {s: load_split(inputs[s]) for s in ("train", "dev", "test")}
-    train_df = cap_queries(split["train"][split["train"]["query_type"].isin(types)], spec["train_queries"], seed)
-    dev_df = cap_queries(split["dev"][split["dev"]["query_type"].isin(types)], spec["dev_queries"], seed)
+    train_df = training_queries(split["train"], q, spec["train_queries"], seed)
+    dev_df = training_queries(split["dev"], q, spec["dev_queries"], seed)
     rows = eval_rows(split["test"], q, seed)
     if train_df.empty or dev_df.empty or rows.empty:
         raise QmsumStageError(
