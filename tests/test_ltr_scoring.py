@@ -213,6 +213,28 @@ def test_qmsum_ltr_job_table_metrics_and_labels(qmsum_prepared):
         assert ours == base["systems"]["query_sim"][setting]["rouge2"]["f1"]
 
 
+def test_the_ranker_refuses_a_split_without_queries_before_embedding(qmsum_prepared, tmp_path):
+    """The qmsum stage's ranker and the comparison's share the check: an empty split is a clear error, raised
+    before any turn is embedded."""
+    from wikiref.supervised.qmsum_finetune import QmsumStageError
+
+    root, params = qmsum_prepared
+    splits = {s: qstage.load_split(root / f"{s}.parquet") for s in ("train", "dev", "test")}
+    cache = ls.TurnEmbeddings(ls.Embedder("tiny-random", seed=0))
+    for empty in ("train", "dev", "test"):
+        cut = {**splits, empty: splits[empty].head(0)}
+        with pytest.raises(QmsumStageError, match=f"'{empty}': 0"):
+            ls.fit_and_extract_queries(
+                cut, "gold_span", cache, ls.ranker_settings(params["qmsum"]["ltr"], 0), 50, span_targets=False
+            )
+    assert not cache.vectors
+    splits["dev"].head(0).to_parquet(tmp_path / "dev.parquet")
+    inputs = {"train": root / "train.parquet", "dev": tmp_path / "dev.parquet", "test": root / "test.parquet"}
+    with pytest.raises(QmsumStageError, match="'dev': 0"):
+        qstage.ltr(params, inputs, {"table": tmp_path / "ltr", "metrics": tmp_path / "ltr.json"})
+    assert not (tmp_path / "ltr.json").exists()
+
+
 def test_transcript_span_targets_zero_outside_the_span(qmsum_prepared):
     root, _ = qmsum_prepared
     df = qstage.load_split(root / "train.parquet")

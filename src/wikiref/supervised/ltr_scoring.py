@@ -282,7 +282,14 @@ def fit_and_extract_queries(
     """The QMSum learning-to-rank pipeline in ``setting``: documents of the ``train``, ``dev`` and ``test`` rows
     (``splits``; :func:`qmsum_documents`, with ``signal``: a table -> per row, a trained scorer's turn scores), the
     ranker chosen on the dev extracts' quick ROUGE-2 F1 (:func:`choose_ranker`), and the test rows' extracts by the
-    ranker and by the encoder's cosine. Returns (ranker extracts, cosine extracts, the choice's record)."""
+    ranker and by the encoder's cosine. Returns (ranker extracts, cosine extracts, the choice's record). Raises
+    :class:`~wikiref.supervised.qmsum_finetune.QmsumStageError` (before anything is embedded) when a split has no
+    query."""
+    from wikiref.supervised.qmsum_finetune import QmsumStageError
+
+    sizes = {name: len(splits[name]) for name in ("train", "dev", "test")}
+    if not all(sizes.values()):
+        raise QmsumStageError(f"the ranker needs train, dev and test queries (have {sizes})")
     docs = {
         name: qmsum_documents(
             splits[name],

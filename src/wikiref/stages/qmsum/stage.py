@@ -207,10 +207,6 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     train_df = training_queries(split["train"], q, spec["train_queries"], seed)
     dev_df = training_queries(split["dev"], q, spec["dev_queries"], seed)
     rows = eval_rows(split["test"], q, seed)
-    if train_df.empty or dev_df.empty or rows.empty:
-        raise QmsumStageError(
-            f"the ranker needs train, dev and test queries (have {len(train_df)}, {len(dev_df)}, {len(rows)})"
-        )
     encoder = ls.encoder_name(spec, params["model"])
     cache = ls.TurnEmbeddings(ls.Embedder(encoder, device=str(resolve_device(params["model"]["device"])), seed=seed))
     standin = bool(rows["standin"].any() or train_df["standin"].any())
