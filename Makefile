@@ -77,7 +77,7 @@ test: lint
 ## the inner loop: ruff, then every test but those marked slow (whole scripts, workflow and browser runs: docs/tests.md)
 test-fast: env
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile -m "not slow"
+	$(BIN)/python -m pytest -q -n $(CORES) --dist worksteal -m "not slow"
 
 bench: env
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
