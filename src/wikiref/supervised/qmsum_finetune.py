@@ -98,9 +98,14 @@ def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str
     q = params["qmsum"]
     docs = _documents(rows, setting)
     scores = score_documents(model, tok, rows, docs, params["model"], progress)
-    summaries = model_summaries(rows, scores, setting, q["summary_words"], docs)
+    return summary_metrics(q, model_summaries(rows, scores, setting, q["summary_words"], docs), rows)
+
+
+def summary_metrics(qmsum: Mapping, summaries: Mapping[str, list[str]], rows: pd.DataFrame) -> dict:
+    """The extracts' official ROUGE against ``rows``' answers (``qmsum.rouge_flags``) and their mean length in
+    words."""
     return {
-        "rouge": score(summaries, rows, q["rouge_flags"]),
+        "rouge": score(summaries, rows, qmsum["rouge_flags"]),
         "summary_words_mean": round(float(np.mean([len(" ".join(s).split()) for s in summaries.values()])), 2),
     }
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from wikiref import layout
@@ -191,11 +190,11 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     }
     t0 = time.perf_counter()
     for mode in modes:
+        if mode == "ltr":
+            out["modes"][mode] = _qmsum_ltr(run_params, c, start, splits, test, progress)
+            continue
         per_setting = {}
         for setting in cmp["qmsum"]["settings"]:
-            if mode == "ltr":
-                per_setting[setting] = _qmsum_ltr(run_params, c, start, splits, test, setting, progress)
-                continue
             method = "none" if mode == "transfer" else "full"
             model, tok, start_info = finetune.start_model(run_params, start_setting(run_params, c, method), start=start)
             info: dict[str, Any] = {"start": start_info}
@@ -218,12 +217,12 @@ def qmsum(params: Mapping, inputs: Mapping, outputs: Mapping, *, cell: str | Cel
     return out
 
 
-def _qmsum_ltr(
-    run_params: Mapping, c: Cell, start, splits: Mapping, test: pd.DataFrame, setting: str, progress: bool
-) -> dict:
-    """One cell's learning to rank on QMSum in ``setting`` (:func:`wikiref.supervised.ltr_scoring.fit_and_extract_queries`):
-    the ranker ``compare.ltr`` on ``qmsum.ltr``'s train / dev queries, the cell's pre-trained scorer's turn scores
-    one of its signals (none for the encoder-only row), scored on the test rows."""
+def _qmsum_ltr(run_params: Mapping, c: Cell, start, splits: Mapping, test: pd.DataFrame, progress: bool) -> dict:
+    """One cell's learning to rank on QMSum in every ``compare.qmsum.settings`` setting
+    (:func:`wikiref.supervised.ltr_scoring.fit_and_extract_queries`): the ranker ``compare.ltr`` on ``qmsum.ltr``'s
+    train / dev queries, the cell's pre-trained scorer's turn scores one of its signals (none for the encoder-only
+    row), scored on the test rows. The scorer is loaded and each turn embedded once for all settings. Returns
+    setting -> result."""
     from wikiref.model.training import resolve_device
     from wikiref.supervised import duc_finetune as finetune
     from wikiref.supervised import ltr_scoring as ls
@@ -235,27 +234,28 @@ def _qmsum_ltr(
     }
     device = str(resolve_device(run_params["model"]["device"]))
     encoder = ls.encoder_name(spec, run_params["model"])
-    info: dict[str, Any] = {"start": {"init": "encoder", "encoder": encoder}}
-    signal = None
+    start_info: dict[str, Any] = {"init": "encoder", "encoder": encoder}
+    model = tok = None
     if c.trains:
         setting_spec = start_setting(run_params, c, "none")
-        model, tok, info["start"] = finetune.start_model(run_params, setting_spec, start=start, device=device)
+        model, tok, start_info = finetune.start_model(run_params, setting_spec, start=start, device=device)
+    cache = ls.TurnEmbeddings(ls.Embedder(encoder, device=device, seed=seed))
+    out = {}
+    for setting in run_params["compare"]["qmsum"]["settings"]:
+        signal = None
+        if model is not None:
 
-        def signal(df: pd.DataFrame):
-            return q.turn_scores(model, tok, df, setting, run_params["model"], progress)
+            def signal(df: pd.DataFrame, setting=setting):
+                return q.turn_scores(model, tok, df, setting, run_params["model"], progress)
 
-    summaries, _, info["training"] = ls.fit_and_extract_queries(
-        {**picked, "test": test},
-        setting,
-        ls.TurnEmbeddings(ls.Embedder(encoder, device=device, seed=seed)),
-        ls.ranker_settings(spec, seed),
-        qp["summary_words"],
-        span_targets=qp["ltr"]["span_targets"],
-        signal=signal,
-    )
-    words = [len(" ".join(s).split()) for s in summaries.values()]
-    return {
-        "rouge": q.score(summaries, test, qp["rouge_flags"]),
-        "summary_words_mean": round(float(np.mean(words)), 2) if words else 0.0,
-        **info,
-    }
+        summaries, _, record = ls.fit_and_extract_queries(
+            {**picked, "test": test},
+            setting,
+            cache,
+            ls.ranker_settings(spec, seed),
+            qp["summary_words"],
+            span_targets=qp["ltr"]["span_targets"],
+            signal=signal,
+        )
+        out[setting] = {**q.summary_metrics(qp, summaries, test), "start": start_info, "training": record}
+    return out
