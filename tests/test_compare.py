@@ -211,6 +211,7 @@ def test_cells_grid_and_paramspace_names(repo):
         with pytest.raises(compare.CompareError):
             compare.parse_cell(bad)
     p = copy.deepcopy(params)
+    p["compare"]["sources"] = [*p["compare"]["sources"], "union"]
     p["compare"]["union"] = ["wikiref"]
     with pytest.raises(compare.CompareError, match="two or more"):
         compare.cells(p)
