@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -56,6 +56,11 @@ def ranking(scores: Sequence[float]) -> list[int]:
 
 def words(sentence: str) -> int:
     return len(sentence.split())
+
+
+def mean_summary_words(summaries: Mapping[str, Sequence[str]]) -> float:
+    """Mean length in words of extracts (each a list of sentences), to 2 decimals; 0.0 for none."""
+    return round(sum(words(" ".join(s)) for s in summaries.values()) / max(len(summaries), 1), 2)
 
 
 def bigrams(sentence: str) -> frozenset[tuple[str, str]]:

@@ -310,6 +310,7 @@ def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]
 def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapping) -> tuple[dict, dict]:
     """Summaries of a test year and their official ROUGE (as ``duc-baselines`` reports it)."""
     from wikiref.extractive.baselines import evaluate, rows_to_topics
+    from wikiref.extractive.selection import mean_summary_words
 
     sel = duc["select"]
     summaries, unscored = cluster_summaries(
@@ -317,9 +318,7 @@ def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapp
     )
     topics = rows_to_topics(df.to_dict("records"))
     scores_out = evaluate(summaries, topics, duc["rouge_flags"])
-    scores_out["summary_words_mean"] = round(
-        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
-    )
+    scores_out["summary_words_mean"] = mean_summary_words(summaries)
     scores_out["unscored_sentences"] = unscored
     return scores_out, summaries
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from wikiref.extractive import meetings as qb
+from wikiref.extractive.selection import mean_summary_words
 
 
 class QmsumStageError(ValueError):
@@ -106,7 +107,7 @@ def summary_metrics(qmsum: Mapping, summaries: Mapping[str, list[str]], rows: pd
     words."""
     return {
         "rouge": score(summaries, rows, qmsum["rouge_flags"]),
-        "summary_words_mean": round(float(np.mean([len(" ".join(s).split()) for s in summaries.values()])), 2),
+        "summary_words_mean": mean_summary_words(summaries),
     }
 
 

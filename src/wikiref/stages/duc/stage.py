@@ -297,6 +297,7 @@ def _system_year(
     import time
 
     from wikiref.extractive import baselines as systems
+    from wikiref.extractive.selection import mean_summary_words
     from wikiref.rouge import official
 
     select = duc["select"]
@@ -313,9 +314,7 @@ def _system_year(
         for t in topics
     }
     scores = systems.evaluate(summaries, topics, flags)
-    scores["summary_words_mean"] = round(
-        sum(len(" ".join(s).split()) for s in summaries.values()) / max(len(summaries), 1), 2
-    )
+    scores["summary_words_mean"] = mean_summary_words(summaries)
     if rouge_dir:
         official.write_spl_config(
             Path(rouge_dir) / system / str(year),
