@@ -52,10 +52,10 @@ rule ablations_pretrain:
     params:
         p=ABLATIONS_CELL_PARAMS,
         model_dir=lambda wc, output: os.path.dirname(output.model),
-        oracle_dir=lambda wc, input: os.path.dirname(input.train),
+        inputs=lambda wc, input: named(input, *layout.SPLITS),
         start=lambda wc, input: input.get("start", []),
     shell:
-        "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --oracle-dir {params.oracle_dir:q}"
+        "wikiref ablations pretrain --aug {wildcards.aug} --params-json {params.p:q} --inputs {params.inputs:q}"
         " --start {params.start:q} --model-dir {params.model_dir:q} --out {output.metrics:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
@@ -91,12 +91,12 @@ rule ablations_finetune:
         gpu=gpu_resource(config),
     params:
         p=ABLATIONS_CELL_PARAMS,
-        duc_dir=lambda wc, input: os.path.dirname(input.duc[0]),
+        inputs=lambda wc, input: keyed("duc", sorted(config["duc"]["years"]), input.duc),
         start=lambda wc, input: input.get("model", []),
         work=layout.ABLATIONS_FINETUNE_WORK,
     shell:
         "wikiref ablations finetune --aug {wildcards.aug} --duc {wildcards.duc} --params-json {params.p:q}"
-        " --duc-dir {params.duc_dir:q} --start {params.start:q} --work-dir {params.work:q}"
+        " --inputs {params.inputs:q} --start {params.start:q} --work-dir {params.work:q}"
         " --out {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
 
 

@@ -39,12 +39,10 @@ rule abstractive_train:
             abstractive_runs.train_job(config, wc.run),
             **abstractive_runs.run_only(config, wc.run),
         ),
-        sources_dir=lambda wc, input: os.path.dirname(os.path.dirname(input.train[0])),
-        # the folder of the DUC years it tests on (their tables and stats); no option when it tests on none
-        duc_dir=lambda wc, input: ["--duc-dir", os.path.dirname(input.duc[0])] if input.duc else [],
+        inputs=lambda wc, input: roles(abstractive_runs.input_keys(config, wc.run), input),
     shell:
         "wikiref abstractive train --run {wildcards.run:q} --params-json {params.p:q}"
-        " --sources-dir {params.sources_dir:q} {params.duc_dir:q} --model-dir {output.model:q}"
+        " --inputs {params.inputs:q} --model-dir {output.model:q}"
         " --summaries {output.summaries:q} --metrics {output.metrics:q} --live-dir {output.live:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 

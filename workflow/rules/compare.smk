@@ -45,10 +45,10 @@ rule compare_oracle:
     threads: 1
     params:
         p=stage_params("compare", "oracle"),
-        in_dir=lambda wc, input: os.path.dirname(input.train),
+        inputs=lambda wc, input: named(input, *layout.SPLITS),
         root=lambda wc, output: os.path.dirname(os.path.dirname(output.train)),
     shell:
-        "wikiref compare oracle --source {wildcards.source} --params-json {params.p:q} --in-dir {params.in_dir:q}"
+        "wikiref compare oracle --source {wildcards.source} --params-json {params.p:q} --inputs {params.inputs:q}"
         " --oracle-root {params.root:q} --metrics {output.metrics:q} --threads {threads} > {log} 2>&1"
 
 
@@ -75,9 +75,9 @@ rule compare_pretrain:
     params:
         p=stage_params("compare", "pretrain"),
         model_dir=lambda wc, output: os.path.dirname(output.model),
-        root=lambda wc, input: os.path.dirname(os.path.dirname(input.train[0])),
+        inputs=lambda wc, input: roles(compare.pretrain_input_keys(config, wc.cell), input),
     shell:
-        "wikiref compare pretrain --cell {wildcards.cell} --params-json {params.p:q} --oracle-root {params.root:q}"
+        "wikiref compare pretrain --cell {wildcards.cell} --params-json {params.p:q} --inputs {params.inputs:q}"
         " --model-dir {params.model_dir:q} --out {output.result:q} --threads {threads} --no-progress > {log} 2>&1"
 
 
@@ -100,10 +100,10 @@ rule compare_duc:
         gpu=gpu_resource(config),
     params:
         p=stage_params("compare", "duc"),
-        duc_dir=lambda wc, input: os.path.dirname(input.years[0]),
+        inputs=lambda wc, input: keyed("duc", config["duc"]["years"], input.years),
         work=lambda wc: f"{layout.COMPARE_WORK_DIR.format(cell=wc.cell)}/duc",
     shell:
-        "wikiref compare duc --cell {wildcards.cell} --params-json {params.p:q} --duc-dir {params.duc_dir:q}"
+        "wikiref compare duc --cell {wildcards.cell} --params-json {params.p:q} --inputs {params.inputs:q}"
         " --start {input.start:q} --work-dir {params.work:q} --out {output.result:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
@@ -127,10 +127,10 @@ rule compare_qmsum:
         gpu=gpu_resource(config),
     params:
         p=stage_params("compare", "qmsum"),
-        qmsum_dir=lambda wc, input: os.path.dirname(input.train),
+        inputs=lambda wc, input: named(input, *layout.SPLITS),
         work=lambda wc: f"{layout.COMPARE_WORK_DIR.format(cell=wc.cell)}/qmsum",
     shell:
-        "wikiref compare qmsum --cell {wildcards.cell} --params-json {params.p:q} --qmsum-dir {params.qmsum_dir:q}"
+        "wikiref compare qmsum --cell {wildcards.cell} --params-json {params.p:q} --inputs {params.inputs:q}"
         " --start {input.start:q} --work-dir {params.work:q} --out {output.result:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
@@ -155,12 +155,10 @@ rule compare_abstractive:
     params:
         p=lambda wc: stage_params("compare", "abstractive", **compare.abstractive_only(config, wc.cell)),
         model_dir=lambda wc, output: os.path.dirname(output.model),
-        root=lambda wc, input: os.path.dirname(os.path.dirname(input.train[0])),
-        duc_dir=lambda wc, input: os.path.dirname(input.years[0]),
-        qmsum_dir=lambda wc, input: os.path.dirname(input.qmsum_test[0]),
+        inputs=lambda wc, input: roles(compare.abstractive_input_keys(config, wc.cell), input),
     shell:
-        "wikiref compare abstractive --cell {wildcards.cell} --params-json {params.p:q} --oracle-root {params.root:q}"
-        " --duc-dir {params.duc_dir:q} --qmsum-dir {params.qmsum_dir:q} --model-dir {params.model_dir:q}"
+        "wikiref compare abstractive --cell {wildcards.cell} --params-json {params.p:q} --inputs {params.inputs:q}"
+        " --model-dir {params.model_dir:q}"
         " --out {output.result:q} --threads {threads} --no-progress > {log} 2>&1"
 
 

@@ -38,11 +38,11 @@ if FINETUNE_ITERATIVE:
             gpu=gpu_resource(config),
         params:
             p=lambda wc: stage_params("finetune", "prune", **finetune.setting_only(config, wc.setting)),
-            oracle_dir=lambda wc, input: os.path.dirname(input.train),
+            inputs=lambda wc, input: named(input, "train", "dev"),
             out_dir=lambda wc, output: os.path.dirname(output[0]),
         shell:
             "wikiref finetune prune --setting {wildcards.setting} --params-json {params.p:q}"
-            " --oracle-dir {params.oracle_dir:q} --start {input.start:q} --out-dir {params.out_dir:q}"
+            " --inputs {params.inputs:q} --start {input.start:q} --out-dir {params.out_dir:q}"
             " --threads {threads} --no-progress > {log} 2>&1"
 
 
@@ -72,11 +72,11 @@ rule finetune_job:
             finetune.run_job_name(FINETUNE_SETTINGS[wc.setting]),
             **finetune.setting_only(config, wc.setting),
         ),
-        data_dir=lambda wc, input: os.path.dirname(input.years[0]),
+        inputs=lambda wc, input: keyed("duc", FINETUNE_YEARS, input.years),
         out_dir=lambda wc, output: os.path.dirname(output.predictions),
     shell:
         "wikiref finetune run --setting {wildcards.setting} --year {wildcards.year} --params-json {params.p:q}"
-        " --data-dir {params.data_dir:q} --start {input.start:q} --out-dir {params.out_dir:q}"
+        " --inputs {params.inputs:q} --start {input.start:q} --out-dir {params.out_dir:q}"
         " --metrics {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
 
 
@@ -97,9 +97,11 @@ rule finetune_table:
     params:
         p=stage_params("finetune", "table"),
         table=lambda wc, output: os.path.splitext(output.tables[0])[0],
-        metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
+        inputs=lambda wc, input: keyed(
+            "job_metrics", [f"{s}.{y}" for s in FINETUNE_SETTINGS for y in FINETUNE_YEARS], input.metrics
+        ),
     shell:
-        "wikiref finetune table --params-json {params.p:q} --metrics-dir {params.metrics_dir:q}"
+        "wikiref finetune table --params-json {params.p:q} --inputs {params.inputs:q}"
         " --baselines {input.baselines:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"
 
 

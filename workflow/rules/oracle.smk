@@ -3,7 +3,7 @@
 
 rule oracle:
     input:
-        splits=expand(layout.SPLIT_FILE, split=layout.SPLITS),
+        **{name: layout.SPLIT_FILE.format(split=name) for name in layout.SPLITS},
     output:
         **{name: layout.ORACLE_FILE.format(split=name) for name in layout.SPLITS},
         metrics=layout.ORACLE_METRICS,
@@ -20,10 +20,10 @@ rule oracle:
     threads: min(4, max(1, workflow.cores // 2))
     params:
         p=stage_params("oracle", "run"),
-        split_dir=lambda wc, input: os.path.dirname(input.splits[0]),
+        inputs=lambda wc, input: named(input, *layout.SPLITS),
         out_dir=lambda wc, output: os.path.dirname(output.train),
     shell:
-        "wikiref oracle --params-json {params.p:q} --split-dir {params.split_dir:q} --out-dir {params.out_dir:q}"
+        "wikiref oracle --params-json {params.p:q} --inputs {params.inputs:q} --out-dir {params.out_dir:q}"
         " --metrics {output.metrics:q} --threads {threads} > {log} 2>&1"
 
 

@@ -31,11 +31,11 @@ rule pretrain_variant:
         gpu=gpu_resource(config, config["pretrain"]["nproc_per_node"]),  # torchrun DDP: one GPU per process
     params:
         p=stage_params("pretrain", "variant"),
-        data=lambda wc, input: os.path.dirname(input.train),
+        inputs=lambda wc, input: named(input, "train", "dev", "test"),
         model_dir=lambda wc, output: os.path.dirname(output.model),
         live_dir=layout.PRETRAIN_LIVE_DIR,
     shell:
-        "wikiref pretrain run --variant {wildcards.variant} --params-json {params.p:q} --data {params.data:q}"
+        "wikiref pretrain run --variant {wildcards.variant} --params-json {params.p:q} --inputs {params.inputs:q}"
         " --model-dir {params.model_dir:q} --metrics {output.metrics:q} --live-dir {params.live_dir:q}"
         " --threads {threads} --no-progress > {log} 2>&1"
 
@@ -57,12 +57,12 @@ rule pretrain_table:
     threads: 1
     params:
         p=stage_params("pretrain", "table"),
-        data=lambda wc, input: os.path.dirname(input.dev),
-        metrics_dir=lambda wc, input: os.path.dirname(input.metrics[0]),
+        inputs=lambda wc, input: named(input, "dev", "test")
+        + keyed("variant_metrics", PRETRAIN_VARIANTS, input.metrics),
         table=lambda wc, output: os.path.splitext(output.tables[0])[0],
     shell:
-        "wikiref pretrain table --params-json {params.p:q} --data {params.data:q}"
-        " --metrics-dir {params.metrics_dir:q} --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"
+        "wikiref pretrain table --params-json {params.p:q} --inputs {params.inputs:q}"
+        " --table {params.table:q} --summary {output.summary:q} > {log} 2>&1"
 
 
 rule pretrain_all:

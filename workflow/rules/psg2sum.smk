@@ -99,10 +99,10 @@ rule psg2sum_baselines:
         gpu=gpu_resource(config),
     params:
         p=stage_params("psg2sum", "baselines"),
-        splits_dir=lambda wc, input: os.path.dirname(input.splits[0]),
+        inputs=lambda wc, input: keyed("splits", layout.SPLITS, input.splits),
         table4=lambda wc, output: table_stem(output.table4),
     shell:
-        "wikiref psg2sum baselines --params-json {params.p:q} --splits-dir {params.splits_dir:q}"
+        "wikiref psg2sum baselines --params-json {params.p:q} --inputs {params.inputs:q}"
         " --table4 {params.table4:q} --summaries {output.summaries:q} --model-dir {output.model:q}"
         " --metrics {output.metrics:q} --threads {threads} --no-progress > {log} 2>&1"
 

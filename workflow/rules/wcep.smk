@@ -178,9 +178,9 @@ rule wcep_supervised:
         gpu=gpu_resource(config),
     params:
         p=stage_params("wcep", "supervised"),
-        splits_dir=lambda wc, input: os.path.dirname(input.splits[0]),
+        inputs=lambda wc, input: keyed("splits", layout.SPLITS, input.splits),
     shell:
-        "wikiref wcep supervised --params-json {params.p:q} --splits-dir {params.splits_dir:q}"
+        "wikiref wcep supervised --params-json {params.p:q} --inputs {params.inputs:q}"
         " --out {output.summaries:q} --model-dir {output.model:q} --threads {threads} --no-progress > {log} 2>&1"
 
 
@@ -202,13 +202,13 @@ rule wcep_evaluate:
     threads: 1
     params:
         p=stage_params("wcep", "evaluate"),
-        splits_dir=lambda wc, input: os.path.dirname(input.splits[0]),
-        total_dir=lambda wc, input: os.path.dirname(input.total[0]),
+        inputs=lambda wc, input: keyed("splits", layout.SPLITS, input.splits)
+        + keyed("total", layout.SPLITS, input.total),
         table5=lambda wc, output: table_stem(output.table5),
         fig2=lambda wc, output: table_stem([output.fig2]),
     shell:
-        "wikiref wcep evaluate --params-json {params.p:q} --splits-dir {params.splits_dir:q}"
-        " --total-dir {params.total_dir:q} --supervised {input.supervised:q} --table5 {params.table5:q}"
+        "wikiref wcep evaluate --params-json {params.p:q} --inputs {params.inputs:q}"
+        " --supervised {input.supervised:q} --table5 {params.table5:q}"
         " --fig2 {params.fig2:q} --metrics {output.metrics:q} > {log} 2>&1"
 
 

@@ -11,7 +11,7 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from wikiref import __version__, layout
@@ -59,6 +59,99 @@ def add_start(parser: argparse.ArgumentParser, what: str, instead_of: str) -> No
     parser.add_argument(
         "--start", nargs="*", metavar="FILE", help=f"{what}; when given, {instead_of} not read for them"
     )
+
+
+def _named_file(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
+    return name, path
+
+
+def add_inputs(parser: argparse.ArgumentParser, names: str, instead_of: str) -> None:
+    """``--inputs NAME=FILE ...``: the job's input files by name (``names`` says which), the files its rule
+    declares, read instead of the folder options ``instead_of`` when given. A dotted name nests:
+    ``duc.2005=results/duc/2005.parquet`` is ``{"duc": {"2005": ...}}`` (:func:`named_inputs`)."""
+    parser.add_argument(
+        "--inputs",
+        nargs="+",
+        type=_named_file,
+        metavar="NAME=FILE",
+        help=f"the input files by name: {names}; when given, {instead_of} not read for them",
+    )
+
+
+def named_args(files: Mapping[str, Any], *names: str) -> list[str]:
+    """``NAME=FILE`` for each of ``names`` in ``files`` (a rule's named inputs): what ``--inputs`` takes."""
+    return [f"{name}={files[name]}" for name in names]
+
+
+def keyed_args(group: str, keys: Sequence, files: Sequence[str]) -> list[str]:
+    """``GROUP.KEY=FILE`` for files declared as one list, one per key in order (e.g. the DUC years)."""
+    files = list(files)
+    if len(files) != len(keys):
+        raise ValueError(f"{group}: {len(files)} files for {len(keys)} keys")
+    return [f"{group}.{key}={file}" for key, file in zip(keys, files, strict=True)]
+
+
+def roles_args(keys: Mapping[str, Sequence], files: Mapping[str, Sequence[str]]) -> list[str]:
+    """:func:`keyed_args` of every role of ``keys`` (role -> its keys) with its list of ``files``."""
+    return [arg for role, role_keys in keys.items() for arg in keyed_args(role, role_keys, files[role])]
+
+
+def named_inputs(args: argparse.Namespace, required: Sequence[str]) -> dict | None:
+    """The files ``--inputs`` named (:func:`add_inputs`) as a nested dict, or None when it was not given.
+    Every name of ``required`` (a top-level name) must be there and no other: a missing or an unknown name
+    is a :class:`~wikiref.config.ParamsError` that says which."""
+    from wikiref.config import ParamsError
+
+    pairs = getattr(args, "inputs", None)
+    if pairs is None:
+        return None
+    out: dict = {}
+    for name, path in pairs:
+        head, *rest = name.split(".")
+        if rest:
+            sub = out.setdefault(head, {})
+            if not isinstance(sub, dict):
+                raise ParamsError(f"--inputs names {head!r} both as a file and as a group")
+            sub[".".join(rest)] = path
+        elif head in out:
+            raise ParamsError(f"--inputs names {head!r} twice")
+        else:
+            out[head] = path
+    missing = [n for n in required if n not in out]
+    unknown = [n for n in out if n not in required]
+    if missing or unknown:
+        raise ParamsError(
+            f"--inputs: missing {missing or 'none'}, unknown {unknown or 'none'} (expected {list(required)})"
+        )
+    return out
+
+
+def files_by_keys(args: argparse.Namespace, keys: Mapping[str, Sequence]) -> dict[str, dict] | None:
+    """role -> {key: file} from ``--inputs <role>.<key>=FILE`` (:func:`add_inputs`) for the ``keys`` of each role
+    (the keys as given, e.g. int years), or None when ``--inputs`` was not given. A role with no keys is empty
+    and takes no files; a missing file is a :class:`~wikiref.config.ParamsError` that names it."""
+    from wikiref.config import ParamsError
+
+    named = named_inputs(args, [role for role, role_keys in keys.items() if role_keys])
+    if named is None:
+        return None
+    out = {role: {k: named.get(role, {}).get(str(k)) for k in role_keys} for role, role_keys in keys.items()}
+    missing = [f"{role}.{k}" for role, files in out.items() for k, f in files.items() if f is None]
+    if missing:
+        raise ParamsError(f"--inputs lacks {', '.join(missing)}")
+    return out
+
+
+def duc_year_files(args: argparse.Namespace, years: Sequence, folder: str, group: str = "duc") -> dict:
+    """year -> its DUC table: ``--inputs <group>.<year>=FILE`` (:func:`add_inputs`; every year of ``years``,
+    no other input) when given, else ``<year>.parquet`` in ``folder``."""
+    named = files_by_keys(args, {group: list(years)})
+    if named is None:
+        return {y: layout.in_folder(folder, layout.DUC_YEAR, year=y) for y in years}
+    return named[group]
 
 
 def add_jobs(

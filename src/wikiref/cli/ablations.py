@@ -6,7 +6,16 @@ import argparse
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_start, add_torch_arguments, set_torch_threads
+from wikiref.cli import (
+    add_default,
+    add_inputs,
+    add_jobs,
+    add_start,
+    add_torch_arguments,
+    duc_year_files,
+    named_inputs,
+    set_torch_threads,
+)
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -54,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             )
         if job == "pretrain":
             add_default(job_parser, "--oracle-dir", layout.ORACLE_DIR, "WikiRef oracle splits {train,dev,test}.parquet")
+            add_inputs(job_parser, "train, dev, test (the oracle splits)", "--oracle-dir is")
             job_parser.add_argument("--model-dir", help="the cell's checkpoint (default: <pretrain-root>/<aug>)")
             job_parser.add_argument(
                 "--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_WIKIREF_RESULT})"
@@ -61,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         elif job == "finetune":
             job_parser.add_argument("--duc", required=True, help="the DUC cell")
             add_default(job_parser, "--duc-dir", layout.DUC_DIR, "folder with <year>.parquet")
+            add_inputs(job_parser, "duc.<year> (each year of duc.years)", "--duc-dir is")
             job_parser.add_argument("--work-dir", help=f"scratch folder (default: {layout.ABLATIONS_FINETUNE_WORK})")
             job_parser.add_argument("--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_DUC_RESULT})")
         elif job == "collect":
@@ -98,7 +109,10 @@ def _main(args: argparse.Namespace, ablations) -> int:
     aug = ablations.parse_aug(args.aug)
     if args.job == "pretrain":
         inputs = {
-            **{s: layout.in_folder(args.oracle_dir, layout.ORACLE_FILE, split=s) for s in layout.SPLITS},
+            **(
+                named_inputs(args, layout.SPLITS)
+                or {s: layout.in_folder(args.oracle_dir, layout.ORACLE_FILE, split=s) for s in layout.SPLITS}
+            ),
             "start": ablations.start_files(aug, args.pretrain_root) if args.start is None else args.start,
         }
         outputs = {
@@ -116,9 +130,8 @@ def _main(args: argparse.Namespace, ablations) -> int:
             print(f"{aug.id}: pruned to sparsity {res['pruning']['schedule']['final_sparsity']:.2f}")
         return 0
     duc = ablations.parse_duc(args.duc)
-    years = {y: layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
     inputs = {
-        "years": years,
+        "years": duc_year_files(args, params["duc"]["years"], args.duc_dir),
         "model": ablations.model_files(aug, args.pretrain_root) if args.start is None else args.start,
     }
     outputs = {

@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_jobs, add_torch_arguments, set_torch_threads
+from wikiref.cli import (
+    add_default,
+    add_files,
+    add_inputs,
+    add_jobs,
+    add_torch_arguments,
+    files_by_keys,
+    set_torch_threads,
+)
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -42,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         train, "--sources-dir", layout.SOURCE_DIR.format(source="").rstrip("/"), "root of <source>/<split>.parquet"
     )
     add_default(train, "--duc-dir", layout.DUC_DIR, "folder of <year>.parquet (+ .stats.json)")
+    add_inputs(
+        train,
+        "train.<source>, dev.<source> (each training source's split), test.<source> (each test source's),"
+        " duc.<year>, duc_stats.<year> (each DUC year's table and stats, with duc: true)",
+        "--sources-dir and --duc-dir are",
+    )
     train.add_argument("--model-dir", help=f"model folder (default: {layout.ABSTRACTIVE_MODEL_DIR})")
     train.add_argument("--summaries", help=f"summaries JSON (default: {layout.ABSTRACTIVE_SUMMARIES})")
     train.add_argument("--metrics", help=f"metrics JSON (default: {layout.ABSTRACTIVE_RUN_METRICS})")
@@ -61,6 +75,21 @@ def _label(m) -> str:
     return " (STAND-IN)" if m.get("standin") else ""
 
 
+def _default_inputs(args, params, keys: dict[str, list]) -> dict[str, dict]:
+    """The run's input files at their layout paths, moved to ``--sources-dir`` and ``--duc-dir``."""
+    from wikiref.stages.abstractive import runs
+
+    files = runs.train_inputs(params, args.run)
+    sources_root = layout.SOURCE_DIR.format(source="").rstrip("/")
+    roots = {"duc": (layout.DUC_DIR, args.duc_dir), "duc_stats": (layout.DUC_DIR, args.duc_dir)}
+
+    def moved(role: str) -> list[str]:
+        default_root, root = roots.get(role, (sources_root, args.sources_dir))
+        return [str(Path(root) / Path(p).relative_to(default_root)) for p in files[role]]
+
+    return {role: dict(zip(role_keys, moved(role))) for role, role_keys in keys.items()}
+
+
 def _train(args) -> None:
     from wikiref.stages.abstractive import runs
     from wikiref.stages.abstractive.stage import run_train
@@ -69,21 +98,8 @@ def _train(args) -> None:
     # the run's family decides which keys the job reads (each family's section only)
     family_params = params_from_args(args, "abstractive.runs")
     params = params_from_args(args, *job_keys("abstractive", runs.train_job(family_params, args.run)))
-    files = runs.train_inputs(params, args.run)  # the default paths (layout), moved to the folders given
-    sources_root = layout.SOURCE_DIR.format(source="").rstrip("/")
-
-    def moved(paths: list[str], default_root: str, root: str) -> list[str]:
-        return [str(Path(root) / Path(p).relative_to(default_root)) for p in paths]
-
-    entry = runs.run_entry(params, args.run)
-    years = runs.duc_years(params, args.run)
-    inputs = {
-        "train": dict(zip(entry["train"], moved(files["train"], sources_root, args.sources_dir))),
-        "dev": dict(zip(entry["train"], moved(files["dev"], sources_root, args.sources_dir))),
-        "test": dict(zip(entry["test"], moved(files["test"], sources_root, args.sources_dir))),
-        "duc": dict(zip(years, moved(files["duc"], layout.DUC_DIR, args.duc_dir))),
-        "duc_stats": dict(zip(years, moved(files["duc_stats"], layout.DUC_DIR, args.duc_dir))),
-    }
+    keys = runs.input_keys(params, args.run)
+    inputs = files_by_keys(args, keys) or _default_inputs(args, params, keys)
     outputs = {
         "model_dir": args.model_dir or layout.ABSTRACTIVE_MODEL_DIR.format(run=args.run),
         "summaries": args.summaries or layout.ABSTRACTIVE_SUMMARIES.format(run=args.run),

@@ -6,7 +6,17 @@ import argparse
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_start, add_torch_arguments, set_torch_threads
+from wikiref.cli import (
+    add_default,
+    add_inputs,
+    add_jobs,
+    add_start,
+    add_torch_arguments,
+    duc_year_files,
+    files_by_keys,
+    named_inputs,
+    set_torch_threads,
+)
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -44,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if job == "oracle":
             p.add_argument("--source", required=True, help="a source of the common example schema")
             p.add_argument("--in-dir", help="its split files (default: data/sources/<source>)")
+            add_inputs(p, "train, dev, test (the source's split files)", "--in-dir is")
             add_default(p, "--oracle-root", layout.COMPARE_ORACLE_DIR, "output root (<root>/<source>/<split>.parquet)")
             p.add_argument("--metrics", help=f"metrics JSON (default: {layout.COMPARE_ORACLE_METRICS})")
             add_default(p, "--threads", 1, "worker processes", type=int)
@@ -54,7 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_torch_arguments(p)
         if job in ("pretrain", "abstractive"):
             add_default(p, "--oracle-root", layout.COMPARE_ORACLE_DIR, "root of the per-source oracle splits")
+            what = "train.<source>, dev.<source> (each member's oracle splits), sizes.<source> (equal budget with"
+            what += " examples: null: every other compared source's train split)"
+            if job == "abstractive":
+                what += ", years.<year> (each DUC year), qmsum_test.test (the QMSum test split)"
+            add_inputs(p, what, "--oracle-root, --duc-dir and --qmsum-dir are")
             p.add_argument("--model-dir", help=f"the checkpoint (default: {layout.COMPARE_MODEL_DIR})")
+        if job == "duc":
+            add_inputs(p, "duc.<year> (each year of duc.years)", "--duc-dir is")
+        if job == "qmsum":
+            add_inputs(p, "train, dev, test (the QMSum splits)", "--qmsum-dir is")
         if job in ("duc", "qmsum"):
             add_start(p, "the cell's checkpoint files (none for the encoder-only row)", "--models-root is")
             add_default(
@@ -103,7 +123,9 @@ def _main(args: argparse.Namespace, compare) -> int:
         return 0
     if args.job == "oracle":
         in_dir = Path(args.in_dir or layout.SOURCE_DIR.format(source=args.source))
-        inputs = {s: layout.in_folder(in_dir, layout.SOURCE_SPLIT, source=args.source, split=s) for s in layout.SPLITS}
+        inputs = named_inputs(args, layout.SPLITS) or {
+            s: layout.in_folder(in_dir, layout.SOURCE_SPLIT, source=args.source, split=s) for s in layout.SPLITS
+        }
         outputs = dict(compare.oracle_files(args.source, args.oracle_root))
         outputs["metrics"] = args.metrics or layout.COMPARE_ORACLE_METRICS.format(source=args.source)
         m = compare.oracle(params, inputs, outputs, source=args.source, threads=args.threads)
@@ -133,7 +155,9 @@ def _main(args: argparse.Namespace, compare) -> int:
     }
     out = args.out or templates[args.job].format(cell=cell.id)
     if args.job == "pretrain":
-        inputs = compare.pretrain_inputs(params, cell.id, args.oracle_root)
+        inputs = _listed(files_by_keys(args, compare.pretrain_input_keys(params, cell.id))) or compare.pretrain_inputs(
+            params, cell.id, args.oracle_root
+        )
         outputs = {"model_dir": Path(args.model_dir or compare.model_dir(cell)), "result": out}
         r = compare.pretrain(params, inputs, outputs, cell=cell, progress=progress)
         print(
@@ -143,20 +167,29 @@ def _main(args: argparse.Namespace, compare) -> int:
         return 0
     work = Path(args.work_dir or Path(layout.COMPARE_WORK_DIR.format(cell=cell.id)) / args.job)
     if args.job == "duc":
-        years = {y: layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
-        inputs = {"years": years, "start": _start(args, compare, cell)}
+        inputs = {
+            "years": duc_year_files(args, params["duc"]["years"], args.duc_dir),
+            "start": _start(args, compare, cell),
+        }
         r = compare.duc(params, inputs, {"work_dir": work, "result": out}, cell=cell, progress=progress)
         for mode, per_year in r["modes"].items():
             r2 = " ".join(f"{y}:{v['recall']['ROUGE-2']:.2f}" for y, v in per_year.items())
             print(f"{cell.id} DUC {mode}: R-2 recall {r2}{_label(r)}")
         return 0
-    inputs = {s: layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split=s) for s in layout.SPLITS}
+    inputs = named_inputs(args, layout.SPLITS) or {
+        s: layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split=s) for s in layout.SPLITS
+    }
     inputs["start"] = _start(args, compare, cell)
     r = compare.qmsum(params, inputs, {"work_dir": work, "result": out}, cell=cell, progress=progress)
     for mode, per_setting in r["modes"].items():
         r2 = " ".join(f"{s}:{v['rouge']['rouge2']['f1']:.2f}" for s, v in per_setting.items())
         print(f"{cell.id} QMSum {mode}: R-2 F1 {r2}{_label(r)}")
     return 0
+
+
+def _listed(files: dict[str, dict] | None) -> dict[str, list[str]] | None:
+    """role -> its files in key order (the lists the compare jobs read), or None."""
+    return None if files is None else {role: list(by_key.values()) for role, by_key in files.items()}
 
 
 def _start(args: argparse.Namespace, compare, cell) -> list[str]:
@@ -166,11 +199,14 @@ def _start(args: argparse.Namespace, compare, cell) -> list[str]:
 
 def _abstractive(args: argparse.Namespace, params, compare, progress: bool) -> int:
     cell = compare.parse_abstractive_cell(args.cell)
-    inputs = compare.abstractive_inputs(params, cell.id, args.oracle_root)
-    inputs["years"] = [
-        layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in sorted(int(y) for y in params["duc"]["years"])
-    ]
-    inputs["qmsum_test"] = [layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split="test")]
+    inputs = _listed(files_by_keys(args, compare.abstractive_input_keys(params, cell.id)))
+    if inputs is None:
+        inputs = compare.abstractive_inputs(params, cell.id, args.oracle_root)
+        inputs["years"] = [
+            layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y)
+            for y in compare.abstractive_input_keys(params, cell.id)["years"]
+        ]
+        inputs["qmsum_test"] = [layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split="test")]
     outputs = {
         "model_dir": Path(args.model_dir or compare.model_dir_of(cell.id)),
         "result": args.out or layout.COMPARE_ABSTRACTIVE_RESULT.format(cell=cell.id),

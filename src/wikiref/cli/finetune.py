@@ -6,7 +6,16 @@ import argparse
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_start, add_torch_arguments, set_torch_threads
+from wikiref.cli import (
+    add_default,
+    add_inputs,
+    add_jobs,
+    add_start,
+    add_torch_arguments,
+    duc_year_files,
+    named_inputs,
+    set_torch_threads,
+)
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -64,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             _add_start(job_parser)
             job_parser.add_argument("--year", type=int, required=True, help="the held-out (test) year")
             add_default(job_parser, "--data-dir", layout.DUC_DIR, "folder with <year>.parquet")
+            add_inputs(job_parser, "duc.<year> (each year of duc.years)", "--data-dir is")
             job_parser.add_argument(
                 "--prune-dir",
                 help=f"without --start, method iterative: the prune output (default: {layout.FINETUNE_PRUNED_DIR})",
@@ -78,9 +88,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         elif job == "prune":
             _add_start(job_parser)
             add_default(job_parser, "--oracle-dir", layout.ORACLE_DIR, "WikiRef oracle splits {train,dev}.parquet")
+            add_inputs(job_parser, "train, dev (the oracle splits)", "--oracle-dir is")
             job_parser.add_argument("--out-dir", help=f"default: {layout.FINETUNE_PRUNED_DIR}")
         else:
             add_default(job_parser, "--metrics-dir", layout.METRICS, "the per-job metrics duc_<setting>_<year>.json")
+            add_inputs(job_parser, "job_metrics.<setting>.<year> (each job's metrics)", "--metrics-dir is")
             add_default(job_parser, "--baselines", layout.DUC_BASELINES_METRICS, "the duc stage's baseline metrics")
             add_default(job_parser, "--table", layout.TABLE6, "output stem")
             add_default(job_parser, "--summary", layout.FINETUNE_METRICS, "summary metrics JSON")
@@ -103,8 +115,16 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     if args.job == "table":
         params = params_from_args(args, *job_keys("finetune", "table"))
         years = params["duc"]["years"]
+        named = named_inputs(args, ("job_metrics",))
         job_metrics = {
-            s: {y: finetune.job_metrics_file(args.metrics_dir, s, y) for y in years}
+            s: {
+                y: (
+                    finetune.job_metrics_file(args.metrics_dir, s, y)
+                    if named is None
+                    else named["job_metrics"].get(f"{s}.{y}")
+                )
+                for y in years
+            }
             for s in finetune.settings(params["finetune"])
         }
         inputs = {"job_metrics": job_metrics, "baselines": args.baselines}
@@ -122,7 +142,7 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
         finetune.find_setting(params["finetune"], args.setting)
         out_dir = args.out_dir or layout.FINETUNE_PRUNED_DIR.format(setting=args.setting)
         inputs = {
-            **pretrain.split_files(args.oracle_dir, ("train", "dev")),
+            **(named_inputs(args, ("train", "dev")) or pretrain.split_files(args.oracle_dir, ("train", "dev"))),
             "start": _start_files(args, params, finetune),
         }
         info = finetune.prune(params, inputs, {"dir": out_dir}, setting=args.setting, progress=progress)
@@ -139,8 +159,10 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     # to those alone).
     params = params_from_args(args, *job_keys("finetune", finetune.run_job_name(setting)))
     names = {"setting": args.setting, "year": args.year}
-    years = {y: layout.in_folder(args.data_dir, layout.DUC_YEAR, year=y) for y in params["duc"]["years"]}
-    inputs = {"years": years, "start": _start_files(args, params, finetune)}
+    inputs = {
+        "years": duc_year_files(args, params["duc"]["years"], args.data_dir),
+        "start": _start_files(args, params, finetune),
+    }
     out_dir = Path(args.out_dir or layout.FINETUNE_JOB_DIR.format(**names))
     outputs = {
         "model_dir": out_dir,

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from wikiref import layout
-from wikiref.cli import add_default
+from wikiref.cli import add_default, add_inputs, named_inputs
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -23,6 +23,7 @@ ROUGE values equal rouge-score with stemming (wikiref.rouge.fast)."""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_params_arguments(parser)
     add_default(parser, "--split-dir", layout.SPLIT_DIR, "folder with train/dev/test.parquet")
+    add_inputs(parser, "one per split of --splits (train, dev, test)", "--split-dir is")
     add_default(parser, "--out-dir", layout.ORACLE_DIR, "output folder")
     add_default(parser, "--metrics", layout.ORACLE_METRICS, "metrics JSON")
     parser.add_argument(
@@ -49,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     def file_in(folder: str, template: str, split: str) -> Path:
         return Path(folder) / Path(template.format(split=split)).name
 
-    inputs = {s: file_in(args.split_dir, layout.SPLIT_FILE, s) for s in args.splits}
+    inputs = named_inputs(args, args.splits) or {s: file_in(args.split_dir, layout.SPLIT_FILE, s) for s in args.splits}
     outputs = {s: file_in(args.out_dir, layout.ORACLE_FILE, s) for s in args.splits}
     outputs["metrics"] = args.metrics
     try:

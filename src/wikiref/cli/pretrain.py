@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, add_torch_arguments, set_torch_threads
+from wikiref.cli import add_default, add_inputs, add_jobs, add_torch_arguments, named_inputs, set_torch_threads
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
 
@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if job in ("run", "train", "evaluate"):
             job_parser.add_argument("--variant", required=True, help="variant name from pretrain.variants")
             _add_data(job_parser)
+            add_inputs(job_parser, "train, dev, test (the oracle splits)", "--data is")
             job_parser.add_argument("--model-dir", help=f"the checkpoint (default: {layout.PRETRAIN_MODEL_DIR})")
             if job != "evaluate":
                 job_parser.add_argument("--live-dir", help=f"dvclive folder (default: {layout.PRETRAIN_LIVE_DIR})")
@@ -62,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_params_arguments(job_parser)
         elif job == "table":
             _add_data(job_parser)
+            add_inputs(
+                job_parser,
+                "dev, test (the oracle splits), variant_metrics.<variant> (each variant's metrics)",
+                "--data and --metrics-dir are",
+            )
             add_default(
                 job_parser, "--metrics-dir", layout.METRICS, "folder of the per-variant metrics pretrain_<variant>.json"
             )
@@ -113,7 +119,7 @@ def _main(args: argparse.Namespace, pretrain) -> int:
         return 0
     if args.job == "table":
         params = params_from_args(args, *job_keys("pretrain", "table"))
-        inputs = {
+        inputs = named_inputs(args, (*pretraining.EVAL_SPLITS, "variant_metrics")) or {
             **pretraining.split_files(args.data, pretraining.EVAL_SPLITS),
             "variant_metrics": {
                 name: pretraining.variant_metrics_file(args.metrics_dir, name)
@@ -132,7 +138,8 @@ def _main(args: argparse.Namespace, pretrain) -> int:
     pretraining.find_variant(params["pretrain"], args.variant)  # an unknown name fails before torchrun starts
     name = args.variant
     model_dir = args.model_dir or layout.PRETRAIN_MODEL_DIR.format(variant=name)
-    inputs = {**pretraining.split_files(args.data), "model_dir": model_dir}
+    splits = named_inputs(args, pretraining.SPLITS) or pretraining.split_files(args.data)
+    inputs = {**splits, "model_dir": model_dir}
     outputs = {
         "model_dir": model_dir,
         "metrics": getattr(args, "metrics", None) or layout.PRETRAIN_VARIANT_METRICS.format(variant=name),

@@ -9,9 +9,11 @@ from wikiref import layout
 from wikiref.cli import (
     add_default,
     add_files,
+    add_inputs,
     add_param_jobs,
     add_split_folder,
     add_torch_arguments,
+    named_inputs,
     run_job,
     set_torch_threads,
     split_files,
@@ -59,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_default(merge, "--metrics", layout.PSG2SUM_METRICS, "metrics JSON")
     base = jobs["baselines"]
     add_split_folder(base, "--splits-dir", "psg2sum")
+    add_inputs(base, "splits.<split> (the Psg2Sum split files)", "--splits-dir is")
     add_default(base, "--table4", layout.PSG2SUM_TABLE4, "Table 4 stem")
     add_default(base, "--summaries", layout.PSG2SUM_SUMMARIES, "test summaries JSON")
     add_default(base, "--model-dir", layout.PSG2SUM_MODEL_DIR, "BERT scorer folder")
@@ -108,7 +111,7 @@ def _baselines(args, params) -> None:
     set_torch_threads(args)
     m = stage.baselines(
         params,
-        {"splits": split_files(args.splits_dir, "psg2sum")},
+        named_inputs(args, ("splits",)) or {"splits": split_files(args.splits_dir, "psg2sum")},
         {"table4": args.table4, "summaries": args.summaries, "model_dir": args.model_dir, "metrics": args.metrics},
     )
     print(

@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, add_torch_arguments, run_job, set_torch_threads
+from wikiref.cli import (
+    add_default,
+    add_files,
+    add_inputs,
+    add_param_jobs,
+    add_torch_arguments,
+    named_inputs,
+    run_job,
+    set_torch_threads,
+)
 
 HELP = "WCEP (Gholipour Ghalandari et al. 2020): Current Events Portal + CC-NEWS -> common examples, Tables 3-5"
 SPLIT = layout.SOURCE_SPLIT.format(source="wcep", split="<split>")
@@ -91,6 +100,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     for p in (supervised, evaluate):
         add_default(p, "--splits-dir", layout.SOURCE_DIR.format(source="wcep"), "folder of the WCEP-<n> split files")
+    add_inputs(supervised, "splits.<split> (the WCEP-<n> split files)", "--splits-dir is")
+    add_inputs(evaluate, "splits.<split>, total.<split> (the WCEP-<n> and WCEP-total split files)", "the folders are")
     add_default(supervised, "--out", layout.WCEP_SUPERVISED, "test summaries JSON")
     add_default(supervised, "--model-dir", layout.WCEP_SUPERVISED_DIR, "weights folder")
     add_torch_arguments(supervised)
@@ -191,7 +202,8 @@ def _supervised(args, params) -> None:
     set_torch_threads(args)
     m = stage.supervised(
         params,
-        {"splits": _split_paths(args.splits_dir, layout.SOURCE_SPLIT, source="wcep")},
+        named_inputs(args, ("splits",))
+        or {"splits": _split_paths(args.splits_dir, layout.SOURCE_SPLIT, source="wcep")},
         {"summaries": args.out, "model_dir": args.model_dir},
     )
     print(f"wcep supervised: {len(m['summaries'])} test summaries{_label(m)} -> {args.out}")
@@ -203,8 +215,13 @@ def _evaluate(args, params) -> None:
     m = stage.evaluate(
         params,
         {
-            "splits": _split_paths(args.splits_dir, layout.SOURCE_SPLIT, source="wcep"),
-            "total": _split_paths(args.total_dir, layout.WCEP_TOTAL),
+            **(
+                named_inputs(args, ("splits", "total"))
+                or {
+                    "splits": _split_paths(args.splits_dir, layout.SOURCE_SPLIT, source="wcep"),
+                    "total": _split_paths(args.total_dir, layout.WCEP_TOTAL),
+                }
+            ),
             "supervised": args.supervised,
         },
         {"table5": args.table5, "fig2": args.fig2, "metrics": args.metrics},

@@ -89,6 +89,15 @@ def train_inputs(params: Mapping, name: str) -> dict[str, list[str]]:
     }
 
 
+def input_keys(params: Mapping, name: str) -> dict[str, list]:
+    """The keys of run ``name``'s input files by role, in the order of :func:`train_inputs`' lists: the
+    training sources (``train``, ``dev``), the test sources (``test``) and the DUC years (``duc``,
+    ``duc_stats``)."""
+    run = run_entry(params, name)
+    years = duc_years(params, name)
+    return {"train": run["train"], "dev": run["train"], "test": run["test"], "duc": years, "duc_stats": years}
+
+
 def duc_flags(flags: str) -> str:
     """``flags`` without ``-x`` (which switches ROUGE-L off): Table 5 prints R-1, R-2, R-L and R-SU4."""
     return " ".join(tok for tok in str(flags).split() if tok != "-x")

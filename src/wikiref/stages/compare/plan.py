@@ -156,19 +156,25 @@ def oracle_files(source: str, root: str | Path) -> dict[str, str]:
     return {s: template.format(source=source, split=s) for s in layout.SPLITS}
 
 
-def pretrain_inputs(params: Mapping, cell: str, root: str | Path) -> dict[str, list[str]]:
-    """Inputs of a pre-training cell: its sources' train/dev oracle files in ``root`` (:func:`oracle_files`); an
-    equal-budget cell with ``examples: null`` also reads every other compared source's train file (the smallest
-    sets N)."""
+def pretrain_input_keys(params: Mapping, cell: str) -> dict[str, list[str]]:
+    """The sources whose oracle files a pre-training cell reads, by role: ``train`` and ``dev`` (its members);
+    ``sizes`` (an equal-budget cell with ``examples: null`` also reads every other compared source's train
+    file: the smallest sets N)."""
     c = parse_cell(cell)
     srcs = members(params, c)
     size_from = (
         compared_sources(params) if c.budget == "equal" and params["compare"]["equal"]["examples"] is None else []
     )
+    return {"train": list(srcs), "dev": list(srcs), "sizes": [s for s in size_from if s not in srcs]}
+
+
+def pretrain_inputs(params: Mapping, cell: str, root: str | Path) -> dict[str, list[str]]:
+    """Inputs of a pre-training cell (:func:`pretrain_input_keys`): the sources' oracle files in ``root``
+    (:func:`oracle_files`)."""
+    split = {"train": "train", "dev": "dev", "sizes": "train"}
     return {
-        "train": [oracle_files(s, root)["train"] for s in srcs],
-        "dev": [oracle_files(s, root)["dev"] for s in srcs],
-        "sizes": [oracle_files(s, root)["train"] for s in size_from if s not in srcs],
+        role: [oracle_files(s, root)[split[role]] for s in srcs]
+        for role, srcs in pretrain_input_keys(params, cell).items()
     }
 
 
@@ -283,12 +289,24 @@ def abstractive_result_files(params: Mapping) -> list[str]:
     return [layout.COMPARE_ABSTRACTIVE_RESULT.format(cell=c.id) for c in abstractive_cells(params)]
 
 
-def abstractive_inputs(params: Mapping, cell: str, root: str | Path) -> dict[str, list[str]]:
-    """The extractive cell's training inputs (:func:`pretrain_inputs`, oracle splits in ``root``), the DUC years
-    and the QMSum test split."""
+def abstractive_input_keys(params: Mapping, cell: str) -> dict[str, list]:
+    """The keys of an abstractive cell's inputs by role: its extractive cell's (:func:`pretrain_input_keys`),
+    the DUC years (``years``) and the QMSum test split (``qmsum_test``)."""
     c = parse_abstractive_cell(cell)
     return {
+        **pretrain_input_keys(params, c.cell.id),
+        "years": sorted(int(y) for y in params["duc"]["years"]),
+        "qmsum_test": ["test"],
+    }
+
+
+def abstractive_inputs(params: Mapping, cell: str, root: str | Path) -> dict[str, list[str]]:
+    """The extractive cell's training inputs (:func:`pretrain_inputs`, oracle splits in ``root``), the DUC years
+    and the QMSum test split (:func:`abstractive_input_keys`)."""
+    c = parse_abstractive_cell(cell)
+    keys = abstractive_input_keys(params, cell)
+    return {
         **pretrain_inputs(params, c.cell.id, root),
-        "years": [layout.DUC_YEAR.format(year=y) for y in sorted(int(y) for y in params["duc"]["years"])],
-        "qmsum_test": [layout.QMSUM_SPLIT.format(split="test")],
+        "years": [layout.DUC_YEAR.format(year=y) for y in keys["years"]],
+        "qmsum_test": [layout.QMSUM_SPLIT.format(split=s) for s in keys["qmsum_test"]],
     }
