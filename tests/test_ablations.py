@@ -4,6 +4,8 @@ run of every kind of cell on fixture data with the tiny-random encoder (no netwo
 from __future__ import annotations
 
 import copy
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -135,7 +137,6 @@ def test_effective_params_overrides_only_non_null(profiles):
 
 
 def test_cell_params_ignore_the_grid_lists(profiles):
-    import json
 
     p = copy.deepcopy(profiles["params.yaml"])
     before = ab.cell_params_json(p)
@@ -336,7 +337,6 @@ def small_world(tmp_path_factory, profiles):
 
 @pytest.mark.slow
 def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
-    import json
 
     import torch
 
@@ -380,6 +380,11 @@ def test_every_kind_of_cell_runs_and_collects(small_world, monkeypatch):
         assert not list((root / "work" / a.id / d.id).glob("*.safetensors"))  # weights not kept
     out = ab.collect(params, {"results_root": root}, {"metrics": root / "ablations.json"})
     assert read_json(root / "ablations.json") == json.loads(json.dumps(out))
+    # the files the rule declares, given one by one: the same collection; a cell left out is an error
+    results = ab.all_outputs(params)
+    assert ab.collect(params, {"results": results}, {"metrics": root / "given.json"}) == out
+    with pytest.raises(ab.AblationError, match=f"{re.escape(results[0])} is not among the given results"):
+        ab.collect(params, {"results": results[1:]}, {"metrics": root / "short.json"})
     assert [r["key"] for r in out["subnetwork"]["rows"]] == ["none", "iterative_da", "one_step_da"]
     assert [p["percent"] for p in out["duc_size"]["curves"]["da"]] == [50, 100]
     assert set(out["duc_size"]["lines"]) == {"2005 only", "2006 only", "DA pre-trained"}

@@ -476,3 +476,15 @@ def test_abstractive_rows_join_the_table_as_a_model_axis(repo):
     assert found[0]["best"]["source"] == best.source
     with pytest.raises(compare.CompareError, match="no result of abstractive cell"):
         compare.assemble(params, {**results, "abstractive": {}}, {})
+
+
+def test_the_table_job_needs_every_result_among_the_files_it_is_given(repo, capsys):
+    from wikiref.cli import main
+    from wikiref.registry import params_json
+
+    params = config.load_params(repo / "params.yaml", [repo / "config" / "tiny.yaml"])
+    files = compare.result_files(params)
+    given = [f for v in files.values() for f in v]
+    p = params_json(params, "compare", "table")
+    with pytest.raises(SystemExit, match=f"--results lacks {re.escape(given[0])}"):
+        main(["compare", "table", "--params-json", p, "--results", *given[1:]])

@@ -115,7 +115,7 @@ rule ablations_collect:
     params:
         p=stage_params("ablations", "collect"),
     shell:
-        "wikiref ablations collect --params-json {params.p:q} --out {output:q} > {log} 2>&1"
+        "wikiref ablations collect --params-json {params.p:q} --results {input:q} --out {output:q} > {log} 2>&1"
 
 
 rule ablations_all:

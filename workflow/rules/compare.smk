@@ -185,6 +185,7 @@ rule compare_table:
         table=lambda wc, output: os.path.splitext(output.tables[0])[0],
     shell:
         "wikiref compare table --params-json {params.p:q} --duc-baselines {input.duc_baselines:q}"
+        " --results {input.pretrain:q} {input.duc:q} {input.qmsum:q} {input.abstractive:q}"
         " --qmsum-baselines {input.qmsum_baselines:q} --table {params.table:q} --metrics {output.metrics:q} > {log} 2>&1"
 
 

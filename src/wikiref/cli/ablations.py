@@ -8,6 +8,7 @@ from pathlib import Path
 from wikiref import layout
 from wikiref.cli import (
     add_default,
+    add_files,
     add_inputs,
     add_jobs,
     add_start,
@@ -76,6 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             job_parser.add_argument("--out", help=f"the cell's result JSON (default: {layout.ABLATIONS_DUC_RESULT})")
         elif job == "collect":
             add_default(job_parser, "--results-root", ".", "folder the cell result paths are relative to")
+            add_files(
+                job_parser,
+                "--results",
+                "JSON",
+                "every cell's result file (what the rule declares); when given, the job reads these alone",
+            )
             job_parser.add_argument("--out", default=layout.ABLATIONS_METRICS, help="default: %(default)s")
         if job in ("pretrain", "finetune"):
             add_torch_arguments(job_parser)
@@ -98,7 +105,8 @@ def _main(args: argparse.Namespace, ablations) -> int:
         if args.job == "plan":
             print("\n".join(ablations.plan_lines(params)))
             return 0
-        out = ablations.collect(params, {"results_root": args.results_root}, {"metrics": args.out})
+        inputs = {"results": args.results} if args.results else {"results_root": args.results_root}
+        out = ablations.collect(params, inputs, {"metrics": args.out})
         cells = out["cells"]
         print(f"collected {cells['augmentation']} augmentation and {cells['duc']} DUC cells -> {args.out}")
         return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from wikiref import layout
 from wikiref.cli import (
     add_default,
+    add_files,
     add_inputs,
     add_jobs,
     add_start,
@@ -87,6 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             add_default(p, "--qmsum-dir", layout.QMSUM_DIR, "folder with <split>.parquet")
         if job == "table":
             add_default(p, "--results-root", ".", "folder the cell result paths are relative to")
+            add_files(
+                p, "--results", "JSON", "every cell's result file (what the rule declares); when given, read alone"
+            )
             add_default(p, "--duc-baselines", layout.DUC_BASELINES_METRICS, "the duc stage's baselines JSON")
             add_default(p, "--qmsum-baselines", layout.QMSUM_BASELINES_METRICS, "the qmsum stage's baselines JSON")
             add_default(p, "--table", layout.COMPARE_TABLE, "table stem")
@@ -133,9 +137,14 @@ def _main(args: argparse.Namespace, compare) -> int:
         print(f"compare oracle {args.source}: {sizes}{_label(m)} -> {args.oracle_root}/{args.source}")
         return 0
     if args.job == "table":
-        root = Path(args.results_root)
         files = compare.result_files(params)
-        inputs = {k: [str(root / f) for f in v] for k, v in files.items()}
+        if args.results:
+            missing = sorted({f for v in files.values() for f in v} - {str(Path(f)) for f in args.results})
+            if missing:
+                raise SystemExit(f"wikiref compare table: --results lacks {', '.join(missing)}")
+            inputs = {k: list(v) for k, v in files.items()}
+        else:
+            inputs = {k: [str(Path(args.results_root) / f) for f in v] for k, v in files.items()}
         inputs.update(duc_baselines=args.duc_baselines, qmsum_baselines=args.qmsum_baselines)
         m = compare.table(params, inputs, {"table": args.table, "metrics": args.metrics})
         print(f"compare table: {len(m['rows'])} rows{_label(m)} -> {args.table}.md")

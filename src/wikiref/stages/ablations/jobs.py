@@ -393,14 +393,18 @@ def _subnetwork_rows(planned: Plan, read: Callable[[str], Mapping]) -> list[dict
 
 
 def collect(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
-    """Every cell's result -> ``results/metrics/ablations.json`` (:func:`assemble`). inputs:
-    ``results_root`` (the folder the cell result paths are relative to); outputs: ``metrics``. Returns
-    the collected structure."""
+    """Every cell's result -> ``results/metrics/ablations.json`` (:func:`assemble`). inputs: ``results`` (the
+    cell result files, at their layout paths; a cell whose file is not among them is an error) or
+    ``results_root`` (the folder the cell result paths are relative to); outputs: ``metrics``. Returns the
+    collected structure."""
     from wikiref.files import read_json, write_json
 
-    root = Path(inputs["results_root"])
+    given = {str(Path(p)) for p in inputs["results"]} if "results" in inputs else None
+    root = Path(inputs.get("results_root", "."))
 
     def read(path: str) -> Mapping:
+        if given is not None and str(Path(path)) not in given:
+            raise AblationError(f"the cell result {path} is not among the given results")
         if not (root / path).exists():
             raise AblationError(f"missing cell result {root / path}: run its ablations job first")
         return read_json(root / path)
