@@ -33,10 +33,10 @@ def test_rules_pass_declared_files_not_folders_rebuilt_from_them():
 
 
 def test_the_check_catches_a_planted_folder():
-    planted = '    params:\n        data=lambda wc, input: os.path.dirname(input.train),\n'
+    planted = "    params:\n        data=lambda wc, input: os.path.dirname(input.train),\n"
     assert input_folders(planted) == ["data"]
     # a folder of the job's own outputs is its to write, not an input
-    assert input_folders('        out_dir=lambda wc, output: os.path.dirname(output.train),\n') == []
+    assert input_folders("        out_dir=lambda wc, output: os.path.dirname(output.train),\n") == []
 
 
 def _parse(*argv: str) -> argparse.Namespace:
