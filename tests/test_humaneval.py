@@ -17,7 +17,9 @@ from humaneval_fixtures import WORDS, params, run_sample, run_score, write_input
 
 from wikiref import layout
 from wikiref.files import read_json
+from wikiref.registry import params_json
 from wikiref.stages.humaneval import scoring, sheets
+from wikiref.stages.humaneval.studies import enabled
 
 
 @pytest.fixture
@@ -254,6 +256,23 @@ def test_cli_export_fill_import_score(workdir, subprocess_env):
     assert m["share"] == {"on-topic": 50.0, "related": 25.0, "unrelated": 25.0}
     md = Path(f"{layout.HUMANEVAL_TABLE.format(study='wcep_ccnews')}.md").read_text()
     assert "| 50.00 | 25.00 | 25.00 | 4 | 4 |" in md
+    # what the rule runs: the score job reads the files it is given (--inputs, --ratings), not the folders
+    pj = params_json(p, "humaneval", "score")
+    studies = enabled(p["humaneval"])
+    given = [
+        f"{kind}.{s}={t.format(study=s)}"
+        for s in studies
+        for kind, t in (("items", layout.HUMANEVAL_ITEMS), ("key", layout.HUMANEVAL_KEY))
+    ]
+    sheet = Path(layout.HUMANEVAL_RATINGS.format(study="wcep_ccnews")) / "carol.csv"
+    res = cli("score", "--params-json", pj, "--inputs", *given, "--ratings")
+    assert res.returncode == 0, res.stderr
+    assert read_json(layout.HUMANEVAL_METRICS)["studies"]["wcep_ccnews"]["status"] == scoring.AWAITING
+    res = cli("score", "--params-json", pj, "--inputs", *given, "--ratings", str(sheet))
+    assert res.returncode == 0, res.stderr
+    assert read_json(layout.HUMANEVAL_METRICS)["studies"]["wcep_ccnews"]["share"]["on-topic"] == 50.0
+    res = cli("score", "--params-json", pj, "--inputs", *given, "--ratings", "elsewhere/carol.csv")
+    assert res.returncode == 2 and "not in a folder of a study" in res.stderr
 
 
 # ------------------------------------------------------------------------------------ the page's server

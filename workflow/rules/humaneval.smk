@@ -52,9 +52,11 @@ rule humaneval_score:
     threads: 1
     params:
         p=stage_params("humaneval", "score"),
-        ratings=layout.HUMANEVAL_RATINGS_DIR,
+        inputs=lambda wc, input: keyed("items", HUMANEVAL_STUDIES, input.samples)
+        + keyed("key", HUMANEVAL_STUDIES, input.key_files),
     shell:
-        "wikiref humaneval score --params-json {params.p:q} --ratings-dir {params.ratings:q} > {log} 2>&1"
+        "wikiref humaneval score --params-json {params.p:q} --inputs {params.inputs:q}"
+        " --ratings {input.ratings:q} > {log} 2>&1"
 
 
 rule humaneval_all:

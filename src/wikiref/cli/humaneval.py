@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_jobs, run_job
+from wikiref.cli import add_default, add_inputs, add_jobs, files_by_keys, run_job
 from wikiref.config import add_params_arguments
 from wikiref.stages.humaneval.studies import NAMES as STUDY_NAMES  # a light module (declarations only)
 
@@ -40,6 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name in JOBS:
         add_params_arguments(jobs[name])
     add_default(jobs["score"], "--ratings-dir", layout.HUMANEVAL_RATINGS_DIR, "folder of <study>/<rater>.json|.csv")
+    add_inputs(jobs["score"], "items.<study>, key.<study> (the sample job's files)", "the layout's paths are")
+    jobs["score"].add_argument(
+        "--ratings",
+        nargs="*",
+        metavar="FILE",
+        help="the rating files (<study>/<rater>.json|.csv: a file's folder names its study); when given, "
+        "--ratings-dir is not read",
+    )
     serve, export, imp = jobs["serve"], jobs["export"], jobs["import"]
     for p in (serve, export, imp):
         _study_args(p)
@@ -56,8 +64,9 @@ def _items_path(args) -> str:
     return args.items.format(study=args.study)
 
 
-def _inputs_outputs(params: dict, ratings_dir: str | None = None):
-    """The sample job's inputs and outputs, or (``ratings_dir`` given) the score job's."""
+def _inputs_outputs(params: dict, ratings_dir: str | None = None, list_ratings: bool = True):
+    """The sample job's inputs and outputs, or (``ratings_dir`` given) the score job's (the rating files found
+    in ``ratings_dir``; none unless ``list_ratings``)."""
     from wikiref.stages.humaneval import sheets, stage
     from wikiref.stages.humaneval.studies import enabled
 
@@ -65,7 +74,10 @@ def _inputs_outputs(params: dict, ratings_dir: str | None = None):
     outputs = {s: stage.outputs(params, s) for s in studies}
     if ratings_dir is None:
         return {s: stage.study_inputs(params, s) for s in studies}, outputs
-    inputs = {s: {**outputs[s], "ratings": sheets.rating_files(Path(ratings_dir) / s)} for s in studies}
+    inputs = {
+        s: {**outputs[s], "ratings": sheets.rating_files(Path(ratings_dir) / s) if list_ratings else []}
+        for s in studies
+    }
     return inputs, {s: layout.HUMANEVAL_TABLE.format(study=s) for s in studies}
 
 
@@ -78,10 +90,38 @@ def _sample(args, params) -> None:
     print(f"humaneval sample: items {sizes}{' (STAND-IN)' if m['standin'] else ''} -> {layout.HUMANEVAL_DIR}")
 
 
+def _given_inputs(args, inputs: dict) -> dict:
+    """The score job's ``inputs`` with the files ``--inputs`` and ``--ratings`` name (a rating file's folder
+    names its study), where given."""
+    from wikiref.config import ParamsError
+    from wikiref.stages.humaneval import sheets
+
+    studies = list(inputs)
+    named = files_by_keys(args, {"items": studies, "key": studies})
+    ratings = [Path(f) for f in args.ratings or []]
+    stray = [str(f) for f in ratings if f.parent.name not in studies]
+    if stray:
+        raise ParamsError(f"--ratings: {', '.join(stray)} not in a folder of a study ({', '.join(studies)})")
+    return {
+        s: {
+            **inputs[s],
+            **({"items": named["items"][s], "key": named["key"][s]} if named else {}),
+            **(
+                {"ratings": sheets.one_file_per_rater([f for f in ratings if f.parent.name == s], s)}
+                if args.ratings is not None
+                else {}
+            ),
+        }
+        for s in studies
+    }
+
+
 def _score(args, params) -> None:
     from wikiref.stages.humaneval import stage
 
-    inputs, outputs = _inputs_outputs(params, args.ratings_dir)
+    inputs, outputs = _inputs_outputs(params, args.ratings_dir, list_ratings=args.ratings is None)
+    if args.ratings is not None or args.inputs:
+        inputs = _given_inputs(args, inputs)
     m = stage.score(params, inputs, {**outputs, "metrics": layout.HUMANEVAL_METRICS})
     print("humaneval score: " + ", ".join(f"{s}: {v['status']}" for s, v in m["studies"].items()))
 

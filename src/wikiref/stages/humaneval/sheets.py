@@ -162,8 +162,14 @@ def rating_files(folder: str | Path) -> list[Path]:
     files = (
         sorted(p for p in folder.glob("*") if p.suffix in (".json", ".csv") and p.is_file()) if folder.is_dir() else []
     )
+    return one_file_per_rater(files, folder)
+
+
+def one_file_per_rater(files: list[Path], where: str | Path) -> list[Path]:
+    """``files`` (one study's rating files), sorted; a rater with two files is an error naming ``where``."""
+    files = sorted(Path(f) for f in files)
     stems = [p.stem for p in files]
     twice = sorted({s for s in stems if stems.count(s) > 1})
     if twice:
-        raise SheetError(f"{folder}: raters with both a .json and a .csv file: {twice} (keep one)")
+        raise SheetError(f"{where}: raters with both a .json and a .csv file: {twice} (keep one)")
     return files
