@@ -25,8 +25,9 @@ from wikiref.config import gpu_resource
 from wikiref.layout import table_stem
 from wikiref.registry import all_targets, params_json, rules_files, stage_targets
 
-# named(input, *names) / keyed(group, keys, files) / roles(keys_by_role, input): a job's --inputs NAME=FILE ... from the files its rule
-# declares (wikiref.cli.add_inputs), so a job reads those files, not folders rebuilt from them.
+# named(input, *names) / keyed(group, keys, files) / roles(keys_by_role, input): a job's --inputs NAME=FILE ...
+# from the files its rule declares (wikiref.cli.add_inputs), so a job reads those files, not folders rebuilt
+# from them.
 # stage_params(stage, job, **replace): the --params-json of one job, exactly the parameters the registry
 # says it reads (wikiref.registry.JOB_KEYS), key paths allowed.
 stage_params = partial(params_json, config)

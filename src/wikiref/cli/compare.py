@@ -208,13 +208,11 @@ def _start(args: argparse.Namespace, compare, cell) -> list[str]:
 
 def _abstractive(args: argparse.Namespace, params, compare, progress: bool) -> int:
     cell = compare.parse_abstractive_cell(args.cell)
-    inputs = _listed(files_by_keys(args, compare.abstractive_input_keys(params, cell.id)))
+    keys = compare.abstractive_input_keys(params, cell.id)
+    inputs = _listed(files_by_keys(args, keys))
     if inputs is None:
         inputs = compare.abstractive_inputs(params, cell.id, args.oracle_root)
-        inputs["years"] = [
-            layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y)
-            for y in compare.abstractive_input_keys(params, cell.id)["years"]
-        ]
+        inputs["years"] = [layout.in_folder(args.duc_dir, layout.DUC_YEAR, year=y) for y in keys["years"]]
         inputs["qmsum_test"] = [layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split="test")]
     outputs = {
         "model_dir": Path(args.model_dir or compare.model_dir_of(cell.id)),

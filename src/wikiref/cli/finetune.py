@@ -13,6 +13,7 @@ from wikiref.cli import (
     add_start,
     add_torch_arguments,
     duc_year_files,
+    files_by_keys,
     named_inputs,
     set_torch_threads,
 )
@@ -115,17 +116,14 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     if args.job == "table":
         params = params_from_args(args, *job_keys("finetune", "table"))
         years = params["duc"]["years"]
-        named = named_inputs(args, ("job_metrics",))
+        settings = finetune.settings(params["finetune"])
+        named = files_by_keys(args, {"job_metrics": [f"{s}.{y}" for s in settings for y in years]})
         job_metrics = {
             s: {
-                y: (
-                    finetune.job_metrics_file(args.metrics_dir, s, y)
-                    if named is None
-                    else named["job_metrics"].get(f"{s}.{y}")
-                )
+                y: named["job_metrics"][f"{s}.{y}"] if named else finetune.job_metrics_file(args.metrics_dir, s, y)
                 for y in years
             }
-            for s in finetune.settings(params["finetune"])
+            for s in settings
         }
         inputs = {"job_metrics": job_metrics, "baselines": args.baselines}
         summary = finetune.table(params, inputs, {"table": args.table, "summary": args.summary})
