@@ -145,8 +145,8 @@ def test_embed_texts_alone_or_batched_give_the_same_unit_vectors():
     assert enc.training  # the encoder's mode is restored
 
 
-@pytest.mark.slow
-def test_ltr_study_runs_on_standin_meetings(load_script, tmp_path):
+def _standin_files(tmp_path) -> list[str]:
+    """``--train`` / ``--val`` arguments: 6 and 2 meetings of a STAND-IN QMSum file."""
     from wikiref.stages.qmsum.standin import write_standin
 
     whole = tmp_path / "all.jsonl"
@@ -154,8 +154,13 @@ def test_ltr_study_runs_on_standin_meetings(load_script, tmp_path):
     lines = whole.read_text().splitlines()
     (tmp_path / "train.jsonl").write_text("\n".join(lines[:6]) + "\n")
     (tmp_path / "val.jsonl").write_text("\n".join(lines[6:]) + "\n")
+    return ["--train", str(tmp_path / "train.jsonl"), "--val", str(tmp_path / "val.jsonl")]
+
+
+@pytest.mark.slow
+def test_ltr_study_runs_on_standin_meetings(load_script, tmp_path):
     out = tmp_path / "study"
-    argv = ["--train", str(tmp_path / "train.jsonl"), "--val", str(tmp_path / "val.jsonl"), "--out", str(out)]
+    argv = [*_standin_files(tmp_path), "--out", str(out)]
     argv += [
         "--encoder",
         "tiny-random",
@@ -178,6 +183,38 @@ def test_ltr_study_runs_on_standin_meetings(load_script, tmp_path):
         assert "vs QUERY-SIM" in res["val"][3] and 0 <= res["val"][3]["vs QUERY-SIM"]["p"] <= 1
     table = (out / "ltr-study.csv").read_text().splitlines()
     assert len(table) == 1 + 2 * 5 and all(line.startswith("STAND-IN,") for line in table[1:])
+
+
+@pytest.mark.slow
+def test_ltr_study_bi_signal_is_cross_fitted_and_reused(load_script, tmp_path):
+    out = tmp_path / "study"
+    argv = [*_standin_files(tmp_path), "--out", str(out)]
+    argv += ["--encoder", "tiny-random", "--folds", "2", "--threads", "1", "--settings", "gold_span"]
+    argv += ["--rankers", "a:max_iter=10", "--bi-signal", "--bi-recipe", "epochs=1", "--bi-document-turns", "6"]
+    study = load_script("ltr-study")
+    assert study.main(argv) == 0
+    report = json.loads((out / "ltr-study.json").read_text())
+    rows = study.read_rows(tmp_path / "train.jsonl", None, 13)
+    fold_of = study._meeting_folds(rows, 2, 13 + 100)
+    for k, record in enumerate(report["bi_signal"]):  # fold k's scorer never saw fold k's meetings
+        others = [r for r in rows if fold_of[r["meeting_id"]] != k and r["span_turns"]]
+        assert record["train_queries"] + record["dev_queries"] == len(others) > 0
+    val = report["settings"]["gold_span"]["val"]
+    names = [r["system"] for r in val]
+    assert names == [
+        "LEAD",
+        "QUERY-SIM",
+        "COSINE (untrained encoder)",
+        study.BI,
+        "LTR [a:max_iter=10]",
+        f"LTR [a:max_iter=10] without {study.BI}",
+        "ORACLE",
+    ]
+    assert 0 <= val[4][f"vs {study.BI}"]["p"] <= 1 and f"vs {study.BI}" not in val[3]
+    weights = out / "bi-fold0" / "model.safetensors"
+    before = weights.stat().st_mtime_ns
+    assert study.main(argv) == 0  # a second run loads the fold scorers instead of training them
+    assert weights.stat().st_mtime_ns == before
 
 
 def test_positions_given_by_the_caller_replace_the_place_in_the_list():

@@ -23,8 +23,7 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-@pytest.fixture()
-def duc_standin_root(repo, tmp_path) -> Path:
+def _standin_root(repo: Path, tmp_path: Path, clusters: int) -> Path:
     from test_duc_standin import raw_examples, wikiref_split
 
     raw = tmp_path / "raw.parquet"
@@ -32,10 +31,15 @@ def duc_standin_root(repo, tmp_path) -> Path:
     split = tmp_path / "split.parquet"
     wikiref_split(raw_examples()).to_parquet(split)
     params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
-    params["sample"]["duc"].update(years=[2006, 2007], clusters_per_year=3)
+    params["sample"]["duc"].update(years=[2006, 2007], clusters_per_year=clusters)
     root = tmp_path / "duc-standin"
     duc_stage.standin(params, {"raw": [raw], "wikiref": [split]}, {"root": root})
     return root
+
+
+@pytest.fixture()
+def duc_standin_root(repo, tmp_path) -> Path:
+    return _standin_root(repo, tmp_path, 3)
 
 
 def test_recipe_parsing(load_script):
@@ -71,6 +75,26 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     # --recipes none: the baselines and the ranker's rows alone
     assert load_script("recipe-study").main([*argv, "--recipes", "none", "--out", str(tmp_path / "ltr")]) == 0
     assert [r["system"] for r in _rows(tmp_path / "ltr" / "recipes.csv")] == ["LEAD", "QUERY-SIM", *ltr]
+
+
+@pytest.mark.slow
+def test_recipe_study_ltr_bi_row_adds_cross_fitted_bi_scorers(load_script, repo, tmp_path):
+    root = _standin_root(repo, tmp_path, 4)
+    out = tmp_path / "study"
+    argv = ["--duc-root", str(root), "--years", "2006", "2007", "--preset", "tiny", "--out", str(out)]
+    argv += ["--duc-max-train-clusters", "4", "--duc-max-doc-sentences", "4", "--dev-fraction", "0.34"]
+    argv += ["--ltr-encoder", "tiny-random", "--ltr-targets", "doc_max", "--recipes", "none"]
+    bi = "bi:pairing=bi,loss=pairwise,transform=raw,epochs=1,encoder=tiny-random"
+    assert load_script("recipe-study").main([*argv, "--ltr-bi", bi]) == 0
+    rows = _rows(out / "recipes.csv")
+    names = ["LEAD", "QUERY-SIM", "COSINE [tiny-random]", "LTR [cosine + TF-IDF + context]"]
+    assert [r["system"] for r in rows] == [*names, "LTR + BI [bi, cross-fitted]"]
+    both = rows[-1]
+    assert both["R-2 vs COSINE (p)"].startswith(("+", "-")) and " vs LTR " in both["recipe"]
+    assert both["recipe"].count("2 clusters, epoch 1") == 2  # each half's scorer trained on the other half
+    _check_paired(rows)
+    with pytest.raises(SystemExit, match="at least 4 capped training clusters"):
+        load_script("recipe-study").main([*argv, "--ltr-bi", bi, "--duc-max-train-clusters", "3"])
 
 
 @pytest.mark.slow

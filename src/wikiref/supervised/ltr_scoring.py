@@ -45,6 +45,13 @@ class Embedder:
         self.tokenizer = load_tokenizer(encoder_name, 0)
         self.encoder = load_encoder(encoder_name, self.tokenizer).to(device)
 
+    @classmethod
+    def of(cls, encoder, tokenizer, name: str, *, unit_tokens: int = UNIT_TOKENS) -> Embedder:
+        """An embedder over an encoder already in memory (e.g. a fine-tuned bi scorer's ``model.encoder``)."""
+        self = cls.__new__(cls)
+        self.name, self.unit_tokens, self.tokenizer, self.encoder = name, unit_tokens, tokenizer, encoder
+        return self
+
     def units(self, texts: Sequence[str]) -> np.ndarray:
         from wikiref.model.biencoder import embed_texts
 
