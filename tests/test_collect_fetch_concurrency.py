@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pytest
 import yaml
+from send_log import SendLog, assert_interval_after_each_send
 
 from wikiref.stages.collect.pipeline import CAND_SCHEMA, CollectSettings, _Killer, fetch_phase
 from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_host
@@ -120,50 +121,6 @@ def settings(tmp: Path, *, workers: int, interval: float, batch: int = 200, **fe
     )
     c["resume"]["urls_per_batch"] = batch
     return CollectSettings.from_params(c)
-
-
-class SendLog:
-    """Wraps a live backend's limiter: ``sent[host]`` lists the times the limiter recorded as the host's
-    requests going out (the clock value its ``sent()`` writes, read through a clock that logs only the
-    reads made inside ``sent()``). The limiter's clock is ``time.time``, as the server's log is."""
-
-    def __init__(self, live: LiveBackend):
-        self.sent: dict[str, list[float]] = {}
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        limiter = live.limiter
-        acquire, clock = limiter.acquire, limiter.clock
-
-        def logging_clock() -> float:
-            t = clock()
-            host = getattr(self._local, "host", None)
-            if host is not None:
-                with self._lock:
-                    self.sent.setdefault(host, []).append(t)
-            return t
-
-        def logging_acquire(host: str):
-            sent = acquire(host)
-
-            def logged_sent() -> None:
-                self._local.host = host.lower()
-                try:
-                    sent()  # reads the clock once, the first time only
-                finally:
-                    self._local.host = None
-
-            return logged_sent
-
-        limiter.clock, limiter.acquire = logging_clock, logging_acquire
-
-
-def assert_interval_after_each_send(arrivals: list[float], sent: list[float], interval: float) -> None:
-    """Request k+1 of a host arrived at least ``interval`` after the limiter recorded request k as sent
-    (1 ms for the 6-decimal record in the lock file and the two clocks' reads)."""
-    arrivals, sent = sorted(arrivals), sorted(sent)
-    assert len(arrivals) == len(sent), (arrivals, sent)
-    for k, (went_out, next_arrival) in enumerate(zip(sent, arrivals[1:])):
-        assert next_arrival >= went_out + interval - 1e-3, (k, sent, arrivals)
 
 
 def fetcher_for(s: CollectSettings, send_log: list | None = None) -> CachedFetcher:

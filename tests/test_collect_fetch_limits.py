@@ -1,23 +1,28 @@
 """Live fetcher hardening: address policy, DNS rebinding, the hard per-response deadline, and politeness
 (per-host interval through the live backend, across threads and processes; Retry-After cap; robots.txt
-Crawl-delay). Timing is asserted only on times a loopback server records, with wide margins."""
+Crawl-delay). The per-host interval is checked as a causal bound, not timed (``send_log``); the deadline
+tests bound when a loopback server saw the client hang up, with wide margins."""
 
 from __future__ import annotations
 
 import email.utils
+import json
 import socket
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from send_log import SendLog, assert_interval_after_each_send
 
 from wikiref.web.fetch import AddressRefused, FetchConfig, LiveBackend, address_refusal, check_host
 from wikiref.web.hostlimit import SharedHostLimiter
 
+TESTS = Path(__file__).resolve().parent
 PAGE = b"<html><head><title>Limits</title></head><body><p>A loopback page.</p></body></html>"
 TRICKLE_CAP_S = 8.0  # the trickling handlers give up after this long, so a regression cannot hang the run
 
@@ -47,7 +52,7 @@ def handler(loopback_handler):
             srv = self.server
             path = urlsplit(self.path).path
             with srv.lock:
-                srv.log.append((time.monotonic(), self.path, self.headers.get("Host", "")))  # as sent
+                srv.log.append((time.time(), self.path, self.headers.get("Host", "")))  # on arrival
                 srv.hits[path] = srv.hits.get(path, 0) + 1
                 n = srv.hits[path]
             if path == "/robots.txt":
@@ -118,11 +123,6 @@ def cfg(tmp_path, **kw):
 
 def url(srv, path, host="127.0.0.1"):
     return f"http://{host}:{srv.server_port}{path}"
-
-
-def gaps(times):
-    times = sorted(times)
-    return [b - a for a, b in zip(times, times[1:])]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,16 +320,18 @@ def test_tls_pinned_connection_keeps_sni_certificate_check_and_deadline(tls_serv
 
 def test_per_host_interval_through_the_live_backend(server, tmp_path):
     live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.4))
+    sends = SendLog(live)
     for i in range(3):
         assert live.fetch(url(server, f"/p/{i}")).ok
     times = [t for t, _, _ in server.log]
     assert [p for _, p, _ in server.log] == ["/robots.txt", "/p/0", "/p/1", "/p/2"]
-    assert min(gaps(times)) >= 0.4 * 0.9, gaps(times)
+    assert_interval_after_each_send(times, sends.sent["127.0.0.1"], 0.4)
     assert len(list((tmp_path / "cache" / "hosts").iterdir())) == 1  # one host, one shared record
 
 
 def test_per_host_interval_holds_across_threads(server, tmp_path):
     live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.3, respect_robots=False))
+    sends = SendLog(live)
     results = []
 
     def worker(tag):
@@ -342,17 +344,20 @@ def test_per_host_interval_holds_across_threads(server, tmp_path):
     for t in threads:
         t.join(60)
     assert results == [True] * 6
-    assert min(gaps([t for t, _, _ in server.log])) >= 0.3 * 0.9
+    assert_interval_after_each_send([t for t, _, _ in server.log], sends.sent["127.0.0.1"], 0.3)
 
 
 CHILD = textwrap.dedent(
     """
-    import os, sys, time
+    import json, os, sys, time
     from wikiref.web.fetch import FetchConfig, LiveBackend
-    base, tag, cache, go = sys.argv[1:5]
+    base, tag, cache, go, tests = sys.argv[1:6]
+    sys.path.insert(0, tests)
+    from send_log import SendLog
     cfg = FetchConfig(backend="live", allow_private_addresses=True, per_host_interval_s=0.5, cache_dir=cache,
                       retries=0, connect_timeout_s=2, read_timeout_s=30, total_timeout_s=30)
     live = LiveBackend(cfg)
+    sends = SendLog(live)
     print("ready", flush=True)
     for _ in range(600):  # start together (bounded: 30 s)
         if os.path.exists(go):
@@ -361,6 +366,7 @@ CHILD = textwrap.dedent(
     for i in range(3):
         res = live.fetch(f"{base}/x/{tag}/{i}")
         assert res.ok, res
+    print(json.dumps(sends.sent["127.0.0.1"]), flush=True)
     """
 )
 
@@ -374,7 +380,7 @@ def test_per_host_interval_holds_across_processes(server, tmp_path):
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, url(server, ""), tag, str(tmp_path / "cache"), str(go)],
+            [sys.executable, "-c", CHILD, url(server, ""), tag, str(tmp_path / "cache"), str(go), str(TESTS)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -385,9 +391,11 @@ def test_per_host_interval_holds_across_processes(server, tmp_path):
         for p in procs:
             assert p.stdout.readline().strip() == "ready", p.stderr.read()
         go.touch()
+        sent = []
         for p in procs:
-            _, err = p.communicate(timeout=120)
+            out, err = p.communicate(timeout=120)
             assert p.returncode == 0, err
+            sent += json.loads(out)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -398,7 +406,7 @@ def test_per_host_interval_holds_across_processes(server, tmp_path):
     # both processes were fetching during the same span (the server's rule above makes it so)
     span = {tag: [t for t, p, _ in log if f"/x/{tag}/" in p] for tag in "AB"}
     assert min(span["A"]) < max(span["B"]) and min(span["B"]) < max(span["A"])
-    assert min(gaps([t for t, _, _ in log])) >= 0.5 * 0.9, gaps([t for t, _, _ in log])
+    assert_interval_after_each_send([t for t, _, _ in log], sent, 0.5)  # the two processes' requests together
 
 
 def test_retry_after_is_capped(server, tmp_path):
@@ -421,21 +429,25 @@ def test_retry_after_below_the_cap_is_honoured(server, tmp_path):
 def test_robots_crawl_delay_widens_the_interval(server, tmp_path):
     server.robots = "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n"
     live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.1))
+    sends = SendLog(live)
     for i in range(2):
         assert live.fetch(url(server, f"/c/{i}")).ok
     times = [t for t, _, _ in server.log]
-    assert len(times) == 3 and min(gaps(times)) >= 1.0 * 0.9, gaps(times)
+    assert len(times) == 3
+    assert_interval_after_each_send(times, sends.sent["127.0.0.1"], 1.0)
     assert live.limiter.interval_for("127.0.0.1") == 1.0
 
 
 def test_robots_crawl_delay_is_capped(server, tmp_path):
     server.robots = "User-agent: *\nCrawl-delay: 30\n"
     live = LiveBackend(cfg(tmp_path, per_host_interval_s=0.1, max_crawl_delay_s=0.5))
+    sends = SendLog(live)
     assert live.allowed(url(server, "/c/0"))  # reads robots.txt (checked before any 30 s wait could happen)
     assert live.limiter.interval_for("127.0.0.1") == 0.5
     assert live.fetch(url(server, "/c/0")).ok
     times = [t for t, _, _ in server.log]
-    assert len(times) == 2 and times[1] - times[0] >= 0.5 * 0.9
+    assert len(times) == 2
+    assert_interval_after_each_send(times, sends.sent["127.0.0.1"], 0.5)
 
 
 # ---------------------------------------------------------------------------------------------
