@@ -72,7 +72,7 @@ lint: env
 
 ## (b) the tests (after the linters)
 test: lint
-	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile --no-loadscope-reorder
 
 ## the inner loop: ruff, then every test but those marked slow (whole scripts, workflow and browser runs: docs/tests.md)
 test-fast: env

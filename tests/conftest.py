@@ -362,6 +362,10 @@ def skip_reason(report) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
+    # Modules marked `first` are handed out first: `make test` gives each worker whole files in collection order
+    # (`--dist loadfile --no-loadscope-reorder`), so a module that runs for most of the suite starts at once on
+    # one worker while the other takes the rest, instead of starting last and leaving a worker idle.
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)  # stable: the rest keep their order
     for item in items:
         if item.get_closest_marker("shared_data") is not None or "shared_data" in item.fixturenames:
             item.user_properties.append((NEEDS_SHARED, True))

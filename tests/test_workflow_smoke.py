@@ -33,7 +33,7 @@ import yaml
 from wikiref import config, layout
 from wikiref.registry import all_targets, stages
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.first]  # its one Snakemake run bounds the suite: started first
 
 BIN = Path(sys.executable).parent
 
