@@ -53,6 +53,47 @@ def test_recipe_parsing(load_script):
         study.Recipe.parse("x:colour=red")
 
 
+def test_an_lr_0_recipe_is_the_untrained_scorer_without_training_steps(load_script, monkeypatch):
+    """fit_recipe with lr 0 loads back the scorer as it was built (same weights, epoch 0) and never calls train."""
+    import argparse
+
+    import torch
+
+    import wikiref.model.training as training
+
+    study = load_script("recipe-study")
+    args = argparse.Namespace(seed=13, max_length=64, stride=32, device="cpu")
+    recipe = study.Recipe.parse("zero:pairing=bi,loss=pairwise,lr=0,encoder=tiny-random")
+    assert recipe.describe() == "untrained (lr 0: no training steps), tiny-random, bi-encoder"
+    monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("an lr 0 recipe trained"))
+    fitted = study.fit_recipe(recipe, [], [], args, select_fn=None)
+    built, _ = study.fresh_model(recipe, args)
+    assert fitted.best_epoch == 0 and fitted.best_metric != fitted.best_metric  # nan: no dev metric
+    got, want = fitted.model.state_dict(), built.state_dict()
+    assert got.keys() == want.keys() and all(torch.equal(got[k].cpu(), want[k]) for k in want)
+
+
+@pytest.mark.slow
+def test_vs_recipe_compares_every_row_with_the_untrained_scorer(load_script, duc_standin_root, tmp_path):
+    out = tmp_path / "study"
+    argv = ["--duc-root", str(duc_standin_root), "--years", "2006", "2007", "--preset", "tiny", "--out", str(out)]
+    argv += ["--duc-max-train-clusters", "3", "--duc-max-doc-sentences", "4", "--dev-fraction", "0.34"]
+    argv += ["--ltr-targets", "--recipes", TINY_RECIPES[0], "zero:lr=0,encoder=tiny-random"]
+    with pytest.raises(SystemExit, match="--vs-recipe 'zro' is none of the recipes"):
+        load_script("recipe-study").main([*argv, "--vs-recipe", "zro"])
+    assert load_script("recipe-study").main([*argv, "--vs-recipe", "zero"]) == 0
+    rows = {r["system"]: r for r in _rows(out / "recipes.csv")}
+    assert list(rows) == ["LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [zero]"]
+    diff, p = "R-2 vs zero (paired 95% CI)", "p (not better than zero)"
+    assert (rows["Q-BERT [zero]"][diff], rows["Q-BERT [zero]"][p]) == ("-", "-")
+    assert rows["Q-BERT [zero]"]["epochs chosen"] == "0" and rows["Q-BERT [zero]"]["recipe"].startswith("untrained")
+    for name in ("LEAD", "QUERY-SIM", "Q-BERT [mse]"):  # the mse row came before zero's: filled once it arrived
+        mean, ci = rows[name][diff].split(" (")
+        lo, hi = (float(x) for x in ci.rstrip(")").split(" to "))
+        assert lo <= float(mean) <= hi and 0.0 <= float(rows[name][p]) <= 1.0
+    _check_paired(list(rows.values()))
+
+
 @pytest.mark.slow
 def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root, tmp_path):
     out = tmp_path / "study"
