@@ -256,9 +256,7 @@ def test_trickle_stops_at_the_total_deadline(server, tmp_path, path):
     """Each byte/line comes every 50 ms and the read timeout is longer than the server's cap, so only
     total_timeout_s (1 s) can make the client hang up before the server gives up: the server records when the
     client went away (None when it stayed to the cap). No wall-clock bound: the order of events is the check."""
-    live = LiveBackend(
-        cfg(tmp_path, total_timeout_s=1.0, read_timeout_s=2 * TRICKLE_CAP_S, max_body_bytes=20_000_000)
-    )
+    live = LiveBackend(cfg(tmp_path, total_timeout_s=1.0, read_timeout_s=2 * TRICKLE_CAP_S, max_body_bytes=20_000_000))
     res = live.fetch(url(server, path))
     assert not res.ok and res.reason == "timeout"
     for _ in range(100):  # the handler notices the hang-up on its next write (<= 50 ms later)

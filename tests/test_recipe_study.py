@@ -81,13 +81,21 @@ def test_vs_recipe_compares_every_row_with_the_untrained_scorer(load_script, duc
     argv += ["--ltr-targets", "--recipes", TINY_RECIPES[0], "zero:lr=0,encoder=tiny-random"]
     with pytest.raises(SystemExit, match="--vs-recipe 'zro' is none of the recipes"):
         load_script("recipe-study").main([*argv, "--vs-recipe", "zro"])
-    assert load_script("recipe-study").main([*argv, "--vs-recipe", "zero"]) == 0
+    with pytest.raises(SystemExit):
+        load_script("recipe-study").main([*argv, "--vs-recipe", "zero", "--interpolate", "1.5"])
+    assert load_script("recipe-study").main([*argv, "--vs-recipe", "zero", "--interpolate", "0", "0.5"]) == 0
     rows = {r["system"]: r for r in _rows(out / "recipes.csv")}
-    assert list(rows) == ["LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [zero]"]
+    # the trained recipe gets an interpolated row beside it; the untrained one has nothing to interpolate
+    assert list(rows) == ["LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [mse+wise]", "Q-BERT [zero]"]
+    wise = rows["Q-BERT [mse+wise]"]
+    alpha = float(wise["recipe"].rsplit("alpha ", 1)[1].split(" ")[0])
+    assert alpha in (0.0, 0.5, 1.0) and wise["epochs chosen"] == rows["Q-BERT [mse]"]["epochs chosen"]
+    if alpha == 1.0:  # the fine-tuned end chosen: the same summaries, the same scores
+        assert wise["R-2 R"] == rows["Q-BERT [mse]"]["R-2 R"]
     diff, p = "R-2 vs zero (paired 95% CI)", "p (not better than zero)"
     assert (rows["Q-BERT [zero]"][diff], rows["Q-BERT [zero]"][p]) == ("-", "-")
     assert rows["Q-BERT [zero]"]["epochs chosen"] == "0" and rows["Q-BERT [zero]"]["recipe"].startswith("untrained")
-    for name in ("LEAD", "QUERY-SIM", "Q-BERT [mse]"):  # the mse row came before zero's: filled once it arrived
+    for name in ("LEAD", "QUERY-SIM", "Q-BERT [mse]", "Q-BERT [mse+wise]"):  # before zero's row: filled once it came
         mean, ci = rows[name][diff].split(" (")
         lo, hi = (float(x) for x in ci.rstrip(")").split(" to "))
         assert lo <= float(mean) <= hi and 0.0 <= float(rows[name][p]) <= 1.0
@@ -147,9 +155,10 @@ def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data)
     out = tmp_path / "study"
     argv = ["--train", str(train), "--qmsum", str(qmsum), "--preset", "tiny", "--out", str(out)]
     argv += ["--settings", "gold_span"]
-    assert load_script("recipe-study").main([*argv, "--recipes", TINY_RECIPES[1]]) == 0
+    assert load_script("recipe-study").main([*argv, "--recipes", TINY_RECIPES[1], "--interpolate", "0.5"]) == 0
     rows = _rows(out / "recipes.csv")
-    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]"]
+    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]", "Q-BERT [listwise+wise]"]
+    assert rows[-1]["recipe"].endswith(("alpha 0.5 (dev)", "alpha 1 (dev)"))
     assert {r["queries"] for r in rows} == {"8"} and all(r["data"] == "real" for r in rows)
     _check_paired(rows)
     md = (out / "recipes.md").read_text()  # trained on the training split (15% of its meetings choose the epoch)
