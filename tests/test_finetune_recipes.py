@@ -79,3 +79,45 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
         ft.start_model(_params(settings=[bad]), bad)
     with pytest.raises(ft.FinetuneError, match="recipe keys"):
         ft.setting_params(p, dict(bi, recipe={"warmup": 1}))
+
+
+def test_an_interpolated_setting_tests_and_keeps_the_point_dev_chose(tmp_path, duc_years, monkeypatch):
+    """settings[].interpolate: after training, the weights move to the start-to-fine-tuned point with the best dev
+    ROUGE-2 recall (1 always a candidate); the test predictions and the kept checkpoint are that point's. The dev
+    metric is made to prefer alpha 0 (the start), so the kept weights must be the start's."""
+    import numpy as np
+    import torch
+
+    recipe = {"loss": "pairwise", "target": {"transform": "raw", "scale": 1.0, "top": 3}, "epochs": 1, "lr": 1e-3}
+    bi = {"name": "bi_wise", "label": "Q-BERT (bi) + WiSE", "init": "encoder", "pooling": "mean", "pairing": "bi",
+          "method": "full", "recipe": recipe, "interpolate": [0.0, 0.5]}  # fmt: skip
+    p = _params(settings=[bi], keep_models=True)
+    real = ft.dev_metric_fn
+    calls = []
+
+    def preferring_the_start(dev, duc):
+        fn = real(dev, duc)
+
+        def metric(scores):  # call 1: the epoch's choice; then alpha 0, 0.5, 1 in that order
+            calls.append(fn(scores))
+            return {1: 1.0, 2: 3.0, 3: 2.0, 4: 1.0}[len(calls)]
+
+        return metric
+
+    monkeypatch.setattr(ft, "dev_metric_fn", preferring_the_start)
+    out = tmp_path / "wise"
+    m, preds, _ = _train_on_2006(p, "bi_wise", duc_years, out, tmp_path)
+    assert len(calls) == 4 and m["interpolation"] == {
+        "alpha": 0.0,
+        "metric": 3.0,
+        "by_alpha": {"0.0": 3.0, "0.5": 2.0, "1.0": 1.0},
+    }
+    kept, tok = _load(out)
+    start, _, _ = ft.start_model(ft.setting_params(p, bi), bi)
+    want = start.state_dict()
+    assert all(torch.allclose(v.cpu(), want[k].cpu()) for k, v in kept.state_dict().items())
+    again = ft.score_rows(kept, tok, ft.load_year(duc_years[2006]), p["model"])
+    for got, expected in zip(again, preds["sentence_scores"]):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ft.FinetuneError, match="interpolate needs a fine-tuning method"):
+        ft.settings({"settings": [dict(bi, init="pretrained", variant="best", method="none")]})

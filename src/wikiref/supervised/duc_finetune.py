@@ -58,6 +58,8 @@ def _check_setting(s: Mapping) -> None:
         raise FinetuneError(f"setting {name}: init encoder needs a pooling (cls = BERT, query = Q-BERT)")
     if s["init"] == "pretrained" and not s.get("variant"):
         raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
+    if s.get("interpolate") and s["method"] in ("none", "ltr"):
+        raise FinetuneError(f"setting {name}: interpolate needs a fine-tuning method (full, subnet, iterative)")
 
 
 def settings(finetune: Mapping) -> dict[str, dict]:
@@ -610,10 +612,13 @@ def _finetune_held_out(
 ) -> tuple[Any, Any, dict]:
     """The fine-tuning of :func:`train_and_test`: ``model`` trained on the clusters of the other years
     (``train_paths``; capped, a seeded dev part held out), the setting's subnetwork mask applied, the best dev
-    epoch kept in ``out_dir``. Returns (the best epoch's model, its tokenizer, the metrics it adds: clusters,
+    epoch kept in ``out_dir`` (with the setting's ``interpolate``, moved towards the start weights as far as the dev
+    clusters prefer). Returns (the best epoch's model, its tokenizer, the metrics it adds: clusters,
     rows, subnetwork, training)."""
     from wikiref.files import write_json
     from wikiref.model import load_scorer
+    from wikiref.model.interpolation import choose, snapshot
+    from wikiref.model.scorer import save_scorer
     from wikiref.model.targets import save_transform
     from wikiref.model.training import TrainSettings, train
 
@@ -626,6 +631,7 @@ def _finetune_held_out(
     hooks = gradient_mask.hooks() if gradient_mask is not None else {}
     last = out_dir / "last"
     train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
+    start_state = snapshot(model) if spec.get("interpolate") else None
     result = train(
         model,
         tok,
@@ -644,6 +650,12 @@ def _finetune_held_out(
     if transform is not None and transform.name != "raw":  # raw x scale has no statistics to keep
         save_transform(transform, out_dir)
     model, tok = load_scorer(out_dir)  # the best dev epoch
+    if start_state is not None:  # moved to the start-to-fine-tuned point with the best dev metric, saved over it
+        select = dev_metric_fn(dev_used, duc)
+        choice = choose(
+            model, start_state, spec["interpolate"], lambda m: select(score_rows(m, tok, dev_used, params["model"]))
+        )
+        save_scorer(model, tok, out_dir)
     trained = {
         "train_clusters": [f"{y}/{t}" for y, t in _topic_keys(train_df)],
         "dev_clusters": [f"{y}/{t}" for y, t in _topic_keys(dev_df)],
@@ -658,6 +670,8 @@ def _finetune_held_out(
             "pack_stats": result.pack_stats,
         },
     }
+    if start_state is not None:
+        trained["interpolation"] = choice.to_dict()
     return model, tok, trained
 
 
