@@ -3,10 +3,13 @@ losses train, the cluster is each document's ranking group, standardise keeps it
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_finetune import _params, _settings
 
 from wikiref.model.targets import TARGET_FILE, load_transform
+from wikiref.stages import finetune as stage
 from wikiref.supervised import duc_finetune as ft
 
 
@@ -119,5 +122,12 @@ def test_an_interpolated_setting_tests_and_keeps_the_point_dev_chose(tmp_path, d
     again = ft.score_rows(kept, tok, ft.load_year(duc_years[2006]), p["model"])
     for got, expected in zip(again, preds["sentence_scores"]):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    # the job compares the test year with its start's scores: here the start itself, so no difference
+    assert m["paired_vs_start"]["difference"] == 0.0 and m["paired_vs_start"]["n"] == 3
+    summary = stage.summary_metrics({"bi_wise": {2006: m}}, [bi], [2006], {})
+    assert summary["settings"]["bi_wise"]["years"]["2006"]["alpha"] == 0.0
+    notes = stage.table6_notes(p, summary)
+    assert "bi_wise: weights interpolated between its start and its fine-tuned weights" in notes and "(2006 0;" in notes
+    assert re.search(r"bi_wise 2006 vs its start, paired bootstrap of R-2: \+0\.00 \(p [01]\.\d{3}\)", notes)
     with pytest.raises(ft.FinetuneError, match="interpolate needs a fine-tuning method"):
         ft.settings({"settings": [dict(bi, init="pretrained", variant="best", method="none")]})

@@ -253,6 +253,7 @@ def summary_metrics(
                 **recall_x100(m["test"]),
                 "seconds": m.get("seconds"),
                 "best_epoch": m.get("training", {}).get("best_epoch"),
+                **({"alpha": m["interpolation"]["alpha"]} if "interpolation" in m else {}),
                 "start_variant": m["start"].get("variant"),
             }
         for meas in MEASURES:
@@ -278,8 +279,8 @@ def _paired(
     base: Mapping,
 ) -> dict:
     """Per setting and year: the paired bootstrap of its per-topic ROUGE-2 recall against QUERY-SIM's on the
-    same topics (:func:`wikiref.extractive.official.paired_difference`, x 100), and for an ``ltr`` setting its
-    job's comparison with the encoder's cosine."""
+    same topics (:func:`wikiref.extractive.official.paired_difference`, x 100), for an ``ltr`` setting its job's
+    comparison with the encoder's cosine, for an interpolated setting its job's comparison with its start."""
     from wikiref.extractive.official import paired_difference, scaled
 
     out: dict = {}
@@ -293,6 +294,8 @@ def _paired(
                 entry["vs QUERY-SIM"] = scaled(paired_difference(mine, qs), 100)
             if "paired_vs_cosine" in m:
                 entry["vs cosine"] = scaled(m["paired_vs_cosine"], 100)
+            if "paired_vs_start" in m:
+                entry["vs its start"] = scaled(m["paired_vs_start"], 100)
             if entry:
                 out.setdefault(s["name"], {})[str(y)] = entry
     return out
@@ -385,8 +388,16 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
             f" {c['what']}: {c['setting']} vs {c['reference']} mean R-2 {c['mean_delta_ROUGE-2']:+.2f} "
             f"({c['years_better']}/{c['years']} years better)."
         )
-    ltr = {s["name"] for s in fp["settings"] if s["method"] == "ltr"}
-    for name in sorted(ltr & set(summary.get("paired", {}))):
+    for s in fp["settings"]:
+        if s.get("interpolate") and s["name"] in summary["settings"]:
+            alphas = [summary["settings"][s["name"]]["years"][str(y)]["alpha"] for y in summary["years"]]
+            notes += (
+                f" {s['name']}: weights interpolated between its start and its fine-tuned weights, the mixing weight"
+                f" chosen on the held-out clusters ({', '.join(f'{y} {a:g}' for y, a in zip(summary['years'], alphas))};"
+                " 0 = the start, 1 = fine-tuned)."
+            )
+    paired_notes = {s["name"] for s in fp["settings"] if s["method"] == "ltr" or s.get("interpolate")}
+    for name in sorted(paired_notes & set(summary.get("paired", {}))):
         for y, entry in summary["paired"][name].items():
             for what, d in entry.items():
                 notes += f" {name} {y} {what}, paired bootstrap of R-2: {paired_text(d)}."

@@ -23,19 +23,12 @@ from wikiref import layout
 from wikiref.config import by_name, find_named
 from wikiref.schemas import SchemaError, require_columns
 
-INITS = ("encoder", "pretrained")
-
 log = logging.getLogger(__name__)
 
-MODEL_FILES_KEPT = ("training.json", "subnet.json", "target.json")
-
-
+INITS = ("encoder", "pretrained")
 METHODS = ("full", "subnet", "iterative", "none", "ltr")
-
-
 MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-SU4")
-
-
+MODEL_FILES_KEPT = ("training.json", "subnet.json", "target.json")
 # The columns of data/duc/<year>.parquet (wikiref.schemas.DUC) a job reads.
 DUC_COLUMNS_READ = ("id", "year", "topic", "query", "doc_position", "doc_sentences", "sentence_targets", "references")
 
@@ -450,6 +443,8 @@ def train_and_test(
     test year, summaries by topic). The best dev epoch's weights are in ``out_dir`` (removed again unless
     ``finetune.keep_models``).
     """
+    from wikiref.model.interpolation import snapshot
+
     t_start = time.perf_counter()
     spec = find_setting(params["finetune"], setting_name)
     params = setting_params(params, spec)  # the setting's recipe (if any) in the finetune section from here on
@@ -471,6 +466,7 @@ def train_and_test(
         "standin": bool(duc["standin"]),
         "flags": duc["rouge_flags"],
     }
+    start_state = snapshot(model) if spec.get("interpolate") else None
     if spec["method"] != "none":
         train_paths = [year_paths[y] for y in train_years]
         model, tok, trained = _finetune_held_out(
@@ -484,11 +480,14 @@ def train_and_test(
             prune_dir=start.pruned,
             live_dir=live_dir,
             progress=progress,
+            start_state=start_state,
         )
         metrics.update(trained)
     scores = score_rows(model, tok, test_df, params["model"], progress=progress)
     rouge, summaries = evaluate_year(test_df, scores, duc)
     metrics["test"] = rouge
+    if start_state is not None:
+        metrics["paired_vs_start"] = _paired_vs_start(model, tok, start_state, test_df, rouge, params)
     metrics["test_topics"] = len(summaries)
     metrics["seconds"] = round(time.perf_counter() - t_start, 2)
     if spec["method"] != "none" and not finetune_params["keep_models"]:
@@ -496,6 +495,19 @@ def train_and_test(
             if f.is_file() and f.name not in MODEL_FILES_KEPT:
                 f.unlink()
     return metrics, predictions(test_df, scores), summaries
+
+
+def _paired_vs_start(model, tok, start_state: Mapping, test_df: pd.DataFrame, rouge: Mapping, params: Mapping) -> dict:
+    """The interpolated scorer's per-topic ROUGE-2 recall on the test year against its start's (alpha 0: for a bi
+    scorer the encoder's own cosine), paired bootstrap; the model is left as it was."""
+    from wikiref.extractive.official import paired_difference
+    from wikiref.model.interpolation import interpolate, snapshot
+
+    tuned = snapshot(model)
+    interpolate(model, start_state, tuned, 0.0)
+    start_rouge, _ = evaluate_year(test_df, score_rows(model, tok, test_df, params["model"]), params["duc"])
+    interpolate(model, start_state, tuned, 1.0)
+    return paired_difference(rouge["ROUGE-2"]["per_topic_R"], start_rouge["ROUGE-2"]["per_topic_R"])
 
 
 def predictions(test_df: pd.DataFrame, scores: Sequence[Sequence[float]]) -> pd.DataFrame:
@@ -609,15 +621,16 @@ def _finetune_held_out(
     prune_dir: str | Path | None,
     live_dir: str | Path | None,
     progress: bool,
+    start_state: Mapping | None = None,
 ) -> tuple[Any, Any, dict]:
     """The fine-tuning of :func:`train_and_test`: ``model`` trained on the clusters of the other years
     (``train_paths``; capped, a seeded dev part held out), the setting's subnetwork mask applied, the best dev
-    epoch kept in ``out_dir`` (with the setting's ``interpolate``, moved towards the start weights as far as the dev
-    clusters prefer). Returns (the best epoch's model, its tokenizer, the metrics it adds: clusters,
+    epoch kept in ``out_dir`` (with the setting's ``interpolate``, moved towards ``start_state``, the weights before
+    training, as far as the dev clusters prefer). Returns (the best epoch's model, its tokenizer, the metrics it adds: clusters,
     rows, subnetwork, training)."""
     from wikiref.files import write_json
     from wikiref.model import load_scorer
-    from wikiref.model.interpolation import choose, snapshot
+    from wikiref.model.interpolation import choose
     from wikiref.model.scorer import save_scorer
     from wikiref.model.targets import save_transform
     from wikiref.model.training import TrainSettings, train
@@ -631,7 +644,6 @@ def _finetune_held_out(
     hooks = gradient_mask.hooks() if gradient_mask is not None else {}
     last = out_dir / "last"
     train_settings = TrainSettings.from_params(seed, params["model"], finetune_params, progress)
-    start_state = snapshot(model) if spec.get("interpolate") else None
     result = train(
         model,
         tok,
