@@ -120,7 +120,13 @@ def test_compare_qmsum_job_transfer_finetuned_and_ltr(prepared, tmp_path, two_so
         rec = res["modes"][mode][setting]
         assert 0 <= rec["rouge"]["rouge2"]["f1"] <= 100
         assert rec["summary_words_mean"] <= p["qmsum"]["summary_words"]
-    assert res["modes"]["finetuned"][setting]["training"]["train_queries"] > 0
+    training = res["modes"]["finetuned"][setting]["training"]
+    assert training["train_queries"] > 0
+    # tiny: qmsum.finetune.interpolate [0.5], the fine-tuned end (1) always a candidate
+    assert training["interpolation"]["alpha"] in (0.5, 1.0) and set(training["interpolation"]["by_alpha"]) == {
+        "0.5",
+        "1.0",
+    }
     ltr = res["modes"]["ltr"][setting]  # the cell's scorer one of the ranker's signals
     assert ltr["start"]["variant"] == cell and ltr["training"]["chosen_target"] in p["compare"]["ltr"]["targets"]
     assert ltr["training"]["train_documents"] > 0 and "cosine" in ltr["training"]["dev_values"]

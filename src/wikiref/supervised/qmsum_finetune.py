@@ -122,10 +122,11 @@ def finetune(
     progress: bool = False,
 ):
     """Fine-tune a scorer on QMSum train queries (``qmsum.finetune`` caps; the ``finetune`` section's
-    training settings); the epoch with the best dev ROUGE-2 F1 of the extracts is kept. Returns (model,
-    tokenizer, training record)."""
+    training settings); the epoch with the best dev ROUGE-2 F1 of the extracts is kept, and with
+    ``qmsum.finetune.interpolate`` moved towards the weights it started from as far as the dev queries prefer.
+    Returns (model, tokenizer, training record)."""
     from wikiref.extractive.selection import rouge2_f1
-    from wikiref.model import load_scorer
+    from wikiref.model import interpolation, load_scorer
     from wikiref.model.scoring_task import ScoringExample
     from wikiref.model.targets import apply_targets
     from wikiref.model.training import TrainSettings, train
@@ -163,8 +164,16 @@ def finetune(
     settings = TrainSettings.from_params(seed, params["model"], ft, progress)
     train_ex, dev_ex = examples(train_df), examples(dev_df)
     apply_targets(ft, train_ex, dev_ex)  # finetune.loss / finetune.target; each query is one ranking group
+    start_state = interpolation.snapshot(model) if caps["interpolate"] else None
     result = train(model, tok, train_ex, dev_ex, settings, out_dir, select_fn=select)
     model, tok = load_scorer(out_dir)
+    if start_state is not None:
+        choice = interpolation.choose(
+            model,
+            start_state,
+            caps["interpolate"],
+            lambda m: select(score_documents(m, tok, dev_df, dev_docs, params["model"])),
+        )
     record = {
         "train_queries": len(train_df),
         "dev_queries": len(dev_df),
@@ -173,6 +182,7 @@ def finetune(
         "dev_rouge2_f1": result.best_metric,
         "windows": result.pack_stats.get("windows"),
         "seconds": round(result.train_seconds, 2),
+        **({"interpolation": choice.to_dict()} if start_state is not None else {}),
     }
     for f in Path(out_dir).iterdir():  # only the scores of the fine-tuned copy are kept
         if f.is_file() and f.name != "training.json":
