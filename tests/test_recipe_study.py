@@ -111,10 +111,13 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     assert load_script("recipe-study").main([*argv, "--recipes", *TINY_RECIPES]) == 0
     rows = _rows(out / "recipes.csv")
     ltr = ["COSINE [tiny-random]", "LTR [cosine + TF-IDF + context]"]
-    qbert = ["Q-BERT [mse]", "Q-BERT [listwise]", "Q-BERT [bce]"]
+    # every trained recipe with its interpolated row (--interpolate's default alphas)
+    qbert = [f"Q-BERT [{n}{w}]" for n in ("mse", "listwise", "bce") for w in ("", "+wise")]
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", *ltr, *qbert]
     assert rows[3]["R-2 vs COSINE (p)"].startswith(("+", "-")) and "target " in rows[3]["recipe"]
-    assert all(not r["R-2 vs COSINE (p)"] for r in rows if r["system"] != ltr[1])
+    # the ranker and every recipe row paired with the untrained cosine; the baselines and the cosine itself not
+    assert all(bool(r["R-2 vs COSINE (p)"]) == (r["system"] in [ltr[1], *qbert]) for r in rows)
+    assert all("alpha " in r["recipe"] for r in rows if r["system"].endswith("+wise]"))
     assert all(r["data"] == "STAND-IN" for r in rows)
     assert all(0.0 <= float(r["R-2 R"]) <= 100.0 and r["R-2 R 95% CI"] for r in rows)
     assert all(r["test year"] == "2007" for r in rows)
@@ -164,7 +167,7 @@ def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data)
     md = (out / "recipes.md").read_text()  # trained on the training split (15% of its meetings choose the epoch)
     assert f"Training file {train}: 138 training meetings, 6 of their" in md and "on 24 dev meetings" in md
     assert f"Evaluation file {qmsum} (35 meetings): 8 specific queries" in md
-    assert "1 recipe tried; each reported once on val" in md
+    assert "1 recipe tried; each reported once on val" in md and "alpha chosen among 0.5, 1 on the dev" in md
 
 
 def _check_paired(rows: list[dict]) -> None:
