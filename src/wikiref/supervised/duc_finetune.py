@@ -626,8 +626,8 @@ def _finetune_held_out(
     """The fine-tuning of :func:`train_and_test`: ``model`` trained on the clusters of the other years
     (``train_paths``; capped, a seeded dev part held out), the setting's subnetwork mask applied, the best dev
     epoch kept in ``out_dir`` (with the setting's ``interpolate``, moved towards ``start_state``, the weights before
-    training, as far as the dev clusters prefer). Returns (the best epoch's model, its tokenizer, the metrics it adds: clusters,
-    rows, subnetwork, training)."""
+    training, as far as the dev clusters prefer). Returns (that model, its tokenizer, the metrics it adds: clusters,
+    rows, subnetwork, training, interpolation)."""
     from wikiref.files import write_json
     from wikiref.model import load_scorer
     from wikiref.model.interpolation import choose
