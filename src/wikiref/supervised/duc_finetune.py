@@ -443,6 +443,7 @@ def train_and_test(
     test year, summaries by topic). The best dev epoch's weights are in ``out_dir`` (removed again unless
     ``finetune.keep_models``).
     """
+    from wikiref.extractive.official import paired_difference
     from wikiref.model.interpolation import snapshot
 
     t_start = time.perf_counter()
@@ -466,7 +467,10 @@ def train_and_test(
         "standin": bool(duc["standin"]),
         "flags": duc["rouge_flags"],
     }
-    start_state = snapshot(model) if spec.get("interpolate") else None
+    start_state = start_rouge = None
+    if spec.get("interpolate"):  # the weights before training, and what they score on the test year
+        start_state = snapshot(model)
+        start_rouge, _ = evaluate_year(test_df, score_rows(model, tok, test_df, params["model"]), duc)
     if spec["method"] != "none":
         train_paths = [year_paths[y] for y in train_years]
         model, tok, trained = _finetune_held_out(
@@ -486,8 +490,10 @@ def train_and_test(
     scores = score_rows(model, tok, test_df, params["model"], progress=progress)
     rouge, summaries = evaluate_year(test_df, scores, duc)
     metrics["test"] = rouge
-    if start_state is not None:
-        metrics["paired_vs_start"] = _paired_vs_start(model, tok, start_state, test_df, rouge, params)
+    if start_rouge is not None:  # the interpolated scorer against its start (for a bi scorer: the encoder's cosine)
+        metrics["paired_vs_start"] = paired_difference(
+            rouge["ROUGE-2"]["per_topic_R"], start_rouge["ROUGE-2"]["per_topic_R"]
+        )
     metrics["test_topics"] = len(summaries)
     metrics["seconds"] = round(time.perf_counter() - t_start, 2)
     if spec["method"] != "none" and not finetune_params["keep_models"]:
@@ -495,19 +501,6 @@ def train_and_test(
             if f.is_file() and f.name not in MODEL_FILES_KEPT:
                 f.unlink()
     return metrics, predictions(test_df, scores), summaries
-
-
-def _paired_vs_start(model, tok, start_state: Mapping, test_df: pd.DataFrame, rouge: Mapping, params: Mapping) -> dict:
-    """The interpolated scorer's per-topic ROUGE-2 recall on the test year against its start's (alpha 0: for a bi
-    scorer the encoder's own cosine), paired bootstrap; the model is left as it was."""
-    from wikiref.extractive.official import paired_difference
-    from wikiref.model.interpolation import interpolate, snapshot
-
-    tuned = snapshot(model)
-    interpolate(model, start_state, tuned, 0.0)
-    start_rouge, _ = evaluate_year(test_df, score_rows(model, tok, test_df, params["model"]), params["duc"])
-    interpolate(model, start_state, tuned, 1.0)
-    return paired_difference(rouge["ROUGE-2"]["per_topic_R"], start_rouge["ROUGE-2"]["per_topic_R"])
 
 
 def predictions(test_df: pd.DataFrame, scores: Sequence[Sequence[float]]) -> pd.DataFrame:
