@@ -84,6 +84,37 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
         ft.setting_params(p, dict(bi, recipe={"warmup": 1}))
 
 
+def test_a_setting_with_its_own_encoder_starts_from_it():
+    """finetune.settings[].encoder: an init-encoder setting builds its scorer on that encoder, not model.encoder (the
+    paper parameter set's bi row uses the sentence encoder the study measured); Table VI's notes name it; the +DA
+    comparison does not take it as the encoder-alone twin of a WikiRef checkpoint; a checkpoint start refuses it."""
+    from wikiref.model.encoders import MINILM
+
+    bi = {"name": "qbert_bi", "label": "Q-BERT (bi)", "init": "encoder", "encoder": MINILM, "pooling": "mean",
+          "pairing": "bi", "method": "full"}  # fmt: skip
+    p = _params(settings=[bi])
+    assert p["model"]["encoder"] != MINILM
+    model, _, info = ft.start_model(p, bi)
+    assert model.config.encoder == MINILM and info["encoder"] == MINILM and info["pairing"] == "bi"
+    plain = dict(bi, name="plain")
+    del plain["encoder"]
+    assert ft.start_model(p, plain)[2]["encoder"] == p["model"]["encoder"]
+    notes = stage.table6_notes(p, {"comparisons": [], "settings": {"qbert_bi": {}}, "years": []})
+    assert f"qbert_bi: encoder {MINILM} (not {p['model']['encoder']})" in notes
+    for bad in (dict(bi, init="pretrained", variant="best"), dict(bi, method="ltr", ltr={"targets": ["raw"]})):
+        with pytest.raises(ft.FinetuneError, match="encoder .instead of model.encoder. needs init: encoder"):
+            ft.settings({"settings": [bad]})
+    cross = dict(plain, name="qbert", pairing="cross", pooling="query", encoder=MINILM)
+    da = {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "reg_qbert", "method": "full"}
+    start = {"pooling": "query", "init": "encoder"}
+    jm = {n: {2006: {"start": dict(start, init=i)}} for n, i in (("qbert", "encoder"), ("qbert_da", "pretrained"))}
+    r2 = {"qbert": [1.0], "qbert_da": [2.0]}
+    assert stage._comparisons(jm, [cross, da], [2006], r2) == []
+    assert [c["what"] for c in stage._comparisons(jm, [dict(cross, encoder=None), da], [2006], r2)] == [
+        "data augmentation (+DA)"
+    ]
+
+
 def test_an_interpolated_setting_tests_and_keeps_the_point_dev_chose(tmp_path, duc_years, monkeypatch):
     """settings[].interpolate: after training, the weights move to the start-to-fine-tuned point with the best dev
     ROUGE-2 recall (1 always a candidate); the test predictions and the kept checkpoint are that point's. The dev

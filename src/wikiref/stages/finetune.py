@@ -331,12 +331,14 @@ def _comparisons(
         for b, sb in by.items():
             if a == b:
                 continue
-            # +DA: fine-tuned from a WikiRef checkpoint vs the encoder alone with the same pooling.
+            # +DA: fine-tuned from a WikiRef checkpoint vs the encoder alone (model.encoder, as the checkpoints'),
+            # with the same pooling and pairing.
             if (
                 sa["init"] == "pretrained"
                 and sa["method"] == "full"
                 and sb["init"] == "encoder"
                 and sb["method"] == "full"
+                and not sb.get("encoder")
                 and start_of(a)["pooling"] == start_of(b)["pooling"]
                 and start_of(a).get("pairing", "cross") == start_of(b).get("pairing", "cross")
             ):
@@ -396,6 +398,9 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
                 f" chosen on the held-out clusters ({', '.join(f'{y} {a:g}' for y, a in zip(summary['years'], alphas))};"
                 " 0 = the start, 1 = fine-tuned)."
             )
+    for s in fp["settings"]:
+        if s.get("encoder") and s["name"] in summary["settings"]:
+            notes += f" {s['name']}: encoder {s['encoder']} (not {params['model']['encoder']})."
     paired_notes = {s["name"] for s in fp["settings"] if s["method"] == "ltr" or s.get("interpolate")}
     for name in sorted(paired_notes & set(summary.get("paired", {}))):
         for y, entry in summary["paired"][name].items():

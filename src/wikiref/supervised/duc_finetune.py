@@ -53,6 +53,16 @@ def _check_setting(s: Mapping) -> None:
         raise FinetuneError(f"setting {name}: init pretrained needs variant (a pretrain.variants name or 'best')")
     if s.get("interpolate") and s["method"] in ("none", "ltr"):
         raise FinetuneError(f"setting {name}: interpolate needs a fine-tuning method (full, subnet, iterative)")
+    if s.get("encoder") and (s["init"] != "encoder" or s["method"] not in ("full", "subnet")):
+        raise FinetuneError(
+            f"setting {name}: encoder (instead of model.encoder) needs init: encoder and method full or subnet "
+            "(a checkpoint has its own encoder; method ltr names its ranker's in ltr.encoder)"
+        )
+
+
+def setting_encoder(setting: Mapping, model: Mapping) -> str:
+    """The encoder an ``init: encoder`` setting starts from: its own ``encoder``, else ``model.encoder``."""
+    return setting.get("encoder") or model["encoder"]
 
 
 def settings(finetune: Mapping) -> dict[str, dict]:
@@ -365,8 +375,9 @@ def start_model(
     elif setting["init"] == "encoder":
         torch.manual_seed(params["seed"])
         spec = {"pooling": setting["pooling"], "head": "regression", "query": True, "init": "pretrained"}
+        spec["encoder"] = setting_encoder(setting, params["model"])
         model, tok = build_scorer(scorer_config(params["model"], spec, pairing=pairing))
-        info["encoder"] = params["model"]["encoder"]
+        info["encoder"] = spec["encoder"]
         if pairing != "cross":
             info["pairing"] = pairing
     else:

@@ -136,10 +136,13 @@ def find_variant(pretrain: Mapping, name: str) -> dict:
 
 
 def scorer_config(model: Mapping, variant: Mapping, pairing: str = "cross"):
+    """The ScorerConfig of a variant (or a fine-tuning start): the ``model`` section's encoder and lengths, the
+    variant's pooling / head / init / input; a variant's own ``encoder`` (if set) replaces ``model.encoder``."""
     from wikiref.model import ScorerConfig
 
     return ScorerConfig(
-        **{k: model[k] for k in _SCORER_MODEL_KEYS},
+        **{k: model[k] for k in _SCORER_MODEL_KEYS}
+        | ({"encoder": variant["encoder"]} if variant.get("encoder") else {}),
         **{k: variant[k] for k in _SCORER_VARIANT_KEYS},
         use_query=variant["query"],
         pairing=pairing,
