@@ -77,9 +77,13 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
     model, _ = _load(out)
     assert model.config.pairing == "bi" and model.config.loss_name == "pairwise"
     assert len(preds) and all(len(s) for s in preds["sentence_scores"])
-    bad = dict(bi, init="pretrained", variant="best")
-    with pytest.raises(ft.FinetuneError, match="pairing bi starts from the encoder alone"):
+    bad = dict(bi, init="pretrained", variant="best")  # the WikiRef variants of _params are cross scorers
+    with pytest.raises(ft.FinetuneError, match="no pretrain variant with a pretrained encoder, the query, pairing bi"):
         ft.start_model(_params(settings=[bad]), bad)
+    with pytest.raises(ft.FinetuneError, match="variant reg_bert is a cross-pairing scorer"):
+        ft.start_model(_params(settings=[bad]), dict(bad, variant="reg_bert"))
+    with pytest.raises(ft.FinetuneError, match="cannot use method iterative"):
+        ft.start_model(_params(settings=[bad]), dict(bi, method="iterative"))
     with pytest.raises(ft.FinetuneError, match="recipe keys"):
         ft.setting_params(p, dict(bi, recipe={"warmup": 1}))
 
@@ -87,7 +91,7 @@ def test_a_bi_setting_with_its_own_recipe(tmp_path, duc_years):
 def test_a_setting_with_its_own_encoder_starts_from_it():
     """finetune.settings[].encoder: an init-encoder setting builds its scorer on that encoder, not model.encoder (the
     paper parameter set's bi row uses the sentence encoder the study measured); Table VI's notes name it; the +DA
-    comparison does not take it as the encoder-alone twin of a WikiRef checkpoint; a checkpoint start refuses it."""
+    comparison pairs the encoder alone with a WikiRef checkpoint of the same encoder only; a checkpoint start refuses it."""
     from wikiref.model.encoders import MINILM
 
     bi = {"name": "qbert_bi", "label": "Q-BERT (bi)", "init": "encoder", "encoder": MINILM, "pooling": "mean",
@@ -104,15 +108,67 @@ def test_a_setting_with_its_own_encoder_starts_from_it():
     for bad in (dict(bi, init="pretrained", variant="best"), dict(bi, method="ltr", ltr={"targets": ["raw"]})):
         with pytest.raises(ft.FinetuneError, match="encoder .instead of model.encoder. needs init: encoder"):
             ft.settings({"settings": [bad]})
-    cross = dict(plain, name="qbert", pairing="cross", pooling="query", encoder=MINILM)
+    cross = dict(plain, name="qbert", pairing="cross", pooling="query")
     da = {"name": "qbert_da", "label": "Q-BERT + DA", "init": "pretrained", "variant": "reg_qbert", "method": "full"}
-    start = {"pooling": "query", "init": "encoder"}
-    jm = {n: {2006: {"start": dict(start, init=i)}} for n, i in (("qbert", "encoder"), ("qbert_da", "pretrained"))}
     r2 = {"qbert": [1.0], "qbert_da": [2.0]}
-    assert stage._comparisons(jm, [cross, da], [2006], r2) == []
-    assert [c["what"] for c in stage._comparisons(jm, [dict(cross, encoder=None), da], [2006], r2)] == [
+
+    def jobs(alone: str, checkpoint: str) -> dict:  # the encoders the two jobs' starts record
+        starts = {"qbert": ("encoder", alone), "qbert_da": ("pretrained", checkpoint)}
+        return {n: {2006: {"start": {"pooling": "query", "init": i, "encoder": e}}} for n, (i, e) in starts.items()}
+
+    assert stage._comparisons(jobs(MINILM, "tiny-random"), [cross, da], [2006], r2) == []
+    assert [c["what"] for c in stage._comparisons(jobs(MINILM, MINILM), [cross, da], [2006], r2)] == [
         "data augmentation (+DA)"
     ]
+
+
+def test_the_papers_recipe_on_a_bi_scorer(tmp_path, duc_years):
+    """pretrain.variants[].pairing: bi with its own recipe (loss, lr, epochs, batch): a bi scorer pre-trained on
+    oracle-format data, then fine-tuned on DUC from that checkpoint (+DA) beside the same bi setting from the
+    encoder alone; Table VI's +DA comparison pairs the two."""
+    from test_finetune import TINY_ENCODER
+
+    from wikiref.model import load_scorer
+    from wikiref.stages import pretrain as pt
+    from wikiref.supervised import pretraining as go
+    from wikiref.supervised.duc_finetune import Start
+
+    recipe = {"loss": "pairwise", "target": {"transform": "raw", "scale": 1.0, "top": 3}, "epochs": 1, "lr": 1e-3}
+    bi = {"name": "qbert_bi", "label": "Q-BERT (bi)", "init": "encoder", "pooling": "mean", "pairing": "bi",
+          "method": "full", "recipe": recipe}  # fmt: skip
+    bi_da = dict(bi, name="qbert_bi_da", label="Q-BERT (bi) + DA", init="pretrained", variant="reg_bi")
+    del bi_da["pooling"]
+    p = _params(settings=[bi, bi_da])
+    variant = {"name": "reg_bi", "label": "Q-BERT (bi)", "head": "regression", "pooling": "mean", "query": True,
+               "init": "pretrained", "pairing": "bi", "recipe": {"loss": "pairwise", "lr": 5e-4, "epochs": 1}}  # fmt: skip
+    p["pretrain"]["variants"].append(variant)
+    data = tmp_path / "oracle"
+    frames = {s: pt.synthetic_oracle_frame(n, i, s) for i, (s, n) in enumerate((("train", 10), ("dev", 4)))}
+    pt.write_oracle_splits({**frames, "test": frames["dev"]}, data)
+    splits = {s: data / f"{s}.parquet" for s in ("train", "dev", "test")}
+    result = go.train_variant(p, "reg_bi", splits, tmp_path / "reg_bi", progress=False)
+    assert len(result.history) == 1  # the variant's epochs (the section's: 2)
+    model, _ = load_scorer(tmp_path / "reg_bi")
+    assert model.config.pairing == "bi" and model.config.loss_name == "pairwise"
+    metrics = go.evaluate_variant(p, "reg_bi", tmp_path / "reg_bi", splits)
+    assert metrics["pairing"] == "bi" and metrics["encoder"] == TINY_ENCODER["encoder"]
+
+    start = Start(checkpoints={"reg_bi": tmp_path / "reg_bi"})
+    da, _, _ = ft.train_and_test(p, "qbert_bi_da", 2006, duc_years, tmp_path / "da", start=start, progress=False)
+    assert da["start"]["variant"] == "reg_bi" and da["start"]["pairing"] == "bi"
+    alone, _, _ = _train_on_2006(p, "qbert_bi", duc_years, tmp_path / "alone", tmp_path)
+    assert da["start"]["encoder"] == alone["start"]["encoder"] == TINY_ENCODER["encoder"]
+    summary = stage.summary_metrics({"qbert_bi": {2006: alone}, "qbert_bi_da": {2006: da}}, [bi, bi_da], [2006], {})
+    assert [(c["what"], c["setting"], c["reference"]) for c in summary["comparisons"]] == [
+        ("data augmentation (+DA)", "qbert_bi_da", "qbert_bi")
+    ]
+    for bad, msg in (
+        (dict(variant, query=False), "pairing bi scores sentences against the query"),
+        (dict(variant, recipe={"warmup": 1}), "recipe keys"),
+        (dict(variant, recipe={"loss": "bce"}), "does not fit the regression head"),
+    ):
+        with pytest.raises(go.PretrainError, match=msg):
+            go.variants({"variants": [bad]})
 
 
 def test_an_interpolated_setting_tests_and_keeps_the_point_dev_chose(tmp_path, duc_years, monkeypatch):

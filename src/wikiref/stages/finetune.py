@@ -331,14 +331,13 @@ def _comparisons(
         for b, sb in by.items():
             if a == b:
                 continue
-            # +DA: fine-tuned from a WikiRef checkpoint vs the encoder alone (model.encoder, as the checkpoints'),
-            # with the same pooling and pairing.
+            # +DA: fine-tuned from a WikiRef checkpoint vs the same encoder alone, with the same pooling and pairing.
             if (
                 sa["init"] == "pretrained"
                 and sa["method"] == "full"
                 and sb["init"] == "encoder"
                 and sb["method"] == "full"
-                and not sb.get("encoder")
+                and start_of(a).get("encoder") == start_of(b).get("encoder")
                 and start_of(a)["pooling"] == start_of(b)["pooling"]
                 and start_of(a).get("pairing", "cross") == start_of(b).get("pairing", "cross")
             ):

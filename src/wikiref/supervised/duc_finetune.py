@@ -95,11 +95,16 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
     from wikiref.supervised.pretraining import variants
 
     known = variants(pretrain)
-    v = setting["variant"]
+    v, pairing = setting["variant"], setting.get("pairing", "cross")
     if v != "best":
         if v not in known:
             raise FinetuneError(
                 f"setting {setting['name']}: variant {v!r} is not in pretrain.variants ({', '.join(known)})"
+            )
+        if known[v].get("pairing", "cross") != pairing:
+            raise FinetuneError(
+                f"setting {setting['name']} (pairing {pairing}): variant {v} is a "
+                f"{known[v].get('pairing', 'cross')}-pairing scorer; the setting's pairing must be the checkpoint's"
             )
         return [v]
     out = [
@@ -107,12 +112,13 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
         for n, spec in known.items()
         if spec["init"] == "pretrained"
         and spec["query"]
+        and spec.get("pairing", "cross") == pairing
         and (not setting.get("pooling") or spec["pooling"] == setting["pooling"])
         and (not setting.get("pretrain_head") or spec["head"] == setting["pretrain_head"])
     ]
     if not out:
         raise FinetuneError(
-            f"setting {setting['name']}: no pretrain variant with a pretrained encoder and the query"
+            f"setting {setting['name']}: no pretrain variant with a pretrained encoder, the query, pairing {pairing}"
             f"{' and pooling ' + setting['pooling'] if setting.get('pooling') else ''}"
             f"{' and head ' + setting['pretrain_head'] if setting.get('pretrain_head') else ''}"
         )
@@ -350,10 +356,10 @@ def start_model(
     start = start or Start()
     info: dict[str, Any] = {"init": setting["init"]}
     pairing = setting.get("pairing", "cross")
-    if pairing != "cross" and (setting["init"] != "encoder" or setting["method"] == "iterative"):
+    if pairing != "cross" and setting["method"] == "iterative":
         raise FinetuneError(
-            f"setting {setting['name']}: pairing {pairing} starts from the encoder alone (init: encoder, method not "
-            "iterative); the WikiRef checkpoints are cross-pairing scorers"
+            f"setting {setting['name']}: pairing {pairing} cannot use method iterative (its subnetwork comes from a "
+            "cross-pairing WikiRef run)"
         )
     if setting["method"] == "iterative":
         prune_dir = start.pruned
@@ -390,7 +396,9 @@ def start_model(
         path = Path(start.checkpoints[variant])
         _require_checkpoint(path, f"run `wikiref pretrain run --variant {variant}` first")
         model, tok = load_scorer(path, device=device)
-        info.update(variant=variant, checkpoint=str(path), selection=why)
+        info.update(variant=variant, checkpoint=str(path), selection=why, encoder=model.config.encoder)
+        if model.config.pairing != "cross":
+            info["pairing"] = model.config.pairing
     info["pooling"] = model.config.pooling
     info["checkpoint_head"] = model.config.head
     if setting["method"] != "none" and model.config.use_loss(params["finetune"]["loss"]):

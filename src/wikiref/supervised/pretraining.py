@@ -125,9 +125,32 @@ def to_examples(df: pd.DataFrame, head: str):
     ]
 
 
+# A variant's own values of these pretrain keys (``pretrain.variants[].recipe``), the section's for the rest.
+VARIANT_RECIPE_KEYS = ("loss", "lr", "head_lr_scale", "epochs", "batch_size")
+
+
+def _check_variant(v: Mapping) -> None:
+    name, recipe = v["name"], v.get("recipe") or {}
+    if v.get("pairing", "cross") == "bi" and not v["query"]:
+        raise PretrainError(f"variant {name}: pairing bi scores sentences against the query (query: true)")
+    unknown = sorted(set(recipe) - set(VARIANT_RECIPE_KEYS))
+    if unknown:
+        raise PretrainError(f"variant {name}: recipe keys {unknown} not in {list(VARIANT_RECIPE_KEYS)}")
+    if "loss" in recipe and (recipe["loss"] == "bce") != (v["head"] == "classification"):
+        raise PretrainError(
+            f"variant {name}: loss {recipe['loss']} does not fit the {v['head']} head (bce <-> classification)"
+        )
+
+
 def variants(pretrain: Mapping) -> dict[str, dict]:
-    """``pretrain.variants`` by name."""
-    return by_name(pretrain["variants"], "variant", PretrainError)
+    """``pretrain.variants`` by name, checked."""
+    return by_name(pretrain["variants"], "variant", PretrainError, _check_variant)
+
+
+def variant_section(pretrain: Mapping, spec: Mapping) -> Mapping:
+    """The pretrain section with the variant's ``recipe`` values in place of the section's (itself without one)."""
+    recipe = {k: v for k, v in (spec.get("recipe") or {}).items() if k != "loss"}
+    return {**pretrain, **recipe} if recipe else pretrain
 
 
 def find_variant(pretrain: Mapping, name: str) -> dict:
@@ -135,18 +158,27 @@ def find_variant(pretrain: Mapping, name: str) -> dict:
     return find_named(variants(pretrain), name, "variant", "params", PretrainError)
 
 
-def scorer_config(model: Mapping, variant: Mapping, pairing: str = "cross"):
+def scorer_config(model: Mapping, variant: Mapping, pairing: str | None = None):
     """The ScorerConfig of a variant (or a fine-tuning start): the ``model`` section's encoder and lengths, the
-    variant's pooling / head / init / input; a variant's own ``encoder`` (if set) replaces ``model.encoder``."""
+    variant's pooling / head / init / input; a variant's own ``encoder`` (if set) replaces ``model.encoder``, its
+    ``pairing`` (default cross) is used unless ``pairing`` is given, its ``recipe.loss`` (if set) is the loss."""
     from wikiref.model import ScorerConfig
 
-    return ScorerConfig(
-        **{k: model[k] for k in _SCORER_MODEL_KEYS}
-        | ({"encoder": variant["encoder"]} if variant.get("encoder") else {}),
+    cfg = ScorerConfig(
+        **{k: model[k] for k in _SCORER_MODEL_KEYS} | {"encoder": variant_encoder(model, variant)},
         **{k: variant[k] for k in _SCORER_VARIANT_KEYS},
         use_query=variant["query"],
-        pairing=pairing,
+        pairing=pairing or variant.get("pairing", "cross"),
     )
+    loss = (variant.get("recipe") or {}).get("loss")
+    if loss:
+        cfg.use_loss(loss)
+    return cfg
+
+
+def variant_encoder(model: Mapping, variant: Mapping) -> str:
+    """A variant's encoder: its own ``encoder``, else ``model.encoder``."""
+    return variant.get("encoder") or model["encoder"]
 
 
 def score_examples(model, tokenizer, examples: Sequence, model_params: Mapping, progress: bool = False):
@@ -164,7 +196,7 @@ def score_examples(model, tokenizer, examples: Sequence, model_params: Mapping, 
 
 
 def encoder_label(model: Mapping, variant: Mapping) -> str:
-    return ("random-init " if variant["init"] == "random" else "") + model["encoder"]
+    return ("random-init " if variant["init"] == "random" else "") + variant_encoder(model, variant)
 
 
 def dev_rouge2_fn(dev: pd.DataFrame, pretrain: Mapping):
@@ -210,7 +242,7 @@ def train_variant(
         tokenizer,
         to_examples(train_df, spec["head"]),
         to_examples(dev_df, spec["head"]),
-        training.TrainSettings.from_params(seed, model_p, pre, progress),
+        training.TrainSettings.from_params(seed, model_p, variant_section(pre, spec), progress),
         out_dir,
         select_fn=dev_rouge2_fn(dev_df, pre),
         live_dir=live_dir,
@@ -276,8 +308,9 @@ def evaluate_variant(
     metrics.update(
         variant=name,
         **{k: spec[k] for k in ("label", "head", "pooling", "query", "init")},
-        encoder=model_p["encoder"],
+        encoder=variant_encoder(model_p, spec),
         encoder_label=encoder_label(model_p, spec),
+        **({"pairing": spec["pairing"]} if spec.get("pairing", "cross") != "cross" else {}),
         rows={"dev": dev_counts, "test": test_counts},
         standin=bool(dev_counts["standin"] or test_counts["standin"]),
         training={

@@ -253,6 +253,12 @@ def table4_notes(params: Mapping, variant_metrics: Mapping[str, Mapping], summar
                 f"{cmp['same_config_margin_over_lead']:+.2f} vs LEAD"
             )
         notes += ". The best of several variants on a small dev set is an optimistic pick."
+    for v in pre["variants"]:
+        own = [f"encoder {v['encoder']}"] if v.get("encoder") else []
+        own += [f"pairing {v['pairing']}"] if v.get("pairing", "cross") != "cross" else []
+        own += [f"{k} {x}" for k, x in (v.get("recipe") or {}).items()]
+        if own:
+            notes += f" {v['name']}: {', '.join(own)}."
     return notes
 
 
@@ -296,7 +302,7 @@ def summary_metrics(
             # Like for like (no selection over variants): the pretrained twin of the TRANSFORMER
             # variant (same head, pooling and input), as in the paper's BERT vs TRANSFORMER rows.
             spec = {v["name"]: v for v in pretrain["variants"]}
-            key = lambda v: (v["head"], v["pooling"], v["query"])  # noqa: E731
+            key = lambda v: (v["head"], v["pooling"], v["query"], v.get("pairing"), v.get("encoder"))  # noqa: E731
             twins = [n for n in pretrained if n in spec and best_rand in spec and key(spec[n]) == key(spec[best_rand])]
             if twins:
                 twin = twins[0]
