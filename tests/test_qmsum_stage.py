@@ -90,6 +90,36 @@ def test_baselines_job_table_and_labels(prepared):
     assert (csv["Data"] == "STAND-IN").all() and len(csv) == 3 * len(params["qmsum"]["settings"])
 
 
+def test_bi_job_fine_tunes_chooses_on_dev_and_compares_with_its_start(prepared, tmp_path):
+    """wikiref qmsum bi: the bi scorer trained on the train queries with qmsum.bi's recipe, the mixing weight with its
+    start chosen on dev (one of qmsum.bi.interpolate or 1), every setting scored beside QUERY-SIM (the baselines'
+    own) and the untrained scorer, paired; the same params and seed give the same outputs."""
+    root, params, _ = prepared
+    inputs = {s: root / f"{s}.parquet" for s in ("train", "dev", "test")}
+    spec = params["qmsum"]["bi"]
+    m = stage.bi(params, inputs, {"table": tmp_path / "bi", "metrics": tmp_path / "bi.json"})
+    assert m["standin"] and m["encoder"] == params["model"]["encoder"] and set(m["settings"]) == set(spec["settings"])
+    training = m["training"]
+    assert training["best_epoch"] == spec["recipe"]["epochs"] and training["train_queries"] > 0
+    assert training["interpolation"]["alpha"] in [*spec["interpolate"], 1.0]
+    base = stage.baselines(params, {"test": inputs["test"]}, {"table": tmp_path / "b", "metrics": tmp_path / "b.json"})
+    for setting, res in m["settings"].items():
+        assert set(res["paired"]) == {"vs QUERY-SIM", "vs untrained"} and len(res["systems"]) == 3
+        assert res["paired"]["vs QUERY-SIM"]["n"] == m["test_queries"]
+        if setting in params["qmsum"]["settings"]:
+            ours = res["systems"]["QUERY-SIM"]["rouge2"]["f1"]
+            assert ours == base["systems"]["query_sim"][setting]["rouge2"]["f1"]
+    table = pd.read_csv(tmp_path / "bi.csv")
+    assert len(table) == 3 * len(spec["settings"]) and (table["Data"] == "STAND-IN").all()
+    assert table["System"].iloc[0] == "BI (fine-tuned, interpolated)"
+    assert json.loads((tmp_path / "bi.json").read_text()) == json.loads(json.dumps(m))
+    again = stage.bi(params, inputs, {"table": tmp_path / "again", "metrics": tmp_path / "again.json"})
+    for k in ("seconds",):
+        m["training"].pop(k), again["training"].pop(k)
+    assert json.loads(json.dumps(again)) == json.loads(json.dumps(m))
+    assert (tmp_path / "again.md").read_text() == (tmp_path / "bi.md").read_text()
+
+
 def test_model_summaries_rank_by_score_fill_budget_keep_transcript_order():
     row = {
         "id": "m:specific-00",

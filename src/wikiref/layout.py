@@ -243,6 +243,8 @@ QMSUM_TABLE = f"{TABLES}/qmsum_baselines"
 QMSUM_BASELINES_METRICS = f"{METRICS}/qmsum_baselines.json"
 QMSUM_LTR_TABLE = f"{TABLES}/qmsum_ltr"
 QMSUM_LTR_METRICS = f"{METRICS}/qmsum_ltr.json"
+QMSUM_BI_TABLE = f"{TABLES}/qmsum_bi"
+QMSUM_BI_METRICS = f"{METRICS}/qmsum_bi.json"
 
 # ----------------------------------------------------------------------------------------- compare
 COMPARE_ORACLE_DIR = f"{DATA}/compare/oracle"

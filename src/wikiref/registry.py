@@ -184,6 +184,7 @@ JOB_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("qmsum", "prepare"): ("seed", "qmsum.files", "qmsum.standin", "qmsum.resplit", "qmsum.with_speaker"),
     ("qmsum", "baselines"): ("profile", "seed", "qmsum"),
     ("qmsum", "ltr"): ("profile", "seed", "model.encoder", "model.device", "qmsum"),
+    ("qmsum", "bi"): ("profile", "seed", "model", *section_keys_except("finetune", "settings"), "qmsum"),
     # The source comparison. A cell job reads the pretrain / finetune sections but their Table IV variants /
     # Table VI settings (it makes its own entries: wikiref.stages.compare.variant_spec / start_setting), and only
     # the compare keys it reads, so editing those lists, adding a budget or toggling a benchmark reruns only the
@@ -592,13 +593,14 @@ def _qmsum(c: Mapping) -> Stage:
     real = tuple(f for f in q["files"].values() if f) if q["standin"] is False else ()
     return Stage(
         "qmsum",
-        jobs=_jobs("qmsum", *(("standin",) if build_standin else ()), "prepare", "baselines", "ltr"),
+        jobs=_jobs("qmsum", *(("standin",) if build_standin else ()), "prepare", "baselines", "ltr", "bi"),
         deps=real,
         outs=((L.QMSUM_STANDIN,) if build_standin else ())
         + (L.QMSUM_DIR,)
         + L.table_files(L.QMSUM_TABLE)
-        + L.table_files(L.QMSUM_LTR_TABLE),
-        metrics=(L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS, L.QMSUM_LTR_METRICS),
+        + L.table_files(L.QMSUM_LTR_TABLE)
+        + L.table_files(L.QMSUM_BI_TABLE),
+        metrics=(L.QMSUM_METRICS, L.QMSUM_BASELINES_METRICS, L.QMSUM_LTR_METRICS, L.QMSUM_BI_METRICS),
         targets=tuple(L.QMSUM_SPLIT.format(split=s) for s in L.SPLITS)
         + (
             L.QMSUM_METRICS,
@@ -606,6 +608,8 @@ def _qmsum(c: Mapping) -> Stage:
             f"{L.QMSUM_TABLE}.md",
             L.QMSUM_LTR_METRICS,
             f"{L.QMSUM_LTR_TABLE}.md",
+            L.QMSUM_BI_METRICS,
+            f"{L.QMSUM_BI_TABLE}.md",
         ),
     )
 

@@ -3,6 +3,7 @@
 #   qmsum_prepare    the QMSum files (or the STAND-IN) -> data/qmsum/<split>.parquet, one row per query
 #   qmsum_baselines  LEAD / QUERY-SIM / ORACLE extracts, official ROUGE-1/2/L -> table + metrics
 #   qmsum_ltr        learning to rank over each turn's signals (train queries, chosen on dev) -> table + metrics
+#   qmsum_bi         the bi scorer fine-tuned on the train queries (epoch, mixing weight chosen on dev) -> table + metrics
 from wikiref.stages.qmsum import stage as qmsum_stage
 
 QMSUM_BUILD_STANDIN = config["qmsum"]["standin"] in (True, "auto")
@@ -92,6 +93,29 @@ rule qmsum_ltr:
         table=lambda wc, output: os.path.splitext(output.tables[0])[0],
     shell:
         "wikiref qmsum ltr --params-json {params.p:q} --train {input.train:q} --dev {input.dev:q}"
+        " --test {input.test:q} --table {params.table:q} --metrics {output.metrics:q} > {log} 2>&1"
+
+
+rule qmsum_bi:
+    input:
+        **{s: layout.QMSUM_SPLIT.format(split=s) for s in layout.SPLITS},
+    output:
+        tables=multiext(layout.QMSUM_BI_TABLE, ".csv", ".md", ".tex"),
+        metrics=layout.QMSUM_BI_METRICS,
+    log:
+        layout.log_file("qmsum_bi"),
+    benchmark:
+        layout.benchmark_file("qmsum_bi")
+    conda:
+        SOFTWARE_ENV
+    threads: 1
+    resources:
+        gpu=gpu_resource(config),
+    params:
+        p=stage_params("qmsum", "bi"),
+        table=lambda wc, output: os.path.splitext(output.tables[0])[0],
+    shell:
+        "wikiref qmsum bi --params-json {params.p:q} --train {input.train:q} --dev {input.dev:q}"
         " --test {input.test:q} --table {params.table:q} --metrics {output.metrics:q} > {log} 2>&1"
 
 

@@ -1,4 +1,4 @@
-"""`wikiref qmsum standin|prepare|baselines|ltr`: the QMSum benchmark (Zhong et al., NAACL 2021)."""
+"""`wikiref qmsum standin|prepare|baselines|ltr|bi`: the QMSum benchmark (Zhong et al., NAACL 2021)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from wikiref import layout
 from wikiref.cli import add_default, add_param_jobs, run_job
 
-HELP = "QMSum (open query-based meeting summarization benchmark): reader, STAND-IN, LEAD/QUERY-SIM/ORACLE, LTR"
+HELP = "QMSum (open query-based meeting summarization benchmark): reader, STAND-IN, LEAD/QUERY-SIM/ORACLE, LTR, BI"
 DESCRIPTION = f"""Jobs in order (standin only when qmsum.standin is true or auto):
 
 standin: a STAND-IN QMSum file in the published JSON-lines format -> {layout.QMSUM_STANDIN}.
@@ -25,7 +25,12 @@ baselines: LEAD, QUERY-SIM and ORACLE extracts of qmsum.summary_words words on t
 
 ltr: learning to rank over each turn's signals (qmsum.ltr: train queries, the target transforms tried on the dev
     queries, the settings) on the baselines' test queries, beside the encoder's cosine and QUERY-SIM with paired
-    bootstrap comparisons -> {layout.QMSUM_LTR_TABLE}.*, {layout.QMSUM_LTR_METRICS}."""
+    bootstrap comparisons -> {layout.QMSUM_LTR_TABLE}.*, {layout.QMSUM_LTR_METRICS}.
+
+bi: the bi scorer (qmsum.bi: encoder, recipe, interpolate, settings) fine-tuned on the train queries' gold spans,
+    the epoch and mixing weight with its start chosen on the dev queries, on the baselines' test queries beside
+    QUERY-SIM and the untrained scorer with paired bootstrap comparisons -> {layout.QMSUM_BI_TABLE}.*,
+    {layout.QMSUM_BI_METRICS}."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_default(ltr, f"--{split}", layout.QMSUM_SPLIT.format(split=split), f"the {split} queries")
     add_default(ltr, "--table", layout.QMSUM_LTR_TABLE, "table stem")
     add_default(ltr, "--metrics", layout.QMSUM_LTR_METRICS, "metrics JSON")
+    bi = jobs["bi"]
+    for split in ("train", "dev", "test"):
+        add_default(bi, f"--{split}", layout.QMSUM_SPLIT.format(split=split), f"the {split} queries")
+    add_default(bi, "--table", layout.QMSUM_BI_TABLE, "table stem")
+    add_default(bi, "--metrics", layout.QMSUM_BI_METRICS, "metrics JSON")
 
 
 def _label(m) -> str:
@@ -82,11 +92,20 @@ def _ltr(args, params) -> None:
     print(f"qmsum ltr: {sorted(m['settings'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
 
 
+def _bi(args, params) -> None:
+    from wikiref.stages.qmsum import stage
+
+    inputs = {"train": args.train, "dev": args.dev, "test": args.test}
+    m = stage.bi(params, inputs, {"table": args.table, "metrics": args.metrics})
+    print(f"qmsum bi: {sorted(m['settings'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
+
+
 JOBS = {  # name: (run, help, what it does)
     "standin": (_standin, "write the STAND-IN QMSum file", "Write the STAND-IN QMSum file"),
     "prepare": (_prepare, "QMSum JSON lines -> one table per split", "Read the QMSum files"),
     "baselines": (_baselines, "LEAD, QUERY-SIM, ORACLE with official ROUGE", "Evaluate the extractive baselines"),
     "ltr": (_ltr, "learning to rank over each turn's signals", "Train and evaluate the learning-to-rank scorer"),
+    "bi": (_bi, "the bi scorer fine-tuned on the train queries", "Fine-tune and evaluate the bi scorer"),
 }
 
 

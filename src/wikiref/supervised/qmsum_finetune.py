@@ -59,7 +59,8 @@ def score(summaries: Mapping[str, list[str]], rows: pd.DataFrame, flags: str, pe
     return official_score(summaries, refs, flags=flags, per_example=per_example)
 
 
-def _documents(df: pd.DataFrame, setting: str, cap: int | None = None) -> list[tuple[list[int], list[str]]]:
+def documents(df: pd.DataFrame, setting: str, cap: int | None = None) -> list[tuple[list[int], list[str]]]:
+    """Per row: (turn indices, turns) of its document in ``setting``, at most ``cap`` turns."""
     docs = [qb.document_turns(r, setting) for r in df.to_dict("records")]
     return [(i[:cap], t[:cap]) if cap is not None else (i, t) for i, t in docs]
 
@@ -76,7 +77,7 @@ def model_summaries(
     df: pd.DataFrame, scores, setting: str, max_words: int, docs: list | None = None
 ) -> dict[str, list[str]]:
     """Per row: :func:`extract` of its document (``docs``: the rows' documents when already made)."""
-    docs = docs if docs is not None else _documents(df, setting)
+    docs = docs if docs is not None else documents(df, setting)
     return {str(rid): extract(turns, sc, max_words) for rid, (_, turns), sc in zip(df["id"], docs, scores)}
 
 
@@ -91,13 +92,13 @@ def score_documents(model, tok, df: pd.DataFrame, docs: list, model_params: Mapp
 def turn_scores(model, tok, rows: pd.DataFrame, setting: str, model_params: Mapping, progress: bool = False):
     """The model's score of every turn of each row's document in ``setting`` (the turns of
     :func:`wikiref.extractive.meetings.document_turns`, in order)."""
-    return score_documents(model, tok, rows, _documents(rows, setting), model_params, progress)
+    return score_documents(model, tok, rows, documents(rows, setting), model_params, progress)
 
 
 def evaluate_model(params: Mapping, model, tok, rows: pd.DataFrame, setting: str, progress: bool = False) -> dict:
     """A scorer's extracts of ``rows`` in ``setting`` and their official ROUGE."""
     q = params["qmsum"]
-    docs = _documents(rows, setting)
+    docs = documents(rows, setting)
     scores = score_documents(model, tok, rows, docs, params["model"], progress)
     return summary_metrics(q, model_summaries(rows, scores, setting, q["summary_words"], docs), rows)
 
@@ -140,7 +141,7 @@ def finetune(
 
     def examples(df: pd.DataFrame) -> list:
         out = []
-        for r, (idx, turns) in zip(df.itertuples(index=False), _documents(df, setting, caps["document_turns"])):
+        for r, (idx, turns) in zip(df.itertuples(index=False), documents(df, setting, caps["document_turns"])):
             out.append(
                 ScoringExample(
                     query=[str(x) for x in r.query],
@@ -151,7 +152,7 @@ def finetune(
             )
         return out
 
-    dev_docs = _documents(dev_df, setting, caps["document_turns"])
+    dev_docs = documents(dev_df, setting, caps["document_turns"])
     answers = [str(a) for a in dev_df["answer"]]
 
     def select(scores) -> float:

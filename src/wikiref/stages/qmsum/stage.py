@@ -11,7 +11,9 @@ Jobs (``wikiref qmsum <job>``, rules in ``workflow/rules/qmsum.smk``), each
   so the sample holds a dev part out of the training meetings and tests on the validation file;
 * :func:`baselines` - LEAD, QUERY-SIM and ORACLE (:mod:`wikiref.extractive.meetings`) on the test
   queries (``qmsum.eval_queries``, seeded) in every ``qmsum.settings`` setting, official ROUGE-1/2/L
-  (``qmsum.rouge_flags``) R/P/F with 95% intervals -> a table and ``results/metrics/qmsum_baselines.json``.
+  (``qmsum.rouge_flags``) R/P/F with 95% intervals -> a table and ``results/metrics/qmsum_baselines.json``;
+* :func:`ltr` - learning to rank over each turn's signals (``qmsum.ltr``) on the same queries;
+* :func:`bi` - the bi scorer fine-tuned on the train queries (``qmsum.bi``) on the same queries.
 
 For the source comparison (:mod:`wikiref.stages.compare`): :func:`eval_rows` (the same test queries as
 the baselines), :func:`finetune` (a scorer trained on QMSum train queries: each turn's ROUGE-2 recall
@@ -194,7 +196,6 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     the target transform chosen on the dev queries, scored on the evaluated test queries (:func:`eval_rows`,
     the baselines' queries) beside the encoder's own cosine and QUERY-SIM, with paired bootstrap comparisons of
     the per-query ROUGE-2 F1. inputs: ``train``, ``dev``, ``test``; outputs: ``table`` (stem), ``metrics``."""
-    from wikiref.extractive.official import paired_difference, paired_text
     from wikiref.files import write_json
     from wikiref.model.training import resolve_device
     from wikiref.supervised import ltr_scoring as ls
@@ -227,22 +228,12 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             f"COSINE ({encoder}, untrained)": cos_extracts,
             qb.SYSTEMS["query_sim"]: qb.summarize(rows.to_dict("records"), "query_sim", setting, words),
         }
-        results = {name: score(s, rows, q["rouge_flags"], per_example=True) for name, s in systems.items()}
-        per = {name: res["rouge2"].pop("f1_by_example") for name, res in results.items()}
-        for res in results.values():
-            for m in MEASURES:
-                res[m].pop("f1_by_example", None)
         ltr_name, cos_name, qs_name = list(systems)
-        paired = {
-            f"vs {what}": paired_difference(per[ltr_name], per[other], seed=seed)
-            for what, other in (("QUERY-SIM", qs_name), ("COSINE", cos_name))
-        }
+        results, paired, rows_here = scored_systems(
+            systems, rows, q["rouge_flags"], seed, setting, standin, {"QUERY-SIM": qs_name, "COSINE": cos_name}
+        )
         out["settings"][setting] = {"training": record, "systems": results, "paired": paired}
-        for name, res in results.items():
-            row = {"System": name, "Setting": setting, **{f"{m} F1": res[m]["f1"] for m in MEASURES}}
-            for what, d in paired.items():
-                row[what] = paired_text(d) if name == ltr_name else ""
-            table_rows.append({**row, "Data": "STAND-IN" if standin else "real"})
+        table_rows += rows_here
         log.info("LTR %s: R-2 F1 %.2f (%.1fs)", setting, results[ltr_name]["rouge2"]["f1"], time.perf_counter() - t0)
     write_table(
         pd.DataFrame(table_rows),
@@ -254,6 +245,120 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             f"Ranker fitted on {len(train_df)} train queries, its target transform chosen among "
             f"{', '.join(spec['targets'])} on {len(dev_df)} dev queries (then refitted on both); {len(rows)} test "
             f"queries, {words}-word extracts, flags {q['rouge_flags']!r}. COSINE: the same embeddings' cosine alone. "
+            "Paired bootstrap of the per-query ROUGE-2 F1: mean difference (one-sided p)."
+        ),
+    )
+    write_json(outputs["metrics"], out)
+    return out
+
+
+def scored_systems(
+    systems: Mapping[str, Mapping[str, list[str]]],
+    rows: pd.DataFrame,
+    flags: str,
+    seed: int,
+    setting: str,
+    standin: bool,
+    references: Mapping[str, str],
+) -> tuple[dict, dict, list[dict]]:
+    """The first of ``systems`` (name -> extracts) and the others scored with official ROUGE on ``rows``, the first
+    compared with each of ``references`` (label -> system name) by a paired bootstrap of the per-query ROUGE-2 F1:
+    (results by system, paired comparisons by "vs <label>", the table rows of ``setting``)."""
+    from wikiref.extractive.official import paired_difference, paired_text
+
+    results = {name: score(s, rows, flags, per_example=True) for name, s in systems.items()}
+    per = {name: res["rouge2"].pop("f1_by_example") for name, res in results.items()}
+    for res in results.values():
+        for m in MEASURES:
+            res[m].pop("f1_by_example", None)
+    first = next(iter(systems))
+    paired = {f"vs {what}": paired_difference(per[first], per[other], seed=seed) for what, other in references.items()}
+    table_rows = []
+    for name, res in results.items():
+        row = {"System": name, "Setting": setting, **{f"{m} F1": res[m]["f1"] for m in MEASURES}}
+        for what, d in paired.items():
+            row[what] = paired_text(d) if name == first else ""
+        table_rows.append({**row, "Data": "STAND-IN" if standin else "real"})
+    return results, paired, table_rows
+
+
+def _recipe_text(recipe: Mapping) -> str:
+    """``qmsum.bi.recipe`` as words: "loss pairwise, target raw, lr 0.0001, ..."."""
+    return ", ".join(f"{k} {v['transform'] if k == 'target' else v}" for k, v in recipe.items())
+
+
+def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
+    """The bi scorer (:mod:`wikiref.model.biencoder`: query and turns encoded alone, the recipe study's winner) on
+    QMSum: ``qmsum.bi.encoder`` (null: ``model.encoder``) fine-tuned on the train queries' gold spans with
+    ``qmsum.bi.recipe`` (the finetune section's values for the other training keys; the caps of
+    ``qmsum.finetune``), the epoch and, with ``qmsum.bi.interpolate``, the start-to-fine-tuned mixing weight
+    (:mod:`wikiref.model.interpolation`) chosen on the dev queries' ROUGE-2 F1; then the baselines' test queries
+    in each ``qmsum.bi.settings`` setting beside QUERY-SIM and the untrained scorer (the encoder's cosine), paired
+    bootstrap of the per-query ROUGE-2 F1. inputs: ``train``, ``dev``, ``test``; outputs: ``table`` (stem),
+    ``metrics``."""
+    import tempfile
+
+    import torch
+
+    from wikiref.files import write_json
+    from wikiref.model import build_scorer
+    from wikiref.supervised import qmsum_finetune as gq
+    from wikiref.supervised.pretraining import scorer_config
+    from wikiref.tables import write_table
+
+    q, seed, spec = params["qmsum"], int(params["seed"]), params["qmsum"]["bi"]
+    split = {s: load_split(inputs[s]) for s in ("train", "dev", "test")}
+    rows = eval_rows(split["test"], q, seed)
+    if rows.empty:
+        raise QmsumStageError(f"{inputs['test']}: no test queries of types {q['eval_query_types']}")
+    encoder = spec["encoder"] or params["model"]["encoder"]
+    start = {"pooling": "mean", "head": "regression", "query": True, "init": "pretrained", "encoder": encoder}
+    torch.manual_seed(seed)
+    model, tok = build_scorer(scorer_config(params["model"], start, pairing="bi"))
+
+    def extracts(m) -> dict[str, dict[str, list[str]]]:
+        out = {}
+        for setting in spec["settings"]:
+            docs = gq.documents(rows, setting)
+            scores = gq.score_documents(m, tok, rows, docs, params["model"])
+            out[setting] = gq.model_summaries(rows, scores, setting, q["summary_words"], docs)
+        return out
+
+    untrained = extracts(model)  # before training: the scorer's start ranks turns by the encoder's cosine
+    run = {
+        **params,
+        "finetune": {**params["finetune"], **spec["recipe"]},
+        "qmsum": {**q, "finetune": {**q["finetune"], "interpolate": spec["interpolate"]}},
+    }
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:  # the epochs' checkpoints; the job keeps none
+        model, tok, record = gq.finetune(run, model, tok, split["train"], split["dev"], "gold_span", scratch)
+    record["seconds"] = round(time.perf_counter() - t0, 2)
+    trained = extracts(model)
+    standin = bool(rows["standin"].any() or split["train"]["standin"].any())
+    out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "training": record}
+    out["settings"], table_rows = {}, []
+    names = ("BI (fine-tuned" + (", interpolated)" if spec["interpolate"] else ")"), f"BI ({encoder}, untrained)")
+    for setting in spec["settings"]:
+        qs = qb.summarize(rows.to_dict("records"), "query_sim", setting, q["summary_words"])
+        systems = {names[0]: trained[setting], names[1]: untrained[setting], qb.SYSTEMS["query_sim"]: qs}
+        refs = {"QUERY-SIM": qb.SYSTEMS["query_sim"], "untrained": names[1]}
+        results, paired, rows_here = scored_systems(systems, rows, q["rouge_flags"], seed, setting, standin, refs)
+        out["settings"][setting] = {"systems": results, "paired": paired}
+        table_rows += rows_here
+        log.info("BI %s: R-2 F1 %.2f", setting, results[names[0]]["rouge2"]["f1"])
+    alpha = record.get("interpolation", {}).get("alpha")
+    write_table(
+        pd.DataFrame(table_rows),
+        outputs["table"],
+        title="QMSum: the bi scorer fine-tuned on the train queries, official ROUGE F1 x 100 on the test queries",
+        profile=params["profile"],
+        encoder=encoder,
+        notes=(
+            f"Trained on the gold spans of {record['train_queries']} train queries ({_recipe_text(spec['recipe'])}), epoch "
+            f"{record['best_epoch']} chosen on {record['dev_queries']} dev queries"
+            + ("" if alpha is None else f", mixing weight {alpha:g} with its start (1 = fine-tuned) chosen there too")
+            + f"; {len(rows)} test queries, {q['summary_words']}-word extracts, flags {q['rouge_flags']!r}. "
             "Paired bootstrap of the per-query ROUGE-2 F1: mean difference (one-sided p)."
         ),
     )
