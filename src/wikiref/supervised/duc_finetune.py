@@ -55,14 +55,8 @@ def _check_setting(s: Mapping) -> None:
         raise FinetuneError(f"setting {name}: interpolate needs a fine-tuning method (full, subnet, iterative)")
     if s.get("encoder") and (s["init"] != "encoder" or s["method"] not in ("full", "subnet")):
         raise FinetuneError(
-            f"setting {name}: encoder (instead of model.encoder) needs init: encoder and method full or subnet "
-            "(a checkpoint has its own encoder; method ltr names its ranker's in ltr.encoder)"
+            f"setting {name}: encoder (instead of model.encoder) needs init: encoder, method full|subnet"
         )
-
-
-def setting_encoder(setting: Mapping, model: Mapping) -> str:
-    """The encoder an ``init: encoder`` setting starts from: its own ``encoder``, else ``model.encoder``."""
-    return setting.get("encoder") or model["encoder"]
 
 
 def settings(finetune: Mapping) -> dict[str, dict]:
@@ -101,10 +95,9 @@ def candidate_variants(setting: Mapping, pretrain: Mapping) -> list[str]:
             raise FinetuneError(
                 f"setting {setting['name']}: variant {v!r} is not in pretrain.variants ({', '.join(known)})"
             )
-        if known[v].get("pairing", "cross") != pairing:
+        if (theirs := known[v].get("pairing", "cross")) != pairing:
             raise FinetuneError(
-                f"setting {setting['name']} (pairing {pairing}): variant {v} is a "
-                f"{known[v].get('pairing', 'cross')}-pairing scorer; the setting's pairing must be the checkpoint's"
+                f"setting {setting['name']} (pairing {pairing}): variant {v} is a {theirs}-pairing scorer"
             )
         return [v]
     out = [
@@ -381,11 +374,8 @@ def start_model(
     elif setting["init"] == "encoder":
         torch.manual_seed(params["seed"])
         spec = {"pooling": setting["pooling"], "head": "regression", "query": True, "init": "pretrained"}
-        spec["encoder"] = setting_encoder(setting, params["model"])
+        spec["encoder"] = setting.get("encoder")  # None: model.encoder
         model, tok = build_scorer(scorer_config(params["model"], spec, pairing=pairing))
-        info["encoder"] = spec["encoder"]
-        if pairing != "cross":
-            info["pairing"] = pairing
     else:
         variant, why = resolve_variant(setting, params["pretrain"], start.variant_metrics)
         if variant not in start.checkpoints:
@@ -396,9 +386,10 @@ def start_model(
         path = Path(start.checkpoints[variant])
         _require_checkpoint(path, f"run `wikiref pretrain run --variant {variant}` first")
         model, tok = load_scorer(path, device=device)
-        info.update(variant=variant, checkpoint=str(path), selection=why, encoder=model.config.encoder)
-        if model.config.pairing != "cross":
-            info["pairing"] = model.config.pairing
+        info.update(variant=variant, checkpoint=str(path), selection=why)
+    info.setdefault("encoder", model.config.encoder)
+    if model.config.pairing != "cross":
+        info["pairing"] = model.config.pairing
     info["pooling"] = model.config.pooling
     info["checkpoint_head"] = model.config.head
     if setting["method"] != "none" and model.config.use_loss(params["finetune"]["loss"]):
