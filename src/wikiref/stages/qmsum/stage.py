@@ -223,15 +223,9 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             words,
             span_targets=spec["span_targets"],
         )
-        systems = {
-            f"LTR ({record['chosen_target']})": ltr_extracts,
-            f"COSINE ({encoder}, untrained)": cos_extracts,
-            qb.SYSTEMS["query_sim"]: qb.summarize(rows.to_dict("records"), "query_sim", setting, words),
-        }
-        ltr_name, cos_name, qs_name = list(systems)
-        results, paired, rows_here = scored_systems(
-            systems, rows, q["rouge_flags"], seed, setting, standin, {"QUERY-SIM": qs_name, "COSINE": cos_name}
-        )
+        ltr_name, cos_name = f"LTR ({record['chosen_target']})", f"COSINE ({encoder}, untrained)"
+        systems = {ltr_name: ltr_extracts, cos_name: cos_extracts}
+        results, paired, rows_here = scored_systems(systems, rows, q, seed, setting, standin, {"COSINE": cos_name})
         out["settings"][setting] = {"training": record, "systems": results, "paired": paired}
         table_rows += rows_here
         log.info("LTR %s: R-2 F1 %.2f (%.1fs)", setting, results[ltr_name]["rouge2"]["f1"], time.perf_counter() - t0)
@@ -255,18 +249,22 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 def scored_systems(
     systems: Mapping[str, Mapping[str, list[str]]],
     rows: pd.DataFrame,
-    flags: str,
+    qmsum: Mapping,
     seed: int,
     setting: str,
     standin: bool,
     references: Mapping[str, str],
 ) -> tuple[dict, dict, list[dict]]:
-    """The first of ``systems`` (name -> extracts) and the others scored with official ROUGE on ``rows``, the first
-    compared with each of ``references`` (label -> system name) by a paired bootstrap of the per-query ROUGE-2 F1:
-    (results by system, paired comparisons by "vs <label>", the table rows of ``setting``)."""
+    """``systems`` (name -> extracts) and QUERY-SIM's extracts of ``setting`` (last) scored with official ROUGE
+    (``qmsum.rouge_flags``) on ``rows``, the first system compared with QUERY-SIM and with each of ``references``
+    (label -> system name) by a paired bootstrap of the per-query ROUGE-2 F1: (results by system, paired comparisons
+    by "vs <label>", the table rows of ``setting``)."""
     from wikiref.extractive.official import paired_difference, paired_text
 
-    results = {name: score(s, rows, flags, per_example=True) for name, s in systems.items()}
+    qs_name = qb.SYSTEMS["query_sim"]
+    systems = {**systems, qs_name: qb.summarize(rows.to_dict("records"), "query_sim", setting, qmsum["summary_words"])}
+    references = {"QUERY-SIM": qs_name, **references}
+    results = {name: score(s, rows, qmsum["rouge_flags"], per_example=True) for name, s in systems.items()}
     per = {name: res["rouge2"].pop("f1_by_example") for name, res in results.items()}
     for res in results.values():
         for m in MEASURES:
@@ -330,20 +328,16 @@ def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "finetune": {**params["finetune"], **spec["recipe"]},
         "qmsum": {**q, "finetune": {**q["finetune"], "interpolate": spec["interpolate"]}},
     }
-    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:  # the epochs' checkpoints; the job keeps none
         model, tok, record = gq.finetune(run, model, tok, split["train"], split["dev"], "gold_span", scratch)
-    record["seconds"] = round(time.perf_counter() - t0, 2)
     trained = extracts(model)
     standin = bool(rows["standin"].any() or split["train"]["standin"].any())
     out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "training": record}
     out["settings"], table_rows = {}, []
     names = ("BI (fine-tuned" + (", interpolated)" if spec["interpolate"] else ")"), f"BI ({encoder}, untrained)")
     for setting in spec["settings"]:
-        qs = qb.summarize(rows.to_dict("records"), "query_sim", setting, q["summary_words"])
-        systems = {names[0]: trained[setting], names[1]: untrained[setting], qb.SYSTEMS["query_sim"]: qs}
-        refs = {"QUERY-SIM": qb.SYSTEMS["query_sim"], "untrained": names[1]}
-        results, paired, rows_here = scored_systems(systems, rows, q["rouge_flags"], seed, setting, standin, refs)
+        systems = {names[0]: trained[setting], names[1]: untrained[setting]}
+        results, paired, rows_here = scored_systems(systems, rows, q, seed, setting, standin, {"untrained": names[1]})
         out["settings"][setting] = {"systems": results, "paired": paired}
         table_rows += rows_here
         log.info("BI %s: R-2 F1 %.2f", setting, results[names[0]]["rouge2"]["f1"])
