@@ -44,3 +44,41 @@ def test_cluster_helpers():
         select([1.0], ["a", "b"])
     with pytest.raises(ValueError):
         select([1.0], ["a"], fill="truncate")
+
+
+MMR_SENTS = [
+    "storm floods the coastal town overnight",  # 0: relevant
+    "overnight storm floods coastal town again",  # 1: relevant, says 0 again in other words
+    "officials count damage to bridges and roads",  # 2: less relevant, new content
+    "",  # 3: empty
+    "storm floods coastal town",  # 4: unscored
+]
+
+
+def test_mmr_trades_score_for_novelty_and_is_rank_order_at_one():
+    scores = [0.9, 0.85, 0.5, 0.95, float("nan")]
+    plain = select(scores, MMR_SENTS, max_words=100, max_bigram_overlap=1.0)
+    assert plain == [0, 1, 2, 4]  # the empty sentence never, the unscored last
+    assert select(scores, MMR_SENTS, max_words=100, max_bigram_overlap=1.0, mmr=1.0) == plain
+    # lambda 0.5: after 0, sentence 1 (cosine to 0 near 1) loses to the novel sentence 2
+    mmr = select(scores, MMR_SENTS, max_words=100, max_bigram_overlap=1.0, mmr=0.5)
+    assert mmr[:2] == [0, 2] and sorted(mmr) == [0, 1, 2, 4] and mmr[-1] == 4
+    # the budget still binds: 6 + 7 words, the 6-word paraphrase no longer fits and is skipped
+    assert select(scores, MMR_SENTS, max_words=13, max_bigram_overlap=1.0, mmr=0.5) == [0, 2]
+    # lambda 0: novelty alone after the first pick (the best score: every redundancy is 0 then)
+    assert select(scores, MMR_SENTS, max_words=100, max_bigram_overlap=1.0, mmr=0.0)[0] == 0
+    # -inf is "never scored" as NaN is; scaling does not depend on the scores' magnitude
+    assert select([x * 1000 for x in scores[:4]] + [float("-inf")], MMR_SENTS, max_words=100, mmr=0.5)[:2] == [0, 2]
+
+
+def test_mmr_only_counts_kept_sentences_and_checks_its_weight():
+    # sentence 1 does not fit the budget: skipped, it does not make sentence 3 (its near paraphrase) redundant
+    sents = [
+        "red apples grow",
+        "blue whales swim in deep blue oceans",  # 7 words: 3 + 7 > 9; TF-IDF cosine 0.75 with sentence 3
+        "green grass grows",
+        "blue whales swim",
+    ]
+    assert select([1.0, 0.9, 0.5, 0.8], sents, max_words=9, mmr=0.5) == [0, 3, 2]
+    with pytest.raises(ValueError, match="mmr"):
+        select([1.0], ["a b"], mmr=1.5)

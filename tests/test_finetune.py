@@ -113,7 +113,7 @@ def _params(**finetune_over) -> dict:
         years=[2005, 2006, 2007],
         summary_words=250,
         rouge_flags=DUC_FLAGS,
-        select={"max_bigram_overlap": 0.5, "fill": "skip"},
+        select={"max_bigram_overlap": 0.5, "fill": "skip", "mmr": None},
     )
     return {"seed": 5, "model": model, "finetune": finetune, "pretrain": pretrain, "duc": duc_p}
 

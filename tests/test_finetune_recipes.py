@@ -105,6 +105,11 @@ def test_a_setting_with_its_own_encoder_starts_from_it():
     assert ft.start_model(p, plain)[2]["encoder"] == p["model"]["encoder"]
     notes = stage.table6_notes(p, {"comparisons": [], "settings": {"qbert_bi": {}}, "years": []})
     assert f"qbert_bi: encoder {MINILM} (not {p['model']['encoder']})" in notes
+    assert "ranked across the cluster" in notes  # duc.select.mmr null: rank order; else the notes name MMR
+    mmr = {**p, "duc": {**p["duc"], "select": {**p["duc"]["select"], "mmr": 0.7}}}
+    assert "maximal marginal relevance (lambda 0.7)" in stage.table6_notes(
+        mmr, {"comparisons": [], "settings": {}, "years": []}
+    )
     for bad in (dict(bi, init="pretrained", variant="best"), dict(bi, method="ltr", ltr={"targets": ["raw"]})):
         with pytest.raises(ft.FinetuneError, match="encoder .instead of model.encoder. needs init: encoder"):
             ft.settings({"settings": [bad]})

@@ -38,7 +38,7 @@ LTR = {
 
 def _ltr_params() -> dict:
     p = _params(settings=[copy.deepcopy(LTR)])
-    p["duc"]["select"] = {"max_bigram_overlap": 0.5, "fill": "skip"}
+    p["duc"]["select"] = {"max_bigram_overlap": 0.5, "fill": "skip", "mmr": None}
     p["duc"]["summary_words"] = 10  # one or two sentences of a synthetic cluster: the ranking decides
     return p
 

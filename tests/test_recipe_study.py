@@ -124,9 +124,14 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     _check_paired(rows)
     md = (out / "recipes.md").read_text()
     assert "DUC 2006 -> 2007" in md and "STAND-IN" in md and "LTR and COSINE rows (not capped)" in md
-    # --recipes none: the baselines and the ranker's rows alone
-    assert load_script("recipe-study").main([*argv, "--recipes", "none", "--out", str(tmp_path / "ltr")]) == 0
+    assert "sentences in rank order" in md
+    # --recipes none: the baselines and the ranker's rows alone; --mmr: every row's summaries by MMR
+    with pytest.raises(SystemExit):
+        load_script("recipe-study").main([*argv, "--recipes", "none", "--mmr", "1.5"])
+    ltr_argv = [*argv, "--recipes", "none", "--mmr", "0.5", "--out", str(tmp_path / "ltr")]
+    assert load_script("recipe-study").main(ltr_argv) == 0
     assert [r["system"] for r in _rows(tmp_path / "ltr" / "recipes.csv")] == ["LEAD", "QUERY-SIM", *ltr]
+    assert "maximal marginal relevance (lambda 0.5)" in (tmp_path / "ltr" / "recipes.md").read_text()
 
 
 @pytest.mark.slow

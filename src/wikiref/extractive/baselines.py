@@ -115,7 +115,7 @@ def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[flo
 
 def query_sim(query: Sequence[str], documents: Sequence[Mapping], **select_options) -> list[str]:
     """The cluster's sentences by :func:`query_sim_scores`, chosen by :func:`wikiref.extractive.selection.select`
-    with ``select_options`` (``max_words``, ``max_bigram_overlap``, ``fill``; its defaults otherwise)."""
+    with ``select_options`` (``max_words``, ``max_bigram_overlap``, ``fill``, ``mmr``; its defaults otherwise)."""
     sents, _ = flatten([d["sentences"] for d in documents])
     scores = query_sim_scores(query, sents)
     idx = select(scores, sents, **select_options)
@@ -160,17 +160,13 @@ def oracle(documents: Sequence[Mapping], references: Sequence[str], *, max_words
     return [cand[i] for i in chosen]
 
 
-def summarize(
-    system: str, topic: Mapping, *, max_words: int = 250, max_bigram_overlap: float = 0.5, fill: str = "skip"
-) -> list[str]:
+def summarize(system: str, topic: Mapping, *, max_words: int = 250, **select_options) -> list[str]:
     """One baseline summary for a topic as given by :func:`wikiref.extractive.baselines.rows_to_topics`
-    (``max_bigram_overlap`` and ``fill`` apply to ``query_sim`` only)."""
+    (``select_options``, :func:`wikiref.extractive.selection.select`'s, apply to ``query_sim`` only)."""
     if system == "lead":
         return lead(topic["documents"], max_words=max_words)
     if system == "query_sim":
-        return query_sim(
-            topic["query"], topic["documents"], max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill
-        )
+        return query_sim(topic["query"], topic["documents"], max_words=max_words, **select_options)
     if system == "oracle":
         refs = ["\n".join(r) for r in topic["references"]]
         return oracle(topic["documents"], refs, max_words=max_words)

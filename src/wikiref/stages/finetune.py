@@ -374,10 +374,12 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
     from wikiref.extractive.official import paired_text
 
     dp, fp = params["duc"], params["finetune"]
+    mmr = dp["select"]["mmr"]
+    order = "ranked across the cluster" if mmr is None else f"taken by maximal marginal relevance (lambda {mmr})"
     notes = (
         f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
         f"{fp['dev_fraction']:.0%} of their clusters; regression on each sentence's ROUGE-2 recall); sentences "
-        f"scored per (query, document), ranked across the cluster, <= {dp['summary_words']} words, bigram "
+        f"scored per (query, document), {order}, <= {dp['summary_words']} words, bigram "
         f"redundancy > {dp['select']['max_bigram_overlap']} skipped. DA = started from a WikiRef pre-trained "
         f"checkpoint (Group: its pre-training head and variant); DA PRE-TRAINED = that checkpoint without "
         f"fine-tuning; ST = only the top {fp['subnet']['fraction']:.0%} by magnitude of each encoder-layer tensor "

@@ -256,11 +256,12 @@ def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None) -> tu
 
 
 def cluster_summaries(
-    df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int, max_bigram_overlap: float, fill: str
+    df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int, **select_options
 ) -> tuple[dict[str, list[str]], int]:
     """Per topic: the sentences of all its documents (cluster order) ranked by score and selected by
-    the DUC rule. ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count):
-    a sentence without a score (NaN) ranks last."""
+    the DUC rule (:func:`wikiref.extractive.selection.select` with ``select_options``: ``duc.select``).
+    ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count): a sentence without a
+    score (NaN) ranks last."""
     from wikiref.extractive.selection import select
 
     if len(scores) != len(df):
@@ -280,7 +281,7 @@ def cluster_summaries(
         nan = np.isnan(flat)
         unscored += int(nan.sum())
         flat = np.where(nan, -np.inf, flat)
-        idx = select(flat.tolist(), sents, max_words=max_words, max_bigram_overlap=max_bigram_overlap, fill=fill)
+        idx = select(flat.tolist(), sents, max_words=max_words, **select_options)
         out[topic] = [sents[i] for i in idx]
     return out, unscored
 
@@ -300,12 +301,9 @@ def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]
 
     refs = topic_references(dev)
     scorers = {t: official.Scorer(r, flags=duc["rouge_flags"]) for t, r in refs.items()}
-    sel = duc["select"]
 
     def fn(scores: list[np.ndarray]) -> float:
-        summaries, _ = cluster_summaries(
-            dev, scores, max_words=duc["summary_words"], max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"]
-        )
+        summaries, _ = cluster_summaries(dev, scores, max_words=duc["summary_words"], **duc["select"])
         return 100.0 * float(np.mean([scorers[t](summaries[t])["ROUGE-2"]["R"] for t in sorted(scorers)]))
 
     return fn
@@ -316,10 +314,7 @@ def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapp
     from wikiref.extractive.baselines import evaluate, rows_to_topics
     from wikiref.extractive.selection import mean_summary_words
 
-    sel = duc["select"]
-    summaries, unscored = cluster_summaries(
-        df, scores, max_words=duc["summary_words"], max_bigram_overlap=sel["max_bigram_overlap"], fill=sel["fill"]
-    )
+    summaries, unscored = cluster_summaries(df, scores, max_words=duc["summary_words"], **duc["select"])
     topics = rows_to_topics(df.to_dict("records"))
     scores_out = evaluate(summaries, topics, duc["rouge_flags"])
     scores_out["summary_words_mean"] = mean_summary_words(summaries)

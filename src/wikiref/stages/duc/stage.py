@@ -300,18 +300,10 @@ def _system_year(
     from wikiref.extractive.selection import mean_summary_words
     from wikiref.rouge import official
 
-    select = duc["select"]
     flags = duc["rouge_flags"]
     t0 = time.monotonic()
     summaries = {
-        t["topic"]: systems.summarize(
-            system,
-            t,
-            max_words=duc["summary_words"],
-            max_bigram_overlap=select["max_bigram_overlap"],
-            fill=select["fill"],
-        )
-        for t in topics
+        t["topic"]: systems.summarize(system, t, max_words=duc["summary_words"], **duc["select"]) for t in topics
     }
     scores = systems.evaluate(summaries, topics, flags)
     scores["summary_words_mean"] = mean_summary_words(summaries)
