@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from wikiref.extractive.selection import flatten, ranking, select, words
+from wikiref.extractive.selection import fit_tfidf, flatten, ranking, select, words
 
 SYSTEMS = {
     "lead": "LEAD",
@@ -98,17 +98,14 @@ def lead_each(documents: Sequence[Mapping], *, max_words: int = 250) -> list[str
 
 
 def query_sim_scores(query: Sequence[str], sentences: Sequence[str]) -> list[float]:
-    """TF-IDF cosine similarity of each sentence to the query (all query levels joined)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    """TF-IDF cosine similarity (:func:`wikiref.extractive.selection.fit_tfidf`) of each sentence to the query (all
+    query levels joined)."""
     from sklearn.metrics.pairwise import linear_kernel
 
-    if not sentences:
-        return []
-    vec = TfidfVectorizer(lowercase=True, stop_words="english", sublinear_tf=True)
-    try:
-        m = vec.fit_transform(list(sentences))
-    except ValueError:  # empty vocabulary (only stop words / punctuation)
+    fitted = fit_tfidf(sentences)
+    if fitted is None:  # no sentences, or no content word
         return [0.0] * len(sentences)
+    vec, m = fitted
     q = vec.transform([" ".join(query)])
     return [float(x) for x in linear_kernel(m, q).ravel()]
 

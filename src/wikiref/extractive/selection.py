@@ -126,20 +126,26 @@ def select(
     return chosen
 
 
-def tfidf_similarity(sentences: Sequence[str]) -> np.ndarray:
-    """Cosine similarity of every pair of sentences over their TF-IDF vectors (fitted on these sentences,
-    English stop words removed, sublinear tf: the QUERY-SIM baseline's representation); zeros when no
-    sentence has a content word."""
+def fit_tfidf(sentences: Sequence[str]):
+    """The QUERY-SIM representation of a cluster: scikit-learn's ``TfidfVectorizer`` (lower-cased, English stop
+    words removed, sublinear tf, L2-normalised rows) fitted on ``sentences``. Returns (vectorizer, matrix), or None
+    when no sentence has a content word (empty vocabulary)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(lowercase=True, stop_words="english", sublinear_tf=True)
+    try:
+        return vec, vec.fit_transform(list(sentences))
+    except ValueError:  # empty vocabulary (only stop words / punctuation), or no sentences
+        return None
+
+
+def tfidf_similarity(sentences: Sequence[str]) -> np.ndarray:
+    """Cosine similarity of every pair of sentences over their :func:`fit_tfidf` vectors; zeros when no sentence
+    has a content word."""
     from sklearn.metrics.pairwise import linear_kernel
 
-    if not sentences:
-        return np.zeros((0, 0))
-    try:
-        m = TfidfVectorizer(lowercase=True, stop_words="english", sublinear_tf=True).fit_transform(list(sentences))
-    except ValueError:  # empty vocabulary
-        return np.zeros((len(sentences), len(sentences)))
-    return linear_kernel(m, m)
+    fitted = fit_tfidf(sentences)
+    return np.zeros((len(sentences), len(sentences))) if fitted is None else linear_kernel(fitted[1], fitted[1])
 
 
 class MmrOrder:
@@ -158,7 +164,7 @@ class MmrOrder:
             lo, hi = s[self.scored].min(), s[self.scored].max()
             rel[self.scored] = (s[self.scored] - lo) / (hi - lo) if hi > lo else 1.0
         self.rel, self.lam = rel, float(lam)
-        self.sim = tfidf_similarity(sentences) if lam < 1.0 else None
+        self.sim = tfidf_similarity(sentences)
         self.redundancy = np.zeros(len(s))
         self.left = np.ones(len(s), dtype=bool)
 
@@ -170,14 +176,14 @@ class MmrOrder:
             raise StopIteration
         value = self.lam * self.rel - (1.0 - self.lam) * self.redundancy
         # unscored after every scored sentence; argmax takes the first (earliest) of equal values
-        pool = self.left & self.scored if (self.left & self.scored).any() else self.left
+        scored_left = self.left & self.scored
+        pool = scored_left if scored_left.any() else self.left
         i = int(np.argmax(np.where(pool, value, -np.inf)))
         self.left[i] = False
         return i
 
     def send(self, kept: int) -> None:
-        if self.sim is not None:
-            self.redundancy = np.maximum(self.redundancy, self.sim[kept])
+        self.redundancy = np.maximum(self.redundancy, self.sim[kept])
 
 
 def flatten(documents: Sequence[Sequence[str]]) -> tuple[list[str], list[tuple[int, int]]]:
