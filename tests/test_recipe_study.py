@@ -132,6 +132,45 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     assert load_script("recipe-study").main(ltr_argv) == 0
     assert [r["system"] for r in _rows(tmp_path / "ltr" / "recipes.csv")] == ["LEAD", "QUERY-SIM", *ltr]
     assert "maximal marginal relevance (lambda 0.5)" in (tmp_path / "ltr" / "recipes.md").read_text()
+    # several lambdas: each row's chosen on held-out clusters, and its test summaries made with that lambda
+    chosen_argv = [*argv, "--recipes", TINY_RECIPES[0], "--interpolate", "0.5", "--mmr", "0.5", "1"]
+    assert load_script("recipe-study").main([*chosen_argv, "--out", str(tmp_path / "chosen")]) == 0
+    chosen = {r["system"]: r for r in _rows(tmp_path / "chosen" / "recipes.csv")}
+    by_lambda = {
+        "0.5": {r["system"]: r for r in _rows(tmp_path / "ltr" / "recipes.csv")},
+        "1": {r["system"]: r for r in rows},
+    }
+    column = "MMR lambda (held-out R-2)"
+    assert chosen["LEAD"][column] == ""
+    for name, row in chosen.items():
+        if name == "LEAD":
+            continue
+        best, tried = row[column].split(" (")
+        values = {k: float(v) for k, v in (x.split(" ") for x in tried.rstrip(")").split(", "))}
+        assert set(values) == {"1", "0.5"} and best == max(values, key=lambda k: (values[k], float(k)))
+        if name in by_lambda[best]:  # an untrained or refitted row: the same test summaries as the fixed-lambda run
+            assert row["R-2 R"] == by_lambda[best][name]["R-2 R"], name
+    # the ranker's held-out summaries at lambda 1 (rank order) are those that chose its target: the same ranker
+    ranker = chosen["LTR [cosine + TF-IDF + context]"]
+    target = ranker["recipe"].split("target ", 1)[1].split(" ", 1)[0]
+    dev_value = ranker["recipe"].split(f"{target} ", 2)[2].split(",")[0].rstrip(")")
+    assert ranker[column].split("(1 ", 1)[1].split(",")[0].rstrip(")") == dev_value
+    assert {"Q-BERT [mse]", "Q-BERT [mse+wise]"} <= set(chosen)
+    assert "each row's lambda chosen among 1, 0.5" in (tmp_path / "chosen" / "recipes.md").read_text()
+
+
+def test_each_duc_row_takes_the_mmr_lambda_its_held_out_summaries_score_best_with(load_script):
+    study = load_script("recipe-study")
+    duc = {"summary_words": 250, "select": {"mmr": None, "fill": "skip", "max_bigram_overlap": 0.5}}
+    args = study.parse_args(["--duc-root", "x", "--mmr", "0.5", "0.7", "1"])
+    assert study.mmr_choices(args) == [1.0, 0.7, 0.5] and study.duc_select(args, duc["select"])["mmr"] is None
+    rule, column = study.choose_mmr(args, duc, lambda r: {1.0: 20.0, 0.7: 21.5, 0.5: 21.5}[r["select"]["mmr"]])
+    assert rule["select"]["mmr"] == 0.7 and duc["select"]["mmr"] is None  # a tie goes to the larger lambda
+    assert column == {study.MMR_COLUMN: "0.7 (1 20.00, 0.7 21.50, 0.5 21.50)"}
+    one = study.parse_args(["--duc-root", "x", "--mmr", "0.6"])  # one lambda: the rule itself, nothing chosen
+    assert (
+        study.choose_mmr(one, duc, lambda r: 1 / 0) == (duc, {}) and study.duc_select(one, duc["select"])["mmr"] == 0.6
+    )
 
 
 @pytest.mark.slow

@@ -153,12 +153,16 @@ def fit_and_score_clusters(
     *,
     max_doc_sentences: int | None = None,
     signal: Callable[[pd.DataFrame], Sequence[Sequence[float]]] | None = None,
+    held_out_scores: bool = False,
 ) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, Any]]:
     """The DUC learning-to-rank pipeline: clusters of the three tables (the training clusters' documents cut to
     ``max_doc_sentences``), the ranker chosen by ``dev_metric`` (the held-out clusters' summary ROUGE of per-row
     sentence scores, higher is better; :func:`choose_ranker`), and the test table's per-row sentence scores by the
     ranker and by the encoder's cosine. ``signal``: a table -> per row, a trained scorer's sentence scores (a
-    feature of every table's sentences). Returns (ranker scores, cosine scores, the choice's record)."""
+    feature of every table's sentences). Returns (ranker scores, cosine scores, the choice's record);
+    ``held_out_scores``: the record's ``dev_scores`` holds the dev table's per-row scores by the chosen ranker
+    fitted on the training clusters alone (before its refit on both) and by the cosine, for choices made after
+    the ranker's (arrays: not for a JSON record)."""
 
     def clusters(df: pd.DataFrame) -> list[Cluster]:
         return duc_clusters(df, embedder, None if signal is None else signal(df))
@@ -171,6 +175,13 @@ def fit_and_score_clusters(
         candidates,
         lambda score: dev_metric(row_scores(dev, len(dev_df), score)),
     )
+    if held_out_scores:
+        best = next(s for s in candidates if s.target == record["chosen_target"])
+        held_out = Ranker(best).fit([(c.x, c.y) for c in train])
+        record["dev_scores"] = {
+            "ranker": row_scores(dev, len(dev_df), held_out.scores),
+            "cosine": row_scores(dev, len(dev_df), cosine),
+        }
     test = clusters(test_df)
     return row_scores(test, len(test_df), ranker.scores), row_scores(test, len(test_df), cosine), record
 
