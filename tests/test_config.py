@@ -60,6 +60,17 @@ def test_out_of_range_rejected(repo):
         config.validate(params)
 
 
+def test_the_duc_mmr_weight_is_none_one_weight_or_several_to_choose_among(repo):
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    for ok in (None, 0.7, [0.5, 0.7, 1.0]):
+        params["duc"]["select"]["mmr"] = ok
+        config.validate(params)
+    for bad in ([0.5], [0.5, 0.5], [0.5, 1.5], 1.5):  # one weight is a number; each in [0, 1]
+        params["duc"]["select"]["mmr"] = bad
+        with pytest.raises(config.ParamsError, match="duc.select.mmr"):
+            config.validate(params)
+
+
 def test_params_json_sections_are_validated(repo, tmp_path):
     params = yaml.safe_load((repo / "params.yaml").read_text())
     args = argparse.Namespace(params=str(tmp_path / "absent.yaml"), params_json=config.job_params(params, "curate"))

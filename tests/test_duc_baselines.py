@@ -276,6 +276,40 @@ def test_baselines_entry_point_and_a_year_without_topics(repo, tmp_path, year_fi
     assert "has no topics" in capsys.readouterr().err and not (tmp_path / "m2.json").exists()
 
 
+def test_query_sim_takes_the_mmr_weight_the_other_years_score_best_with(repo, tmp_path, year_files):
+    from wikiref.registry import job_keys
+    from wikiref.stages.duc import stage
+
+    params = config.load_params(repo / "params.yaml")
+    params["duc"]["baselines"], params["duc"]["select"]["mmr"] = ["lead", "query_sim"], [0.0, 1.0]
+    job = json.loads(config.job_params(params, *job_keys("duc", "baselines")))
+    metrics = stage.baselines(job, {"years": year_files}, {"metrics": tmp_path / "m.json", "table": tmp_path / "t6"})
+    per_year = {
+        y: db.rows_to_topics(pd.read_parquet(p).to_dict("records")) for y, p in zip((2005, 2006, 2007), year_files)
+    }
+    for year, topics in per_year.items():
+        chosen = metrics["systems"]["query_sim"][str(year)]["select"]
+        others = [t for y, ts in per_year.items() if y != year for t in ts]
+        values = {}
+        for m in (1.0, 0.0):  # what the other years' summaries score with each weight
+            rule = {**params["duc"]["select"], "mmr": m}
+            summaries = {t["topic"]: db.summarize("query_sim", t, max_words=250, **rule) for t in others}
+            values[f"{m:g}"] = round(
+                100 * db.evaluate(summaries, others, params["duc"]["rouge_flags"])["ROUGE-2"]["R"], 4
+            )
+        assert chosen["held_out"] == values and chosen["mmr"] == max((1.0, 0.0), key=lambda m: (values[f"{m:g}"], m))
+        rule = {**params["duc"]["select"], "mmr": chosen["mmr"]}
+        own = db.evaluate(
+            {t["topic"]: db.summarize("query_sim", t, max_words=250, **rule) for t in topics},
+            topics,
+            params["duc"]["rouge_flags"],
+        )
+        assert metrics["systems"]["query_sim"][str(year)]["ROUGE-2"]["R"] == own["ROUGE-2"]["R"]
+    assert "select" not in metrics["systems"]["lead"]["2005"]
+    with pytest.raises(stage.DucError, match="needs another DUC year"):
+        stage.baselines(job, {"years": year_files[:1]}, {"metrics": tmp_path / "m1.json", "table": tmp_path / "t1"})
+
+
 def test_rows_round_trip(tmp_path, year_files):
     topics = db.rows_to_topics(pd.read_parquet(year_files[0]).to_dict("records"))
     assert [t["topic"] for t in topics] == ["D0501A", "D0502A"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wikiref.extractive.selection import bigrams, flatten, select, select_cluster
+from wikiref.extractive.selection import base_rule, bigrams, choose_mmr, flatten, mmr_choices, select, select_cluster
 
 
 def test_ranks_by_score_and_respects_the_word_budget():
@@ -82,3 +82,21 @@ def test_mmr_only_counts_kept_sentences_and_checks_its_weight():
     assert select([1.0, 0.9, 0.5, 0.8], sents, max_words=9, mmr=0.5) == [0, 3, 2]
     with pytest.raises(ValueError, match="mmr"):
         select([1.0], ["a b"], mmr=1.5)
+
+
+def test_a_rule_with_several_mmr_weights_is_fixed_by_held_out_summaries():
+    rule = {"max_bigram_overlap": 0.5, "fill": "skip", "mmr": [0.5, 1.0, 0.7, 0.5]}
+    assert mmr_choices(rule) == [1.0, 0.7, 0.5] and mmr_choices({**rule, "mmr": 0.7}) == mmr_choices({}) == []
+    assert base_rule(rule)["mmr"] is None and base_rule({**rule, "mmr": 0.7})["mmr"] == 0.7
+    tried = []
+
+    def value(fixed):  # the held-out ROUGE under one weight; 0.7 and 0.5 tie
+        tried.append(fixed["mmr"])
+        return {1.0: 20.0, 0.7: 21.5, 0.5: 21.5}[fixed["mmr"]]
+
+    fixed, record = choose_mmr(rule, value)
+    assert fixed == {**rule, "mmr": 0.7} and rule["mmr"] == [0.5, 1.0, 0.7, 0.5]  # a tie to the larger weight
+    assert record == {"mmr": 0.7, "held_out": {"1": 20.0, "0.7": 21.5, "0.5": 21.5}} and tried == [1.0, 0.7, 0.5]
+    assert choose_mmr({**rule, "mmr": None}, lambda _: 1 / 0) == ({**rule, "mmr": None}, None)
+    with pytest.raises(ValueError, match="several weights"):  # a rule not yet fixed never makes a summary
+        select([1.0, 0.5], ["a b", "c d"], **rule)

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_duc_reader import make_nist_tree  # noqa: E402  (the DUC helper's NIST fixture)
 
 from wikiref.supervised import duc_finetune as fd
+from wikiref.supervised import duc_summaries as ds
 
 torch.set_num_threads(1)
 
@@ -228,15 +229,15 @@ def test_cluster_summaries_rank_across_documents():
     )
     # Row 0 is the second document of the cluster; "a one two three ." repeats 2 of its 3 bigrams (skipped);
     # an unscored (NaN) sentence ranks last.
-    out, unscored = fd.cluster_summaries(
+    out, unscored = ds.cluster_summaries(
         df, [[0.9, np.nan], [0.1, 0.95]], max_words=15, max_bigram_overlap=0.5, fill="skip"
     )
     assert unscored == 1
     assert out["T"] == ["a seven eight nine .", "b one two three .", "b four five six ."]
-    out, _ = fd.cluster_summaries(df, [[0.9, 0.2], [0.1, 0.95]], max_words=10, max_bigram_overlap=0.5, fill="skip")
+    out, _ = ds.cluster_summaries(df, [[0.9, 0.2], [0.1, 0.95]], max_words=10, max_bigram_overlap=0.5, fill="skip")
     assert out["T"] == ["a seven eight nine .", "b one two three ."]  # the word budget (250 in DUC), here 10
     with pytest.raises(ValueError):
-        fd.cluster_summaries(df, [[0.9], [0.1, 0.95]], max_words=8, max_bigram_overlap=0.5, fill="skip")
+        ds.cluster_summaries(df, [[0.9], [0.1, 0.95]], max_words=8, max_bigram_overlap=0.5, fill="skip")
 
 
 # --------------------------------------------------------------------------- jobs (in process, tiny encoder)

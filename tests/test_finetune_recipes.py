@@ -223,3 +223,38 @@ def test_an_interpolated_setting_tests_and_keeps_the_point_dev_chose(tmp_path, d
     assert re.search(r"bi_wise 2006 vs its start, paired bootstrap of R-2: \+0\.00 \(p [01]\.\d{3}\)", notes)
     with pytest.raises(ft.FinetuneError, match="interpolate needs a fine-tuning method"):
         ft.settings({"settings": [dict(bi, init="pretrained", variant="best", method="none")]})
+
+
+def test_a_rule_with_several_mmr_weights_takes_the_one_each_row_s_dev_clusters_prefer(tmp_path, duc_years, monkeypatch):
+    """duc.select.mmr as a list: after the epoch and the interpolation (chosen in rank order), the job's dev
+    clusters choose the weight; the test year's summaries, and its start's for the paired test, use it. The dev
+    value is made to prefer weight 0, so the job must test with 0."""
+    from wikiref.supervised import duc_summaries as ds
+
+    recipe = {"loss": "pairwise", "target": {"transform": "raw", "scale": 1.0, "top": 3}, "epochs": 1, "lr": 1e-3}
+    bi = {"name": "bi_mmr", "label": "Q-BERT (bi)", "init": "encoder", "pooling": "mean", "pairing": "bi",
+          "method": "full", "recipe": recipe, "interpolate": [0.5]}  # fmt: skip
+    p = _params(settings=[bi])
+    p["duc"]["select"]["mmr"] = [0.0, 1.0]
+    real = ds.dev_metric_fn
+
+    def preferring_novelty(dev, duc):
+        fn = real(dev, duc)
+        return lambda scores: fn(scores) + (100.0 if duc["select"]["mmr"] == 0.0 else 0.0)
+
+    monkeypatch.setattr(ds, "dev_metric_fn", preferring_novelty)
+    m, preds, summaries = _train_on_2006(p, "bi_mmr", duc_years, tmp_path / "bi", tmp_path)
+    assert m["select"]["mmr"] == 0.0 and set(m["select"]["held_out"]) == {"0", "1"}
+    assert m["select"]["held_out"]["0"] >= 100.0 > m["select"]["held_out"]["1"]
+    test = ft.load_year(duc_years[2006])
+    with_weight = {**p["duc"], "select": {**p["duc"]["select"], "mmr": 0.0}}
+    got, got_summaries = ds.evaluate_year(test, preds["sentence_scores"], with_weight)
+    assert got["ROUGE-2"] == m["test"]["ROUGE-2"] and got_summaries == summaries
+    ranked = ds.cluster_summaries(test, preds["sentence_scores"], max_words=250, max_bigram_overlap=0.5, fill="skip")
+    assert ranked[0] != summaries  # the weight changed the summaries: the test year took it
+    summary = stage.summary_metrics({"bi_mmr": {2006: m}}, [bi], [2006], {})
+    assert summary["settings"]["bi_mmr"]["years"]["2006"]["mmr"] == 0.0
+    notes = stage.table6_notes(p, summary)
+    assert "lambda chosen among 0, 1 (1: rank order)" in notes and "MMR lambda per year: bi_mmr 2006 0." in notes
+    with pytest.raises(ValueError, match="several weights"):  # a rule not fixed never scores a test year
+        ds.evaluate_year(test, preds["sentence_scores"], p["duc"])

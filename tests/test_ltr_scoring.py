@@ -20,6 +20,7 @@ from wikiref.extractive.ltr import FEATURES, SIGNAL_FEATURES
 from wikiref.stages import finetune as ft
 from wikiref.stages.qmsum import stage as qstage
 from wikiref.supervised import duc_finetune as fd
+from wikiref.supervised import duc_summaries as ds
 from wikiref.supervised import ltr_scoring as ls
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -106,13 +107,31 @@ def test_duc_ltr_job_learns_what_the_cosine_misses(duc_years, tmp_path):
     assert again["test"] == m["test"]  # same params + seed -> same outputs
 
 
+def test_the_ranker_and_its_cosine_each_take_the_mmr_weight_their_dev_summaries_prefer(duc_years, tmp_path):
+    params = _ltr_params()
+    params["duc"]["select"]["mmr"] = [0.0, 1.0]
+    paths = {y: duc_years[y] for y in (2005, 2006, 2007)}
+    m, preds, summaries = fd.train_and_test(params, "ltr", 2007, paths, tmp_path / "ltr", progress=False)
+    dev_values = m["training"]["dev_values"]  # rank order: what weight 1 gives, by the ranker before its refit
+    for chosen, at_one in (
+        (m["select"], dev_values[m["training"]["chosen_target"]]),
+        (m["cosine"]["select"], dev_values["cosine"]),
+    ):
+        assert set(chosen["held_out"]) == {"0", "1"} and chosen["held_out"]["1"] == at_one
+        assert chosen["mmr"] == max((1.0, 0.0), key=lambda w: (chosen["held_out"][f"{w:g}"], w))
+    rule = {**params["duc"], "select": {**params["duc"]["select"], "mmr": m["select"]["mmr"]}}
+    got, got_summaries = ds.evaluate_year(fd.load_year(paths[2007]), preds["sentence_scores"], rule)
+    assert got["ROUGE-2"] == m["test"]["ROUGE-2"] and got_summaries == summaries
+    assert "dev_scores" not in json.loads((tmp_path / "ltr" / "ranker.json").read_text())
+
+
 def test_a_scorer_signal_reaches_the_ranker(duc_years):
     """fit_and_score_clusters with a signal that knows the answer (each sentence's own target): the ranker puts
     every test document's best sentence first, which the tiny random encoder's features alone do not."""
     years = {y: fd.load_year(duc_years[y]) for y in (2005, 2006, 2007)}
     train, dev = fd.held_out_split(pd.concat([years[2005], years[2006]], ignore_index=True), 0.3, 13)
     embedder = ls.Embedder("tiny-random", seed=0)
-    metric = fd.dev_metric_fn(dev, _ltr_params()["duc"])
+    metric = ds.dev_metric_fn(dev, _ltr_params()["duc"])
     candidates = ls.ranker_settings({"targets": ["doc_max"], "max_iter": 60, "min_samples_leaf": 3}, 13)
 
     def oracle(df):

@@ -159,18 +159,15 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     assert "each row's lambda chosen among 1, 0.5" in (tmp_path / "chosen" / "recipes.md").read_text()
 
 
-def test_each_duc_row_takes_the_mmr_lambda_its_held_out_summaries_score_best_with(load_script):
+def test_several_mmr_lambdas_make_a_rule_each_row_fixes(load_script):
     study = load_script("recipe-study")
-    duc = {"summary_words": 250, "select": {"mmr": None, "fill": "skip", "max_bigram_overlap": 0.5}}
-    args = study.parse_args(["--duc-root", "x", "--mmr", "0.5", "0.7", "1"])
-    assert study.mmr_choices(args) == [1.0, 0.7, 0.5] and study.duc_select(args, duc["select"])["mmr"] is None
-    rule, column = study.choose_mmr(args, duc, lambda r: {1.0: 20.0, 0.7: 21.5, 0.5: 21.5}[r["select"]["mmr"]])
-    assert rule["select"]["mmr"] == 0.7 and duc["select"]["mmr"] is None  # a tie goes to the larger lambda
-    assert column == {study.MMR_COLUMN: "0.7 (1 20.00, 0.7 21.50, 0.5 21.50)"}
-    one = study.parse_args(["--duc-root", "x", "--mmr", "0.6"])  # one lambda: the rule itself, nothing chosen
-    assert (
-        study.choose_mmr(one, duc, lambda r: 1 / 0) == (duc, {}) and study.duc_select(one, duc["select"])["mmr"] == 0.6
-    )
+    select = {"mmr": None, "fill": "skip", "max_bigram_overlap": 0.5}
+    args = study.parse_args(["--duc-root", "x", "--mmr", "0.5", "1", "0.7", "0.5"])
+    assert study.duc_select(args, select)["mmr"] == [1.0, 0.7, 0.5] and select["mmr"] is None
+    assert study.duc_select(study.parse_args(["--duc-root", "x", "--mmr", "0.6"]), select)["mmr"] == 0.6
+    assert study.mmr_column(None) == {}
+    record = {"mmr": 0.7, "held_out": {"1": 20.0, "0.7": 21.5, "0.5": 21.5}}
+    assert study.mmr_column(record) == {study.MMR_COLUMN: "0.7 (1 20.00, 0.7 21.50, 0.5 21.50)"}
 
 
 @pytest.mark.slow

@@ -23,7 +23,8 @@ baselines and the fine-tuned models. Definitions:
   over the sentences ``t`` already selected, where ``rel`` is the score min-max scaled over the cluster and
   ``sim`` the TF-IDF cosine of two sentences (:func:`tfidf_similarity`); the word budget, ``fill`` and the
   bigram rule apply to that sentence as above, unscored sentences come last, ties go to the earlier sentence.
-  ``λ = 1`` is the rank-order rule.
+  ``λ = 1`` is the rank-order rule. A list of weights is a rule still to be fixed: each system takes the weight its
+  held-out summaries score best with (:func:`choose_mmr`); what is chosen before it is chosen in rank order.
 
 **The WikiRef rule** (journal §III-E, §IV-C, :func:`threshold_select`): walk down the ranking, adding a
 sentence when its score is >= the threshold and it shares no word trigram with the summary so far (the
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -99,6 +100,8 @@ def select(
         raise ValueError(f"fill must be one of {FILL_MODES}, not {fill!r}")
     if max_words < 1:
         raise ValueError("max_words must be >= 1")
+    if isinstance(mmr, (list, tuple)):
+        raise ValueError(f"mmr {mmr!r}: several weights, one to be chosen first (choose_mmr)")
     if mmr is not None and not 0.0 <= mmr <= 1.0:
         raise ValueError(f"mmr must be a weight in [0, 1] or None, not {mmr!r}")
     order = ranking(scores) if mmr is None or mmr == 1.0 else MmrOrder(scores, sentences, mmr)
@@ -124,6 +127,31 @@ def select(
         if used == max_words:
             break
     return chosen
+
+
+def mmr_choices(select_options: Mapping) -> list[float]:
+    """The MMR weights a rule chooses among (``mmr`` a list), largest first; [] for a fixed rule."""
+    mmr = select_options.get("mmr")
+    return sorted({float(m) for m in mmr}, reverse=True) if isinstance(mmr, (list, tuple)) else []
+
+
+def base_rule(select_options: Mapping) -> dict:
+    """The rule of the choices made before the MMR weight (epochs, targets): rank order for a rule with several
+    weights, a fixed rule as it is."""
+    return {**select_options, "mmr": None} if mmr_choices(select_options) else dict(select_options)
+
+
+def choose_mmr(select_options: Mapping, value: Callable[[dict], float]) -> tuple[dict, dict | None]:
+    """A rule with several MMR weights fixed to the one ``value(rule)`` (held-out summaries' ROUGE under that
+    rule, higher is better) is highest for; a tie goes to the larger weight, the nearer to rank order. Returns
+    (the fixed rule, the record: ``mmr`` and ``held_out`` value per weight); a fixed rule comes back as it is,
+    with no record and ``value`` not called."""
+    choices = mmr_choices(select_options)
+    if not choices:
+        return dict(select_options), None
+    values = {m: float(value({**select_options, "mmr": m})) for m in choices}
+    best = max(choices, key=lambda m: (values[m], m))
+    return {**select_options, "mmr": best}, {"mmr": best, "held_out": {f"{m:g}": round(values[m], 4) for m in choices}}
 
 
 def fit_tfidf(sentences: Sequence[str]):

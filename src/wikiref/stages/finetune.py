@@ -254,6 +254,7 @@ def summary_metrics(
                 "seconds": m.get("seconds"),
                 "best_epoch": m.get("training", {}).get("best_epoch"),
                 **({"alpha": m["interpolation"]["alpha"]} if "interpolation" in m else {}),
+                **({"mmr": m["select"]["mmr"]} if "select" in m else {}),
                 "start_variant": m["start"].get("variant"),
             }
         for meas in MEASURES:
@@ -376,6 +377,11 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
     dp, fp = params["duc"], params["finetune"]
     mmr = dp["select"]["mmr"]
     order = "ranked across the cluster" if mmr is None else f"taken by maximal marginal relevance (lambda {mmr})"
+    if isinstance(mmr, list):
+        order = (
+            f"taken by maximal marginal relevance, lambda chosen among {', '.join(f'{m:g}' for m in mmr)} (1: rank "
+            "order) by each row's held-out clusters (QUERY-SIM's: the other years'; epochs chosen in rank order)"
+        )
     notes = (
         f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
         f"{fp['dev_fraction']:.0%} of their clusters; regression on each sentence's ROUGE-2 recall); sentences "
@@ -399,6 +405,13 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
                 f" chosen on the held-out clusters ({', '.join(f'{y} {a:g}' for y, a in zip(summary['years'], alphas))};"
                 " 0 = the start, 1 = fine-tuned)."
             )
+    if isinstance(mmr, list):  # each row's chosen weight per year
+        chosen = []
+        for name, entry in summary["settings"].items():
+            per_year = [(y, entry["years"][str(y)].get("mmr")) for y in summary["years"]]
+            if all(m is not None for _, m in per_year):
+                chosen.append(f"{name} " + ", ".join(f"{y} {m:g}" for y, m in per_year))
+        notes += f" MMR lambda per year: {'; '.join(chosen)}." if chosen else ""
     for s in fp["settings"]:
         if s.get("encoder") and s["name"] in summary["settings"]:
             notes += f" {s['name']}: encoder {s['encoder']} (not {params['model']['encoder']})."

@@ -1,8 +1,7 @@
 """Held-out-year fine-tuning of the sentence scorer on DUC (``data/duc/<year>.parquet``): the fine-tuning
 settings, a year's table, capped and held-out clusters, (query, document) examples with their sentence
-targets, the DUC summary rule on scores and its official evaluation, the starting model of a setting (encoder
-or WikiRef checkpoint, subnetworks), one fine-tune-and-test run (:func:`train_and_test`) and gradual pruning
-on WikiRef (:func:`prune`). Used by the finetune, ablations and compare stages.
+targets, the starting model of a setting (encoder or WikiRef checkpoint, subnetworks), one fine-tune-and-test
+run (:func:`train_and_test`) and gradual pruning on WikiRef (:func:`prune`). Used by the finetune, ablations and compare stages.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import logging
 import math
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,9 @@ import pandas as pd
 
 from wikiref import layout
 from wikiref.config import by_name, find_named
+from wikiref.extractive.selection import mmr_choices
 from wikiref.schemas import SchemaError, require_columns
+from wikiref.supervised.duc_summaries import dev_metric_fn, evaluate_year, held_out_rule
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,17 @@ def held_out_split(df: pd.DataFrame, dev_fraction: float, seed: int) -> tuple[pd
     return df[~is_dev].reset_index(drop=True), df[is_dev].reset_index(drop=True)
 
 
+def held_out_clusters(
+    params: Mapping, year: int, train_paths: Sequence[str | Path]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(train, dev) of a held-out-year run: the other years' clusters (``train_paths``), capped at
+    ``finetune.max_train_clusters``, a seeded ``finetune.dev_fraction`` of them held out."""
+    finetune_params, seed = params["finetune"], params["seed"]
+    pool = pd.concat([load_year(p) for p in train_paths], ignore_index=True)
+    pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
+    return held_out_split(pool, finetune_params["dev_fraction"], seed + year)
+
+
 def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None) -> tuple[list, pd.DataFrame, dict]:
     """ScoringExamples for the rows that have sentences, their targets the raw ROUGE values
     (:func:`wikiref.model.targets.apply_targets` transforms them); returns (examples, the rows used, counts)."""
@@ -253,73 +265,6 @@ def to_examples(df: pd.DataFrame, *, max_doc_sentences: int | None = None) -> tu
     if counts["empty_documents"]:
         log.warning("%d of %d documents have no sentences (skipped)", counts["empty_documents"], counts["rows"])
     return out, used, counts
-
-
-def cluster_summaries(
-    df: pd.DataFrame, scores: Sequence[Sequence[float]], *, max_words: int, **select_options
-) -> tuple[dict[str, list[str]], int]:
-    """Per topic: the sentences of all its documents (cluster order) ranked by score and selected by
-    the DUC rule (:func:`wikiref.extractive.selection.select` with ``select_options``: ``duc.select``).
-    ``scores[i]`` belongs to row ``i`` of ``df``. Returns (summaries, unscored count): a sentence without a
-    score (NaN) ranks last."""
-    from wikiref.extractive.selection import select
-
-    if len(scores) != len(df):
-        raise ValueError(f"{len(scores)} score lists for {len(df)} rows")
-    by_topic: dict[str, list[tuple[int, list[str], np.ndarray]]] = {}
-    for (topic, pos, sents), sc in zip(zip(df["topic"], df["doc_position"], df["doc_sentences"]), scores):
-        sc = np.asarray(sc, dtype=np.float64)
-        if len(sc) != len(sents):
-            raise ValueError(f"topic {topic} document {pos}: {len(sc)} scores for {len(sents)} sentences")
-        by_topic.setdefault(str(topic), []).append((int(pos), [str(s) for s in sents], sc))
-    out: dict[str, list[str]] = {}
-    unscored = 0
-    for topic in sorted(by_topic):
-        docs = sorted(by_topic[topic], key=lambda d: d[0])
-        sents = [s for _, ss, _ in docs for s in ss]
-        flat = np.concatenate([sc for _, _, sc in docs]) if docs else np.zeros(0)
-        nan = np.isnan(flat)
-        unscored += int(nan.sum())
-        flat = np.where(nan, -np.inf, flat)
-        idx = select(flat.tolist(), sents, max_words=max_words, **select_options)
-        out[topic] = [sents[i] for i in idx]
-    return out, unscored
-
-
-def topic_references(df: pd.DataFrame) -> dict[str, list[list[str]]]:
-    """Per topic: each reference summary as its lines (what ROUGE reads in SPL format)."""
-    out: dict[str, list[list[str]]] = {}
-    for topic, refs in zip(df["topic"], df["references"]):
-        out.setdefault(str(topic), [str(r).split("\n") for r in refs])
-    return out
-
-
-def dev_metric_fn(dev: pd.DataFrame, duc: Mapping) -> Callable[[list[np.ndarray]], float]:
-    """select_fn for :func:`wikiref.model.training.train`: mean per-topic ROUGE-2 recall x 100 (official scorer,
-    ``duc.rouge_flags``) of the dev clusters' summaries."""
-    from wikiref.rouge import official
-
-    refs = topic_references(dev)
-    scorers = {t: official.Scorer(r, flags=duc["rouge_flags"]) for t, r in refs.items()}
-
-    def fn(scores: list[np.ndarray]) -> float:
-        summaries, _ = cluster_summaries(dev, scores, max_words=duc["summary_words"], **duc["select"])
-        return 100.0 * float(np.mean([scorers[t](summaries[t])["ROUGE-2"]["R"] for t in sorted(scorers)]))
-
-    return fn
-
-
-def evaluate_year(df: pd.DataFrame, scores: Sequence[Sequence[float]], duc: Mapping) -> tuple[dict, dict]:
-    """Summaries of a test year and their official ROUGE (as ``duc-baselines`` reports it)."""
-    from wikiref.extractive.baselines import evaluate, rows_to_topics
-    from wikiref.extractive.selection import mean_summary_words
-
-    summaries, unscored = cluster_summaries(df, scores, max_words=duc["summary_words"], **duc["select"])
-    topics = rows_to_topics(df.to_dict("records"))
-    scores_out = evaluate(summaries, topics, duc["rouge_flags"])
-    scores_out["summary_words_mean"] = mean_summary_words(summaries)
-    scores_out["unscored_sentences"] = unscored
-    return scores_out, summaries
 
 
 def _require_checkpoint(path: str | Path, hint: str) -> None:
@@ -472,13 +417,16 @@ def train_and_test(
         "standin": bool(duc["standin"]),
         "flags": duc["rouge_flags"],
     }
-    start_state = start_rouge = None
-    if spec.get("interpolate"):  # the weights before training, and what they score on the test year
+    start_state = start_scores = None
+    if spec.get("interpolate"):  # the weights before training, and their test-year scores
         start_state = snapshot(model)
-        start_rouge, _ = evaluate_year(test_df, score_rows(model, tok, test_df, params["model"]), duc)
-    if spec["method"] != "none":
-        train_paths = [year_paths[y] for y in train_years]
-        model, tok, trained = _finetune_held_out(
+        start_scores = score_rows(model, tok, test_df, params["model"])
+    train_paths = [year_paths[y] for y in train_years]
+    if spec["method"] == "none" and mmr_choices(duc["select"]):  # not trained: the weight chosen on the dev clusters
+        dev_df = held_out_clusters(params, year, train_paths)[1]
+        duc, metrics["select"] = held_out_rule(duc, dev_df, lambda df: score_rows(model, tok, df, params["model"]))
+    elif spec["method"] != "none":
+        model, tok, trained, duc = _finetune_held_out(
             params,
             spec,
             model,
@@ -495,10 +443,9 @@ def train_and_test(
     scores = score_rows(model, tok, test_df, params["model"], progress=progress)
     rouge, summaries = evaluate_year(test_df, scores, duc)
     metrics["test"] = rouge
-    if start_rouge is not None:  # the interpolated scorer against its start (for a bi scorer: the encoder's cosine)
-        metrics["paired_vs_start"] = paired_difference(
-            rouge["ROUGE-2"]["per_topic_R"], start_rouge["ROUGE-2"]["per_topic_R"]
-        )
+    if start_scores is not None:  # the interpolated scorer against its start, by the same summary rule
+        start_r2 = evaluate_year(test_df, start_scores, duc)[0]["ROUGE-2"]["per_topic_R"]
+        metrics["paired_vs_start"] = paired_difference(rouge["ROUGE-2"]["per_topic_R"], start_r2)
     metrics["test_topics"] = len(summaries)
     metrics["seconds"] = round(time.perf_counter() - t_start, 2)
     if spec["method"] != "none" and not finetune_params["keep_models"]:
@@ -544,9 +491,7 @@ def _ltr_held_out(
 
     finetune_params, duc, seed = params["finetune"], params["duc"], int(params["seed"])
     train_years = _train_years(year, year_paths)
-    pool = pd.concat([load_year(year_paths[y]) for y in train_years], ignore_index=True)
-    pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
-    train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
+    train_df, dev_df = held_out_clusters(params, year, [year_paths[y] for y in train_years])
     encoder = ls.encoder_name(spec["ltr"], params["model"])
     device = str(resolve_device(params["model"]["device"]))
     embedder = ls.Embedder(encoder, device=device, seed=seed)
@@ -568,9 +513,13 @@ def _ltr_held_out(
         dev_metric_fn(dev_df, duc),  # mean ROUGE-2 recall x 100 of the held-out clusters' summaries
         max_doc_sentences=finetune_params["max_doc_sentences"],
         signal=signal,
+        held_out_scores=bool(mmr_choices(duc["select"])),
     )
-    rouge, summaries = evaluate_year(test_df, scores, duc)
-    cos_rouge, _ = evaluate_year(test_df, cos_scores, duc)
+    held_out = record.pop("dev_scores", {})  # the ranker's and the cosine's: each chooses its MMR weight on them
+    rule, chosen = held_out_rule(duc, dev_df, lambda _: held_out["ranker"])
+    cos_rule, cos_chosen = held_out_rule(duc, dev_df, lambda _: held_out["cosine"])
+    rouge, summaries = evaluate_year(test_df, scores, rule)
+    cos_rouge, _ = evaluate_year(test_df, cos_scores, cos_rule)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(out_dir / "ranker.json", record)
     metrics = {
@@ -593,6 +542,8 @@ def _ltr_held_out(
         ),
         "seconds": round(time.perf_counter() - t_start, 2),
     }
+    if chosen:  # the MMR weight each row's summaries took
+        metrics["select"], metrics["cosine"]["select"] = chosen, cos_chosen
     return metrics, predictions(test_df, scores), summaries
 
 
@@ -625,7 +576,8 @@ def _finetune_held_out(
     (``train_paths``; capped, a seeded dev part held out), the setting's subnetwork mask applied, the best dev
     epoch kept in ``out_dir`` (with the setting's ``interpolate``, moved towards ``start_state``, the weights before
     training, as far as the dev clusters prefer). Returns (that model, its tokenizer, the metrics it adds: clusters,
-    rows, subnetwork, training, interpolation)."""
+    rows, subnetwork, training, interpolation, the MMR weight chosen; ``duc`` with its summary rule fixed for this
+    model, :func:`wikiref.supervised.duc_summaries.held_out_rule`)."""
     from wikiref.files import write_json
     from wikiref.model import load_scorer
     from wikiref.model.interpolation import choose
@@ -634,9 +586,7 @@ def _finetune_held_out(
     from wikiref.model.training import TrainSettings, train
 
     finetune_params, duc, seed = params["finetune"], params["duc"], params["seed"]
-    pool = pd.concat([load_year(p) for p in train_paths], ignore_index=True)
-    pool = cap_clusters(pool, finetune_params["max_train_clusters"], seed)
-    train_df, dev_df = held_out_split(pool, finetune_params["dev_fraction"], seed + year)
+    train_df, dev_df = held_out_clusters(params, year, train_paths)
     train_ex, dev_ex, dev_used, counts, transform = training_examples(finetune_params, train_df, dev_df)
     gradient_mask, mask_stats = subnet_for(model, spec, finetune_params, prune_dir)
     hooks = gradient_mask.hooks() if gradient_mask is not None else {}
@@ -682,7 +632,9 @@ def _finetune_held_out(
     }
     if start_state is not None:
         trained["interpolation"] = choice.to_dict()
-    return model, tok, trained
+    duc, chosen = held_out_rule(duc, dev_used, lambda df: score_rows(model, tok, df, params["model"]))
+    trained.update({"select": chosen} if chosen else {})
+    return model, tok, trained, duc
 
 
 def prune(params: Mapping, inputs: Mapping, outputs: Mapping, *, setting: str, progress: bool = True) -> dict:

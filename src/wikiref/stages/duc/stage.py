@@ -244,7 +244,9 @@ def baselines(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         metrics["systems"][system] = {}
         row: dict = {"System": systems.SYSTEMS[system]}
         for year in years:
-            scores = _system_year(system, year, per_year[year], duc, measures, rouge_dir)
+            rule, chosen = _year_rule(system, year, per_year, duc)
+            scores = _system_year(system, year, per_year[year], rule, measures, rouge_dir)
+            scores.update({"select": chosen} if chosen else {})
             metrics["systems"][system][str(year)] = scores
             for m in measures:
                 row[f"{year} {measure_label(m)}"] = round(100 * scores[m]["R"], 2)
@@ -287,6 +289,27 @@ def _read_years(paths: Sequence[str | Path], year_stats: dict) -> dict[int, list
         if stats_path.exists():
             year_stats[str(year)] = read_json(stats_path)
     return per_year
+
+
+def _year_rule(system: str, year: int, per_year: Mapping[int, list], duc: Mapping) -> tuple[Mapping, dict | None]:
+    """``duc`` with the selection rule of ``system`` on ``year``: for QUERY-SIM and a rule with several MMR weights,
+    the weight its summaries of the other years' topics score best with (R-2 recall; as a fine-tuned row tested on
+    ``year`` chooses on clusters of the years it trained on), and the choice's record; else ``duc`` as it is."""
+    from wikiref.extractive import baselines as systems
+    from wikiref.extractive.selection import choose_mmr, mmr_choices
+
+    if system != "query_sim" or not mmr_choices(duc["select"]):
+        return duc, None
+    others = [t for y in sorted(per_year) if y != year for t in per_year[y]]
+    if not others:
+        raise DucError(f"duc.select.mmr {duc['select']['mmr']}: choosing the weight for {year} needs another DUC year")
+
+    def value(rule: Mapping) -> float:
+        summaries = {t["topic"]: systems.summarize(system, t, max_words=duc["summary_words"], **rule) for t in others}
+        return 100 * systems.evaluate(summaries, others, duc["rouge_flags"])["ROUGE-2"]["R"]
+
+    select, record = choose_mmr(duc["select"], value)
+    return {**duc, "select": select}, record
 
 
 def _system_year(
