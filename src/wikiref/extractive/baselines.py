@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from wikiref.extractive.selection import fit_tfidf, flatten, ranking, select, words
+from wikiref.extractive.selection import choose_mmr, fit_tfidf, flatten, ranking, select, words
 
 SYSTEMS = {
     "lead": "LEAD",
@@ -172,6 +172,24 @@ def summarize(system: str, topic: Mapping, *, max_words: int = 250, **select_opt
     if system == "query_sim_plain":
         return query_sim_plain(topic["query"], topic["documents"], max_words=max_words)
     raise ValueError(f"unknown baseline {system!r}; known: {sorted(SYSTEMS)}")
+
+
+def summarize_topics(system: str, topics: Sequence[Mapping], *, max_words: int = 250, **select_options) -> dict:
+    """:func:`summarize` of every topic: ``{topic id: sentences}`` (what :func:`evaluate` reads)."""
+    return {t["topic"]: summarize(system, t, max_words=max_words, **select_options) for t in topics}
+
+
+def query_sim_rule(duc: Mapping, held_out: Sequence[Mapping]) -> tuple[dict, dict | None]:
+    """``duc`` (``summary_words``, ``select``, ``rouge_flags``) with QUERY-SIM's selection rule fixed: for a rule with
+    several MMR weights, the one QUERY-SIM's summaries of the ``held_out`` topics score best with (official R-2
+    recall x 100; :func:`wikiref.extractive.selection.choose_mmr`), and the choice's record; a fixed rule as it is."""
+
+    def value(select_options: Mapping) -> float:
+        summaries = summarize_topics("query_sim", held_out, max_words=duc["summary_words"], **select_options)
+        return 100 * evaluate(summaries, held_out, duc["rouge_flags"])["ROUGE-2"]["R"]
+
+    select_options, record = choose_mmr(duc["select"], value)
+    return {**duc, "select": select_options}, record
 
 
 def evaluate(summaries: Mapping[str, Sequence[str]], topics: Sequence[Mapping], flags: str) -> dict:

@@ -376,12 +376,13 @@ def table6_notes(params: Mapping, summary: Mapping) -> str:
 
     dp, fp = params["duc"], params["finetune"]
     mmr = dp["select"]["mmr"]
-    order = "ranked across the cluster" if mmr is None else f"taken by maximal marginal relevance (lambda {mmr})"
     if isinstance(mmr, list):
         order = (
             f"taken by maximal marginal relevance, lambda chosen among {', '.join(f'{m:g}' for m in mmr)} (1: rank "
             "order) by each row's held-out clusters (QUERY-SIM's: the other years'; epochs chosen in rank order)"
         )
+    else:
+        order = "ranked across the cluster" if mmr is None else f"taken by maximal marginal relevance (lambda {mmr})"
     notes = (
         f"Each year is tested with a model fine-tuned on the other years (epoch chosen on a held-out "
         f"{fp['dev_fraction']:.0%} of their clusters; regression on each sentence's ROUGE-2 recall); sentences "

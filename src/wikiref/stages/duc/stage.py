@@ -295,21 +295,15 @@ def _year_rule(system: str, year: int, per_year: Mapping[int, list], duc: Mappin
     """``duc`` with the selection rule of ``system`` on ``year``: for QUERY-SIM and a rule with several MMR weights,
     the weight its summaries of the other years' topics score best with (R-2 recall; as a fine-tuned row tested on
     ``year`` chooses on clusters of the years it trained on), and the choice's record; else ``duc`` as it is."""
-    from wikiref.extractive import baselines as systems
-    from wikiref.extractive.selection import choose_mmr, mmr_choices
+    from wikiref.extractive.baselines import query_sim_rule
+    from wikiref.extractive.selection import mmr_choices
 
     if system != "query_sim" or not mmr_choices(duc["select"]):
         return duc, None
     others = [t for y in sorted(per_year) if y != year for t in per_year[y]]
     if not others:
         raise DucError(f"duc.select.mmr {duc['select']['mmr']}: choosing the weight for {year} needs another DUC year")
-
-    def value(rule: Mapping) -> float:
-        summaries = {t["topic"]: systems.summarize(system, t, max_words=duc["summary_words"], **rule) for t in others}
-        return 100 * systems.evaluate(summaries, others, duc["rouge_flags"])["ROUGE-2"]["R"]
-
-    select, record = choose_mmr(duc["select"], value)
-    return {**duc, "select": select}, record
+    return query_sim_rule(duc, others)
 
 
 def _system_year(
@@ -325,9 +319,7 @@ def _system_year(
 
     flags = duc["rouge_flags"]
     t0 = time.monotonic()
-    summaries = {
-        t["topic"]: systems.summarize(system, t, max_words=duc["summary_words"], **duc["select"]) for t in topics
-    }
+    summaries = systems.summarize_topics(system, topics, max_words=duc["summary_words"], **duc["select"])
     scores = systems.evaluate(summaries, topics, flags)
     scores["summary_words_mean"] = mean_summary_words(summaries)
     if rouge_dir:
