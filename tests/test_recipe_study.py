@@ -23,7 +23,7 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def _standin_root(repo: Path, tmp_path: Path, clusters: int) -> Path:
+def _standin_root(repo: Path, tmp_path: Path, clusters: int, years: tuple[int, ...] = (2006, 2007)) -> Path:
     from test_duc_standin import raw_examples, wikiref_split
 
     raw = tmp_path / "raw.parquet"
@@ -31,7 +31,7 @@ def _standin_root(repo: Path, tmp_path: Path, clusters: int) -> Path:
     split = tmp_path / "split.parquet"
     wikiref_split(raw_examples()).to_parquet(split)
     params = config.load_params(repo / "params.yaml", [repo / "config/tiny.yaml"])
-    params["sample"]["duc"].update(years=[2006, 2007], clusters_per_year=clusters)
+    params["sample"]["duc"].update(years=list(years), clusters_per_year=clusters)
     root = tmp_path / "duc-standin"
     duc_stage.standin(params, {"raw": [raw], "wikiref": [split]}, {"root": root})
     return root
@@ -168,6 +168,40 @@ def test_several_mmr_lambdas_make_a_rule_each_row_fixes(load_script):
     assert study.mmr_column(None) == {}
     record = {"mmr": 0.7, "held_out": {"1": 20.0, "0.7": 21.5, "0.5": 21.5}}
     assert study.mmr_column(record) == {study.MMR_COLUMN: "0.7 (1 20.00, 0.7 21.50, 0.5 21.50)"}
+
+
+@pytest.mark.slow
+def test_recipe_study_trains_on_every_year_but_the_last(load_script, repo, tmp_path):
+    """--years 2005 2006 2007 (the journal's Table VI): the models on both training years' clusters, QUERY-SIM's MMR
+    weight on both years' topics, 2007 tested."""
+    from wikiref.extractive import baselines
+    from wikiref.supervised.duc_finetune import load_year
+
+    study = load_script("recipe-study")
+    for years in (["2007"], ["2006", "2006", "2007"]):
+        with pytest.raises(SystemExit):
+            study.parse_args(["--duc-root", "x", "--years", *years])
+    root = _standin_root(repo, tmp_path, 3, years=(2005, 2006, 2007))
+    out = tmp_path / "study"
+    argv = ["--duc-root", str(root), "--years", "2005", "2006", "2007", "--preset", "tiny", "--out", str(out)]
+    argv += ["--duc-max-train-clusters", "2", "--duc-max-doc-sentences", "4", "--dev-fraction", "0.34"]
+    argv += ["--ltr-encoder", "tiny-random", "--ltr-targets", "doc_max", "--mmr", "0.5", "1", "--interpolate", "none"]
+    assert study.main([*argv, "--recipes", TINY_RECIPES[0]]) == 0
+    rows = {r["system"]: r for r in _rows(out / "recipes.csv")}
+    ltr = ["COSINE [tiny-random]", "LTR [cosine + TF-IDF + context]"]
+    assert list(rows) == ["LEAD", "QUERY-SIM", *ltr, "Q-BERT [mse]"]
+    assert {r["test year"] for r in rows.values()} == {"2007"}
+    # the ranker: every cluster of both years (2 of 6 held out); QUERY-SIM's weight: all six topics
+    assert rows[ltr[1]]["recipe"].startswith("4 + 2 clusters")
+    paths = [duc_stage.year_files(out / "duc-data", y)[0] for y in (2005, 2006)]
+    topics = [t for path in paths for t in baselines.rows_to_topics(load_year(path).to_dict("records"))]
+    assert len(topics) == 6
+    params = study.duc_params(study.parse_args(argv))
+    _, record = baselines.query_sim_rule(params["duc"], topics)
+    assert rows["QUERY-SIM"][study.MMR_COLUMN] == study.mmr_column(record)[study.MMR_COLUMN]
+    md = (out / "recipes.md").read_text()
+    assert "DUC 2005 + 2006 -> 2007: trained on 2005 + 2006 (<= 2 clusters a year" in md
+    _check_paired(list(rows.values()))
 
 
 @pytest.mark.slow
