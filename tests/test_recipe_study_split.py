@@ -109,9 +109,19 @@ def test_tiny_run_trains_on_the_training_file(load_script, qmsum_files, tmp_path
         return fold(recipe, train_rows, dev_rows, tests, args)
 
     monkeypatch.setattr(study, "qmsum_fold", spy)
+    from wikiref.supervised import ltr_scoring
+
+    ranked = []
+    fit_and_extract = ltr_scoring.fit_and_extract_queries
+
+    def ltr_spy(splits, setting, *a, **k):
+        ranked.append((setting, {name: df.to_dict("records") for name, df in splits.items()}))
+        return fit_and_extract(splits, setting, *a, **k)
+
+    monkeypatch.setattr(ltr_scoring, "fit_and_extract_queries", ltr_spy)
     out = tmp_path / "study"
     argv = ["--train", str(train), "--val", str(val), "--preset", "tiny", "--out", str(out), "--threads", "1"]
-    argv += ["--interpolate", "none"]  # no NAME+wise rows
+    argv += ["--interpolate", "none", "--ltr-encoder", "tiny-random"]  # no NAME+wise rows
     assert study.main([*argv, "--recipes", TINY, TINY.replace("mse:", "mse2:")]) == 0
     val_meetings, train_meetings = _meetings(study.qmsum_rows(val)), _meetings(study.qmsum_rows(train))
     assert len(seen) == 2  # one training per recipe
@@ -119,16 +129,28 @@ def test_tiny_run_trains_on_the_training_file(load_script, qmsum_files, tmp_path
         assert _meetings(train_rows) | _meetings(dev_rows) <= train_meetings
         assert not _meetings(train_rows) & _meetings(dev_rows)
         assert all(_meetings(rows) <= val_meetings for rows in tests.values())
+    # the ranker: fitted on the recipes' training queries, chosen on their dev queries, val only summarized
+    assert [setting for setting, _ in ranked] == ["gold_span", "transcript"]
+    for _, splits in ranked:
+        assert [r["id"] for r in splits["train"]] == [r["id"] for r in seen[0][0]]
+        assert [r["id"] for r in splits["dev"]] == [r["id"] for r in seen[0][1]]
+        assert _meetings(splits["test"]) <= val_meetings
     with open(out / "recipes.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    systems = ["LEAD", "QUERY-SIM", "ORACLE", "Q-BERT [mse]", "Q-BERT [mse2]"]
+    ltr = ["COSINE [tiny-random]", "LTR [cosine + TF-IDF + context]"]
+    systems = ["LEAD", "QUERY-SIM", "ORACLE", *ltr, "Q-BERT [mse]", "Q-BERT [mse2]"]
     assert [r["system"] for r in rows] == [s for s in systems for _ in ("gold_span", "transcript")]
     assert {r["queries"] for r in rows if r["setting"] == "gold_span"} == {"8"}
     assert {r["queries"] for r in rows if r["setting"] == "transcript"} == {"2"}
     assert all(r["data"] == "STAND-IN" for r in rows)
     assert all(r["R-2 vs QUERY-SIM (paired 95% CI)"] for r in rows)
+    vs_cosine = "R-2 vs COSINE (paired 95% CI)"  # every row paired with the untrained cosine, the cosine's own "-"
+    assert all((r[vs_cosine] == "-") == (r["system"] == ltr[0]) and r[vs_cosine] for r in rows)
+    ranker = next(r for r in rows if r["system"] == ltr[1])
+    assert "gold_span: target " in ranker["recipe"] and "transcript: target " in ranker["recipe"]
     md = (out / "recipes.md").read_text()
     info = json.loads((out / "qmsum-split.json").read_text())
     assert f"Training file {train}: {info['train_meetings']} training meetings" in md
     assert f"Evaluation file {val} (3 meetings): 8 specific queries" in md
     assert "2 recipes tried; each reported once on val" in md and "NAME+wise" not in md
+    assert "LTR and COSINE rows: the ranker over each turn's signals (embeddings of tiny-random)" in md
