@@ -51,6 +51,9 @@ def test_val_meetings_are_never_trained_on(load_script, qmsum_files):
     assert not (_transcripts(trained) | _transcripts(dev)) & _transcripts(val_rows)  # no val meeting, by content
     assert len(trained) == args.train_queries and len(dev) <= args.dev_queries
     assert test == plan["test_all"] and {r["id"] for r in test} == plan["test_ids"]
+    (pool,) = plan["dev_pools"]  # the ranker's choice: every query of the dev meetings
+    assert _meetings(pool) == _meetings(dev) and {r["id"] for r in dev} <= {r["id"] for r in pool}
+    assert len(pool) == sum(r["meeting_id"] in _meetings(dev) for r in train_rows) == plan["info"]["dev_pool"]
     assert plan["test_ids"] <= {r["id"] for r in val_rows} and plan["transcript_ids"] <= plan["test_ids"]
     info = plan["info"]
     assert (info["mode"], info["train_meetings"] + info["dev_meetings"]) == ("train", 6)
@@ -79,8 +82,9 @@ def test_train_none_is_the_k_fold_mode_on_one_file(load_script, qmsum_files):
     assert train_rows is None
     plan = study.qmsum_plan(args, rows, None)
     assert len(plan["runs"]) == 2 and plan["info"]["mode"] == "cv"
-    for trained, dev, test in plan["runs"]:
+    for (trained, dev, test), pool in zip(plan["runs"], plan["dev_pools"], strict=True):
         assert not (_meetings(trained) | _meetings(dev)) & _meetings(test) and not _meetings(trained) & _meetings(dev)
+        assert _meetings(pool) == _meetings(dev) and {r["id"] for r in dev} <= {r["id"] for r in pool}
     args.qmsum_info = {**plan["info"], "recipes": 3}
     assert f"Cross-validated on {train}" in study.notes(args, None)
 
@@ -129,11 +133,13 @@ def test_tiny_run_trains_on_the_training_file(load_script, qmsum_files, tmp_path
         assert _meetings(train_rows) | _meetings(dev_rows) <= train_meetings
         assert not _meetings(train_rows) & _meetings(dev_rows)
         assert all(_meetings(rows) <= val_meetings for rows in tests.values())
-    # the ranker: fitted on the recipes' training queries, chosen on their dev queries, val only summarized
+    # the ranker: fitted on the recipes' training queries, chosen on every query of their dev meetings, val only
+    # summarized
     assert [setting for setting, _ in ranked] == ["gold_span", "transcript"]
     for _, splits in ranked:
         assert [r["id"] for r in splits["train"]] == [r["id"] for r in seen[0][0]]
-        assert [r["id"] for r in splits["dev"]] == [r["id"] for r in seen[0][1]]
+        assert _meetings(splits["dev"]) == _meetings(seen[0][1])
+        assert {r["id"] for r in seen[0][1]} <= {r["id"] for r in splits["dev"]}
         assert _meetings(splits["test"]) <= val_meetings
     with open(out / "recipes.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
