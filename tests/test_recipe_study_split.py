@@ -51,15 +51,18 @@ def test_val_meetings_are_never_trained_on(load_script, qmsum_files):
     assert not (_transcripts(trained) | _transcripts(dev)) & _transcripts(val_rows)  # no val meeting, by content
     assert len(trained) == args.train_queries and len(dev) <= args.dev_queries
     assert test == plan["test_all"] and {r["id"] for r in test} == plan["test_ids"]
-    (pool,) = plan["dev_pools"]  # the ranker's choice: every query of the dev meetings
-    assert _meetings(pool) == _meetings(dev) and {r["id"] for r in dev} <= {r["id"] for r in pool}
-    assert len(pool) == sum(r["meeting_id"] in _meetings(dev) for r in train_rows) == plan["info"]["dev_pool"]
+    (pool,) = plan["dev_pools"]  # the queries that choose the ranker's target: the tiny preset's few, as dev's
+    assert [r["id"] for r in pool] == [r["id"] for r in dev] and plan["info"]["dev_pool"] == len(dev)
     assert plan["test_ids"] <= {r["id"] for r in val_rows} and plan["transcript_ids"] <= plan["test_ids"]
     info = plan["info"]
     assert (info["mode"], info["train_meetings"] + info["dev_meetings"]) == ("train", 6)
     assert (info["eval_meetings"], info["eval_queries"]) == (3, len(plan["test_ids"]))
     again = study.qmsum_plan(args, val_rows, train_rows)  # seeded
     assert [r["id"] for r in again["runs"][0][0]] == [r["id"] for r in trained]
+    args.dev_queries = 1  # the ranker chooses on every query of the dev meetings when its own cap is off
+    args.ltr_dev_queries = None
+    (pool,) = study.qmsum_plan(args, val_rows, train_rows)["dev_pools"]
+    assert len(pool) == sum(r["meeting_id"] in _meetings(dev) for r in train_rows) > 1
     args.train_queries = args.dev_queries = None  # uncapped: every training meeting's queries
     trained, dev, _ = study.qmsum_plan(args, val_rows, train_rows)["runs"][0]
     assert _meetings(trained) | _meetings(dev) == _meetings(train_rows) and not _meetings(trained) & _meetings(dev)
@@ -133,13 +136,11 @@ def test_tiny_run_trains_on_the_training_file(load_script, qmsum_files, tmp_path
         assert _meetings(train_rows) | _meetings(dev_rows) <= train_meetings
         assert not _meetings(train_rows) & _meetings(dev_rows)
         assert all(_meetings(rows) <= val_meetings for rows in tests.values())
-    # the ranker: fitted on the recipes' training queries, chosen on every query of their dev meetings, val only
-    # summarized
+    # the ranker: fitted on the recipes' training queries, chosen on their dev meetings' queries, val only summarized
     assert [setting for setting, _ in ranked] == ["gold_span", "transcript"]
     for _, splits in ranked:
         assert [r["id"] for r in splits["train"]] == [r["id"] for r in seen[0][0]]
-        assert _meetings(splits["dev"]) == _meetings(seen[0][1])
-        assert {r["id"] for r in seen[0][1]} <= {r["id"] for r in splits["dev"]}
+        assert [r["id"] for r in splits["dev"]] == [r["id"] for r in seen[0][1]]  # the tiny preset's cap
         assert _meetings(splits["test"]) <= val_meetings
     with open(out / "recipes.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
