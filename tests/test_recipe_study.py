@@ -16,6 +16,7 @@ TINY_RECIPES = [
     "listwise:loss=listwise,transform=cluster_norm,epochs=1,encoder=tiny-random",
     "bce:loss=bce,top=2,epochs=1,encoder=tiny-random",
 ]
+VS_COSINE = "R-2 vs COSINE (paired 95% CI)"  # the column every row pairs with the untrained encoder's cosine
 
 
 def _rows(path: Path) -> list[dict]:
@@ -114,9 +115,10 @@ def test_recipe_study_runs_on_the_standin_duc_root(load_script, duc_standin_root
     # every trained recipe with its interpolated row (--interpolate's default alphas)
     qbert = [f"Q-BERT [{n}{w}]" for n in ("mse", "listwise", "bce") for w in ("", "+wise")]
     assert [r["system"] for r in rows] == ["LEAD", "QUERY-SIM", *ltr, *qbert]
-    assert rows[3]["R-2 vs COSINE (p)"].startswith(("+", "-")) and "target " in rows[3]["recipe"]
-    # the ranker and every recipe row paired with the untrained cosine; the baselines and the cosine itself not
-    assert all(bool(r["R-2 vs COSINE (p)"]) == (r["system"] in [ltr[1], *qbert]) for r in rows)
+    assert rows[3][VS_COSINE].startswith(("+", "-")) and "target " in rows[3]["recipe"]
+    # every row paired with the untrained cosine (the baselines before it once it came), the cosine's own "-"
+    assert all((r[VS_COSINE] == "-") == (r["system"] == ltr[0]) and r[VS_COSINE] for r in rows)
+    assert all(0.0 <= float(r["p (not better than COSINE)"]) <= 1.0 for r in rows if r["system"] != ltr[0])
     assert all("alpha " in r["recipe"] for r in rows if r["system"].endswith("+wise]"))
     assert all(r["data"] == "STAND-IN" for r in rows)
     assert all(0.0 <= float(r["R-2 R"]) <= 100.0 and r["R-2 R 95% CI"] for r in rows)
@@ -217,7 +219,7 @@ def test_recipe_study_ltr_bi_row_adds_cross_fitted_bi_scorers(load_script, repo,
     names = ["LEAD", "QUERY-SIM", "COSINE [tiny-random]", "LTR [cosine + TF-IDF + context]"]
     assert [r["system"] for r in rows] == [*names, "LTR + BI [bi, cross-fitted]"]
     both = rows[-1]
-    assert both["R-2 vs COSINE (p)"].startswith(("+", "-")) and " vs LTR " in both["recipe"]
+    assert both[VS_COSINE].startswith(("+", "-")) and " vs LTR " in both["recipe"]
     assert both["recipe"].count("2 clusters, epoch 1") == 2  # each half's scorer trained on the other half
     _check_paired(rows)
     with pytest.raises(SystemExit, match="at least 4 capped training clusters"):
