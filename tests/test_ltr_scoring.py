@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -60,11 +61,14 @@ def test_ltr_settings_are_checked():
     assert ls.encoder_name({"encoder": "e"}, {"encoder": "m"}) == "e"
 
 
-def test_duc_clusters_rank_across_documents_with_positions_in_each(duc_years):
+def test_duc_clusters_rank_across_documents_with_positions_in_each(duc_years, caplog):
     df = fd.load_year(duc_years[2007])
     embedder = ls.Embedder("tiny-random", seed=0)
-    clusters = ls.duc_clusters(ls.cut_documents(df, 2), embedder)
+    with caplog.at_level(logging.INFO, logger=ls.__name__):
+        clusters = ls.duc_clusters(ls.cut_documents(df, 2), embedder)
     assert [c.topic for c in clusters] == sorted(df["topic"].unique())
+    n = len(clusters)  # progress: after each tenth of the clusters (each one when fewer than ten) and the last
+    assert caplog.records[-1].getMessage().startswith(f"LTR: DUC clusters featurised: {n}/{n} (")
     for c in clusters:
         rows = df.loc[c.rows]
         assert (rows["topic"] == c.topic).all() and list(rows["doc_position"]) == sorted(rows["doc_position"])
@@ -254,12 +258,17 @@ def test_the_ranker_refuses_a_split_without_queries_before_embedding(qmsum_prepa
     assert not (tmp_path / "ltr.json").exists()
 
 
-def test_transcript_span_targets_zero_outside_the_span(qmsum_prepared):
+def test_transcript_span_targets_zero_outside_the_span(qmsum_prepared, caplog):
     root, _ = qmsum_prepared
     df = qstage.load_split(root / "train.parquet")
     df = df[df["query_type"] == "specific"].head(2)
     cache = ls.TurnEmbeddings(ls.Embedder("tiny-random", seed=0))
-    masked = ls.qmsum_documents(df, "transcript", cache, span_targets=True)
+    with caplog.at_level(logging.INFO, logger=ls.__name__):  # long work shows progress
+        masked = ls.qmsum_documents(df, "transcript", cache, span_targets=True)
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [
+        "LTR: QMSum transcript documents featurised: 1/2",
+        "LTR: QMSum transcript documents featurised: 2/2",
+    ]
     plain = ls.qmsum_documents(df, "transcript", cache, span_targets=False)
     for d, p, (_, r) in zip(masked, plain, df.iterrows()):
         inside = np.isin(np.arange(len(d["y"])), np.asarray(r["span_turns"], dtype=int))

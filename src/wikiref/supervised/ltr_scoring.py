@@ -18,8 +18,9 @@ embeddings (the encoder's own ranking) is scored beside it, so the table can say
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -30,6 +31,17 @@ from wikiref.extractive.ltr import FEATURES, Ranker, RankerSettings, document_fe
 
 UNIT_TOKENS = 128  # a sentence or turn is cut to this many tokens before it is embedded
 QUERY_TOKENS = 64
+log = logging.getLogger(__name__)
+
+
+def progress(what: str, items: Sequence, parts: int = 10) -> Iterator:
+    """``items`` in order, logging "<what>: k/n (s)" after about every ``parts``-th of them and after the last:
+    embedding whole meetings or clusters takes minutes on a CPU."""
+    step, t0 = max(1, len(items) // parts), time.perf_counter()
+    for k, item in enumerate(items, 1):
+        yield item
+        if k % step == 0 or k == len(items):
+            log.info("%s: %d/%d (%.0fs)", what, k, len(items), time.perf_counter() - t0)
 
 
 class Embedder:
@@ -112,7 +124,7 @@ def duc_clusters(
     RangeIndex). ``signal``: per row, a trained scorer's score of each sentence, appended to the features
     (:func:`wikiref.extractive.ltr.signal_features`, over the cluster)."""
     out = []
-    for topic, group in df.groupby("topic", sort=True):
+    for topic, group in progress("LTR: DUC clusters featurised", list(df.groupby("topic", sort=True))):
         rows, sizes, sents, positions, targets, extra = [], [], [], [], [], []
         for i, r in zip(group.index, group.itertuples(index=False)):
             s = [str(x) for x in r.doc_sentences]
@@ -263,7 +275,7 @@ def qmsum_documents(
     from wikiref.extractive.meetings import document_turns
 
     out = []
-    for k, r in enumerate(df.to_dict("records")):
+    for k, r in enumerate(progress(f"LTR: QMSum {setting} documents featurised", df.to_dict("records"))):
         idx, turns = document_turns(r, setting)
         query = [str(q) for q in r["query"]]
         emb = cache.get(str(r["meeting_id"]), [str(t) for t in r["turns"]], idx)
