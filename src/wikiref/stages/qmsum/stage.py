@@ -318,7 +318,7 @@ def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         out = {}
         for setting in spec["settings"]:
             docs = gq.documents(rows, setting)
-            scores = gq.score_documents(m, tok, rows, docs, params["model"])
+            scores = gq.score_documents(m, tok, rows, docs, params["model"], progress=True)
             out[setting] = gq.model_summaries(rows, scores, setting, q["summary_words"], docs)
         return out
 
@@ -329,7 +329,7 @@ def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "qmsum": {**q, "finetune": {**q["finetune"], "interpolate": spec["interpolate"]}},
     }
     with tempfile.TemporaryDirectory() as scratch:  # the epochs' checkpoints; the job keeps none
-        model, tok, record = gq.finetune(run, model, tok, split["train"], split["dev"], "gold_span", scratch)
+        model, tok, record = gq.finetune(run, model, tok, split["train"], split["dev"], "gold_span", scratch, True)
     trained = extracts(model)
     standin = bool(rows["standin"].any() or split["train"]["standin"].any())
     out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "training": record}
