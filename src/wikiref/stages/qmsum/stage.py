@@ -329,7 +329,9 @@ def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
         "qmsum": {**q, "finetune": {**q["finetune"], "interpolate": spec["interpolate"]}},
     }
     with tempfile.TemporaryDirectory() as scratch:  # the epochs' checkpoints; the job keeps none
-        model, tok, record = gq.finetune(run, model, tok, split["train"], split["dev"], "gold_span", scratch, True)
+        model, tok, record = gq.finetune(
+            run, model, tok, split["train"], split["dev"], "gold_span", scratch, progress=True
+        )
     trained = extracts(model)
     standin = bool(rows["standin"].any() or split["train"]["standin"].any())
     out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "training": record}
