@@ -224,3 +224,30 @@ def test_training_batches_are_bucketed_on_the_cpu_and_one_padded_block_on_cuda(m
     with torch.no_grad():
         m.eval()
         torch.testing.assert_close(m(on_cpu), m(on_cuda), rtol=1e-5, atol=1e-5)
+
+
+def test_a_long_training_example_is_cut_into_items_that_keep_its_targets_and_group(monkeypatch):
+    """An example longer than TRAIN_CHUNK sentences (a whole meeting) trains as several items, each at most that long:
+    a step's size is bounded whatever the documents' lengths. Every sentence is in exactly one item, with its own
+    target, and the items share the example's ranking group, so a batch holding two of them ranks across both."""
+    from wikiref.model import losses, scoring_task
+
+    monkeypatch.setattr(biencoder, "TRAIN_CHUNK", 4)
+    rng = random.Random(6)
+    m, tok = bi_scorer()
+    targets = [[0.1 * j for j in range(10)], [0.5, 0.2]]
+    train_ex = [
+        ScoringExample([_sentence(rng)], [_sentence(rng) for _ in t], t, f"e{i}") for i, t in enumerate(targets)
+    ]
+    task = scoring_task.BiEncoderTask(m, tok, train_ex, train_ex)
+    assert [(it.example, it.first, len(it.sentences)) for it in task.train_items] == [
+        (0, 0, 4), (0, 4, 4), (0, 8, 2), (1, 0, 2)
+    ]  # fmt: skip
+    batch = task.batch([0, 1, 3], torch.device("cpu"))
+    assert batch["targets"].tolist() == pytest.approx([*targets[0][:8], *targets[1]])
+    assert batch["sent_group"].tolist() == [0] * 8 + [1] * 2
+    out = m(batch)
+    assert torch.isfinite(losses.pairwise(out, batch["targets"], batch["sent_group"]))
+    # the first example's 28 ordered pairs: the 12 inside its two items and the 16 across them; the second's one
+    same = batch["sent_group"].unsqueeze(0) == batch["sent_group"].unsqueeze(1)
+    assert int((same & (batch["targets"].unsqueeze(1) > batch["targets"].unsqueeze(0))).sum()) == 28 + 1

@@ -12,9 +12,12 @@ bench/results/recipe-study-NOTES.md). A bi scorer starts from that ranking (at s
 cosine order) and fine-tuning moves it; the length feature lets it learn what the longer turns are worth (mean
 pooling hides length).
 
-Training items are whole examples (one query with all its sentences: the ranking group of the listwise and pairwise
-losses is complete in every batch); ``batch_size`` counts examples. At inference long documents are cut into chunks
-of ``CHUNK`` sentences (the query is encoded once per chunk). Sentences are cut to ``sentence_tokens`` tokens and
+Training items are whole examples up to ``TRAIN_CHUNK`` sentences (one query with all its sentences: the ranking group
+of the listwise and pairwise losses is complete in the batch); a longer example (a whole meeting for a general QMSum
+query, a long cited page) is cut into items of ``TRAIN_CHUNK`` sentences, its ranking group then spread over the
+batches its items land in. ``batch_size`` counts items, so one step holds at most ``batch_size x TRAIN_CHUNK``
+sentences whatever the documents' lengths (the epoch's length bucketing batches the longest items together). At
+inference long documents are cut into chunks of ``CHUNK`` sentences (the query is encoded once per chunk). Sentences are cut to ``sentence_tokens`` tokens and
 the query to ``max_query_tokens``; no [L#] markers (the query's levels are joined with " ; ": the markers' embedding
 rows are new and would move the pretrained query embedding). A batch's sentences are encoded in length buckets
 (:data:`BUCKET_BOUNDS`, :func:`collate`): the same embeddings as one padded block, at a fraction of its tokens.
@@ -37,6 +40,10 @@ from torch import nn
 BUCKET_BOUNDS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 COS_SCALE = 20.0  # the cosine's initial weight: a softmax temperature of 1/20, as sentence-transformers' ranking loss
 CHUNK = 64  # sentences per inference item
+# sentences per training item at most: a step's activations stay bounded (MiniLM-L6, 128-token rows, float32 on the
+# CPU: ~44 MB a sentence, so 4 items of 256 sentences ~45 GB at most, about half under bfloat16 autocast), where 4
+# whole QMSum meetings (up to 1,832 turns each) would need several times an accelerator's memory
+TRAIN_CHUNK = 256
 LEN_NORM = math.log1p(128)  # log1p(tokens) / LEN_NORM stays in [0, ~1] for the sentence lengths used here
 
 

@@ -272,14 +272,17 @@ class ScorerTask(_ScorerTaskBase):
 
 
 class BiEncoderTask(_ScorerTaskBase):
-    """The bi scorer's task (:mod:`wikiref.model.biencoder`): one item per example (its whole ranking group),
-    dev scored by :func:`wikiref.model.biencoder.score_items`."""
+    """The bi scorer's task (:mod:`wikiref.model.biencoder`): one item per example (its whole ranking group; a longer
+    example than ``biencoder.TRAIN_CHUNK`` sentences in items of that many), dev scored by
+    :func:`wikiref.model.biencoder.score_items`."""
 
     _score_dev = staticmethod(biencoder.score_items)  # over the dev items
 
     def __init__(self, model: SentenceScorer, tokenizer, train_examples, dev_examples) -> None:
         super().__init__(model, tokenizer, train_examples, dev_examples)
-        self.train_items = biencoder.make_items(model.config, tokenizer, [packing_input(e) for e in train_examples])
+        self.train_items = biencoder.make_items(
+            model.config, tokenizer, [packing_input(e) for e in train_examples], biencoder.TRAIN_CHUNK
+        )
         self._dev_units = biencoder.make_items(
             model.config, tokenizer, [packing_input(e) for e in dev_examples], biencoder.CHUNK
         )
