@@ -41,9 +41,10 @@ BUCKET_BOUNDS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 COS_SCALE = 20.0  # the cosine's initial weight: a softmax temperature of 1/20, as sentence-transformers' ranking loss
 CHUNK = 64  # sentences per inference item
 # sentences per training item at most: a step's activations stay bounded (MiniLM-L6, 128-token rows, float32 on the
-# CPU: ~44 MB a sentence, so 4 items of 256 sentences ~45 GB at most, about half under bfloat16 autocast), where 4
-# whole QMSum meetings (up to 1,832 turns each) would need several times an accelerator's memory
-TRAIN_CHUNK = 256
+# CPU: ~44 MB a sentence, so the QMSum recipe's 4 items of 128 sentences ~22 GB at most, the pre-training recipe's 8
+# ~45 GB, about half under bfloat16 autocast), where 4 whole QMSum meetings (up to 1,832 turns each) would need
+# several times an accelerator's memory
+TRAIN_CHUNK = 128
 LEN_NORM = math.log1p(128)  # log1p(tokens) / LEN_NORM stays in [0, ~1] for the sentence lengths used here
 
 
