@@ -17,9 +17,9 @@ of the listwise and pairwise losses is complete in the batch); a longer example 
 query, a long cited page) is cut into items of ``TRAIN_CHUNK`` sentences, its ranking group then spread over the
 batches its items land in. ``batch_size`` counts items, so one step holds at most ``batch_size x TRAIN_CHUNK``
 sentences whatever the documents' lengths (the epoch's length bucketing batches the longest items together). At
-inference long documents are cut into chunks of ``CHUNK`` sentences (the query is encoded once per chunk). Sentences are cut to ``sentence_tokens`` tokens and
-the query to ``max_query_tokens``; no [L#] markers (the query's levels are joined with " ; ": the markers' embedding
-rows are new and would move the pretrained query embedding). A batch's sentences are encoded in length buckets
+inference long documents are cut into chunks of ``CHUNK`` sentences (the query is encoded once per chunk).
+Sentences are cut to ``sentence_tokens`` tokens and the query to ``max_query_tokens``; no [L#] markers (the query's
+levels are joined with " ; ": the markers' embedding rows are new and would move the pretrained query embedding). A batch's sentences are encoded in length buckets
 (:data:`BUCKET_BOUNDS`, :func:`collate`): the same embeddings as one padded block, at a fraction of its tokens.
 """
 
