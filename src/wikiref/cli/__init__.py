@@ -187,8 +187,10 @@ def run_job(
     args: argparse.Namespace, step: str, jobs: Mapping[str, Job], *failures: tuple[tuple[type[Exception], ...], int]
 ) -> int:
     """Run the chosen job with the parameters it reads (:func:`wikiref.registry.job_keys`) and return 0. An
-    error of one of the ``(types, return code)`` failures (the first that matches) is printed as
-    ``wikiref <step> <job>: <error>`` and its return code is returned instead."""
+    error of one of the ``(types, return code)`` failures (the first that matches), or else one of bad input
+    that any job can meet (:func:`input_errors`, return code 1), is printed as ``wikiref <step> <job>: <error>``
+    and its return code is returned instead."""
+    failures = (*failures, (input_errors(), 1))
     run = jobs[args.job][0]
     try:
         run(args, params_from_args(args, *job_keys(step, args.job)))
@@ -197,6 +199,21 @@ def run_job(
         print(f"wikiref {step} {args.job}: {exc}", file=sys.stderr)
         return code
     return 0
+
+
+def standin_label(metrics: Mapping) -> str:
+    """`` (STAND-IN)`` when a job's ``metrics`` say its data is a stand-in (its ``standin`` entry), else ``""``:
+    the suffix of every job's summary line."""
+    return " (STAND-IN)" if metrics.get("standin") else ""
+
+
+def input_errors() -> tuple[type[Exception], ...]:
+    """The errors of bad input that any job can meet: a table that breaks its schema, an example that breaks
+    the common one, a missing file."""
+    from wikiref.examples import ExampleError
+    from wikiref.schemas import SchemaError
+
+    return (SchemaError, ExampleError, FileNotFoundError)
 
 
 def add_split_folder(parser: argparse.ArgumentParser, flag: str, source: str) -> None:

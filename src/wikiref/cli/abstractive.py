@@ -15,6 +15,7 @@ from wikiref.cli import (
     add_torch_arguments,
     files_by_keys,
     set_torch_threads,
+    standin_label,
 )
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
@@ -71,10 +72,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_default(table, "--out-metrics", layout.ABSTRACTIVE_METRICS, "metrics JSON")
 
 
-def _label(m) -> str:
-    return " (STAND-IN)" if m.get("standin") else ""
-
-
 def _default_inputs(args, params, keys: dict[str, list]) -> dict[str, dict]:
     """The run's input files at their layout paths, moved to ``--sources-dir`` and ``--duc-dir``."""
     from wikiref.stages.abstractive import runs
@@ -111,7 +108,7 @@ def _train(args) -> None:
     duc = {y: d["scores"]["ROUGE-2"]["recall"] for y, d in m["duc"].items()}
     print(
         f"abstractive train {args.run}: {m['family']}, best epoch {m['training']['best_epoch']}, test R-2 F1 {scores},"
-        f" DUC R-2 recall {duc}{_label(m)} -> {outputs['metrics']}"
+        f" DUC R-2 recall {duc}{standin_label(m)} -> {outputs['metrics']}"
     )
 
 
@@ -130,7 +127,7 @@ def _table(args) -> None:
             "metrics": args.out_metrics,
         },
     )
-    print(f"abstractive table: {len(m['runs'])} runs, not run: {m['not_run']}{_label(m)} -> {args.out_metrics}")
+    print(f"abstractive table: {len(m['runs'])} runs, not run: {m['not_run']}{standin_label(m)} -> {args.out_metrics}")
 
 
 def main(args: argparse.Namespace) -> int:

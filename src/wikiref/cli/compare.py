@@ -17,6 +17,7 @@ from wikiref.cli import (
     files_by_keys,
     named_inputs,
     set_torch_threads,
+    standin_label,
 )
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
@@ -115,10 +116,6 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit(f"wikiref compare {args.job}: {exc}") from None
 
 
-def _label(m) -> str:
-    return " (STAND-IN)" if m.get("standin") else ""
-
-
 def _main(args: argparse.Namespace, compare) -> int:
     job = "table" if args.job == "plan" else args.job
     params = params_from_args(args, *job_keys("compare", job))
@@ -134,7 +131,7 @@ def _main(args: argparse.Namespace, compare) -> int:
         outputs["metrics"] = args.metrics or layout.COMPARE_ORACLE_METRICS.format(source=args.source)
         m = compare.oracle(params, inputs, outputs, source=args.source, threads=args.threads)
         sizes = {s: v["examples"] for s, v in m["splits"].items()}
-        print(f"compare oracle {args.source}: {sizes}{_label(m)} -> {args.oracle_root}/{args.source}")
+        print(f"compare oracle {args.source}: {sizes}{standin_label(m)} -> {args.oracle_root}/{args.source}")
         return 0
     if args.job == "table":
         files = compare.result_files(params)
@@ -147,7 +144,7 @@ def _main(args: argparse.Namespace, compare) -> int:
             inputs = {k: [str(Path(args.results_root) / f) for f in v] for k, v in files.items()}
         inputs.update(duc_baselines=args.duc_baselines, qmsum_baselines=args.qmsum_baselines)
         m = compare.table(params, inputs, {"table": args.table, "metrics": args.metrics})
-        print(f"compare table: {len(m['rows'])} rows{_label(m)} -> {args.table}.md")
+        print(f"compare table: {len(m['rows'])} rows{standin_label(m)} -> {args.table}.md")
         for f in m["findings"]:
             print(f"  {f['text']}")
         return 0
@@ -171,7 +168,7 @@ def _main(args: argparse.Namespace, compare) -> int:
         r = compare.pretrain(params, inputs, outputs, cell=cell, progress=progress)
         print(
             f"{cell.id}: {r['examples']} examples {r['examples_by_source']}, {r['optimizer_steps']} steps, "
-            f"dev R-2 {r['dev_rouge2']:.2f}{_label(r)}"
+            f"dev R-2 {r['dev_rouge2']:.2f}{standin_label(r)}"
         )
         return 0
     work = Path(args.work_dir or Path(layout.COMPARE_WORK_DIR.format(cell=cell.id)) / args.job)
@@ -183,7 +180,7 @@ def _main(args: argparse.Namespace, compare) -> int:
         r = compare.duc(params, inputs, {"work_dir": work, "result": out}, cell=cell, progress=progress)
         for mode, per_year in r["modes"].items():
             r2 = " ".join(f"{y}:{v['recall']['ROUGE-2']:.2f}" for y, v in per_year.items())
-            print(f"{cell.id} DUC {mode}: R-2 recall {r2}{_label(r)}")
+            print(f"{cell.id} DUC {mode}: R-2 recall {r2}{standin_label(r)}")
         return 0
     inputs = named_inputs(args, layout.SPLITS) or {
         s: layout.in_folder(args.qmsum_dir, layout.QMSUM_SPLIT, split=s) for s in layout.SPLITS
@@ -192,7 +189,7 @@ def _main(args: argparse.Namespace, compare) -> int:
     r = compare.qmsum(params, inputs, {"work_dir": work, "result": out}, cell=cell, progress=progress)
     for mode, per_setting in r["modes"].items():
         r2 = " ".join(f"{s}:{v['rouge']['rouge2']['f1']:.2f}" for s, v in per_setting.items())
-        print(f"{cell.id} QMSum {mode}: R-2 F1 {r2}{_label(r)}")
+        print(f"{cell.id} QMSum {mode}: R-2 F1 {r2}{standin_label(r)}")
     return 0
 
 
@@ -221,5 +218,7 @@ def _abstractive(args: argparse.Namespace, params, compare, progress: bool) -> i
     r = compare.abstractive(params, inputs, outputs, cell=cell.id, progress=progress)
     r2 = " ".join(f"{y}:{v['recall']['ROUGE-2']:.2f}" for y, v in r["duc"]["years"].items())
     qm = f", QMSum R-2 F1 {r['qmsum']['rouge']['rouge2']['f1']:.2f}" if "qmsum" in r else ""
-    print(f"{cell.id}: {r['examples']} examples, {r['optimizer_steps']} steps; DUC R-2 recall {r2}{qm}{_label(r)}")
+    print(
+        f"{cell.id}: {r['examples']} examples, {r['optimizer_steps']} steps; DUC R-2 recall {r2}{qm}{standin_label(r)}"
+    )
     return 0

@@ -90,7 +90,6 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.schemas import SchemaError
     from wikiref.stages.curate import CurateError
 
-    return run_job(args, "curate", JOBS, ((CurateError, SchemaError, FileNotFoundError), 1))
+    return run_job(args, "curate", JOBS, ((CurateError,), 1))

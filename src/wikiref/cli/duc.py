@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, run_job
+from wikiref.cli import add_default, add_files, add_param_jobs, run_job, standin_label
 
 HELP = "DUC benchmarks: STAND-IN tree, prepared years, LEAD / QUERY-SIM / ORACLE (+ variants) baselines (Table VI), Table V"
 DESCRIPTION = f"""Four jobs (standin only when duc.standin):
@@ -92,14 +92,13 @@ def _prepare(args: argparse.Namespace, params: dict) -> None:
 
     inputs = {"root": args.root} if args.root else {}
     per_year = stage.prepare(params, inputs, {"dir": args.out_dir}, years=args.years)
-    standin = " (STAND-IN)" if params["duc"]["standin"] else ""
     print(
         "duc prepare: "
         + ", ".join(
             f"{y}: {s['topics']} topics, {s['documents']} documents, {s['sentences']} sentences"
             for y, s in per_year.items()
         )
-        + f"{standin} -> {args.out_dir}"
+        + f"{standin_label(params['duc'])} -> {args.out_dir}"
     )
 
 
@@ -137,15 +136,8 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.schemas import SchemaError
     from wikiref.stages.duc.stage import DucError, DucLayoutError
     from wikiref.stages.duc.table5 import Table5Error
     from wikiref.tables import StandinMismatch
 
-    return run_job(
-        args,
-        "duc",
-        JOBS,
-        ((DucLayoutError,), 2),
-        ((DucError, Table5Error, StandinMismatch, SchemaError, FileNotFoundError), 1),
-    )
+    return run_job(args, "duc", JOBS, ((DucLayoutError,), 2), ((DucError, Table5Error, StandinMismatch), 1))

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_inputs, add_jobs, files_by_keys, run_job
+from wikiref.cli import add_default, add_inputs, add_jobs, files_by_keys, input_errors, run_job
 from wikiref.config import add_params_arguments
 from wikiref.stages.humaneval.studies import NAMES as STUDY_NAMES  # a light module (declarations only)
 
@@ -183,19 +183,18 @@ TOOLS = {  # a person's commands (no params): name -> (run(args), help)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.schemas import SchemaError
     from wikiref.stages.humaneval.sampling import SampleError
     from wikiref.stages.humaneval.sheets import SheetError
     from wikiref.stages.humaneval.stage import HumanevalError
     from wikiref.tables import StandinMismatch
 
-    errors = (SampleError, SheetError, HumanevalError, StandinMismatch, SchemaError, FileNotFoundError)
+    errors = (SampleError, SheetError, HumanevalError, StandinMismatch)
     if args.job in JOBS:
         jobs = {name: (run, text, text) for name, (run, text) in JOBS.items()}
         return run_job(args, "humaneval", jobs, (errors, 1))
     try:
         TOOLS[args.job][0](args)
-    except errors as exc:
+    except (*errors, *input_errors()) as exc:
         print(f"wikiref humaneval {args.job}: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -17,6 +17,7 @@ from wikiref.cli import (
     run_job,
     set_torch_threads,
     split_files,
+    standin_label,
 )
 
 HELP = "Psg2Sum (Zhou, Wei, Zhou): lead sentence + body passage added in one revision -> common examples, Tables 2-4"
@@ -69,10 +70,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_torch_arguments(base)
 
 
-def _label(m) -> str:
-    return " (STAND-IN)" if m.get("standin") else ""
-
-
 def _standin(args, params) -> None:
     from wikiref.stages.psg2sum import stage
 
@@ -86,7 +83,7 @@ def _part(args, params) -> None:
     out = args.out or layout.PSG2SUM_PART.format(part=args.part)
     stats = args.stats or layout.PSG2SUM_PART_STATS.format(part=args.part)
     s = stage.part(params, {"dump": args.dump}, {"pairs": out, "stats": stats}, part_name=args.part)
-    print(f"psg2sum part {args.part}: {s['pairs']} candidate pairs{_label(s)} -> {out}")
+    print(f"psg2sum part {args.part}: {s['pairs']} candidate pairs{standin_label(s)} -> {out}")
 
 
 def _merge(args, params) -> None:
@@ -102,7 +99,9 @@ def _merge(args, params) -> None:
             "metrics": args.metrics,
         },
     )
-    print(f"psg2sum merge: {m['sizes']} pairs at λ {m['min_overlap']}{_label(m)} -> {args.out_dir}, {args.table3}.md")
+    print(
+        f"psg2sum merge: {m['sizes']} pairs at λ {m['min_overlap']}{standin_label(m)} -> {args.out_dir}, {args.table3}.md"
+    )
 
 
 def _baselines(args, params) -> None:
@@ -115,7 +114,7 @@ def _baselines(args, params) -> None:
         {"table4": args.table4, "summaries": args.summaries, "model_dir": args.model_dir, "metrics": args.metrics},
     )
     print(
-        f"psg2sum baselines: {sorted(m['results'])} on {m['test_examples']} test pairs{_label(m)} -> {args.table4}.md"
+        f"psg2sum baselines: {sorted(m['results'])} on {m['test_examples']} test pairs{standin_label(m)} -> {args.table4}.md"
     )
 
 
@@ -128,9 +127,7 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.examples import ExampleError
-    from wikiref.schemas import SchemaError
     from wikiref.stages.psg2sum.stage import Psg2SumError
     from wikiref.wiki.dump import DumpError
 
-    return run_job(args, "psg2sum", JOBS, ((Psg2SumError, DumpError, ExampleError, SchemaError, FileNotFoundError), 1))
+    return run_job(args, "psg2sum", JOBS, ((Psg2SumError, DumpError), 1))

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, add_source_outputs, run_job, source_outputs
+from wikiref.cli import (
+    add_default,
+    add_files,
+    add_param_jobs,
+    add_source_outputs,
+    run_job,
+    source_outputs,
+    standin_label,
+)
 
 HELP = "QmdsCnn (Pasunuru et al. 2021, §3.1): CNN/DailyMail stories -> common examples, BM25 retrieved chunks"
 DESCRIPTION = f"""Three jobs (standin only when qmdscnn.standin is auto or true):
@@ -69,9 +77,8 @@ def _articles(args: argparse.Namespace, params: dict) -> None:
     stats_path = args.stats or layout.QMDSCNN_SHARD_STATS.format(shard=args.shard)
     s = stage.articles(params, inputs, {"articles": out, "stats": stats_path}, shard=args.shard)
     dropped = {k.split(":", 1)[1]: v for k, v in s["counts"].items() if k.startswith("dropped:")}
-    label = " (STAND-IN)" if s["standin"] else ""
     print(
-        f"qmdscnn articles: shard {args.shard}: {s['counts'].get('kept', 0)} stories kept{label}, dropped {dropped} -> {out}"
+        f"qmdscnn articles: shard {args.shard}: {s['counts'].get('kept', 0)} stories kept{standin_label(s)}, dropped {dropped} -> {out}"
     )
 
 
@@ -79,9 +86,8 @@ def _build(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.qmdscnn import stage
 
     m = stage.build(params, {"articles": args.articles, "stats": args.stats}, source_outputs(args, "qmdscnn"))
-    label = " (STAND-IN)" if m["standin"] else ""
     print(
-        f"qmdscnn build: {m['sizes']} examples{label}, {m['chunks']} chunks indexed -> {args.out_dir}, {args.table}.md"
+        f"qmdscnn build: {m['sizes']} examples{standin_label(m)}, {m['chunks']} chunks indexed -> {args.out_dir}, {args.table}.md"
     )
 
 
@@ -93,8 +99,6 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.examples import ExampleError
-    from wikiref.schemas import SchemaError
     from wikiref.stages.qmdscnn.corpus import CorpusError
 
-    return run_job(args, "qmdscnn", JOBS, ((CorpusError, ExampleError, SchemaError, FileNotFoundError), 1))
+    return run_job(args, "qmdscnn", JOBS, ((CorpusError,), 1))

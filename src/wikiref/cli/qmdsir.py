@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_files, add_param_jobs, add_source_outputs, run_job, source_outputs
+from wikiref.cli import (
+    add_default,
+    add_files,
+    add_param_jobs,
+    add_source_outputs,
+    run_job,
+    source_outputs,
+    standin_label,
+)
 
 HELP = "QmdsIr: query-focused multi-document examples from MS MARCO QnA (the open substitute for the Bing logs)"
 DESCRIPTION = f"""Three jobs (standin only when qmdsir.standin):
@@ -77,10 +85,9 @@ def _part(args: argparse.Namespace, params: dict) -> None:
     stats = stage.part(params, inputs, {"examples": examples, "stats": stats_path}, shard=args.shard)
     counts = stats["counts"]
     kept = {s: counts.get(f"kept:{s}", 0) for s in layout.SPLITS}
-    standin = " (STAND-IN)" if stats["standin"] else ""
     print(
         f"qmdsir part {stats['shard']}/{stats['shards']}: {counts.get('records_read', 0)} records, "
-        f"kept {kept}{standin} -> {examples}"
+        f"kept {kept}{standin_label(stats)} -> {examples}"
     )
 
 
@@ -88,9 +95,8 @@ def _merge(args: argparse.Namespace, params: dict) -> None:
     from wikiref.stages.qmdsir import stage
 
     metrics = stage.merge(params, {"parts": args.parts, "stats": args.stats}, source_outputs(args, "qmdsir"))
-    standin = " (STAND-IN)" if metrics["standin"] else ""
     print(
-        f"qmdsir merge: {metrics['examples']} examples {metrics['sizes']}{standin} -> {args.out_dir}, {args.table}.md"
+        f"qmdsir merge: {metrics['examples']} examples {metrics['sizes']}{standin_label(metrics)} -> {args.out_dir}, {args.table}.md"
     )
 
 
@@ -110,7 +116,6 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.schemas import SchemaError
     from wikiref.stages.qmdsir.reader import QmdsIrError
 
-    return run_job(args, "qmdsir", JOBS, ((QmdsIrError, SchemaError, FileNotFoundError), 1))
+    return run_job(args, "qmdsir", JOBS, ((QmdsIrError,), 1))

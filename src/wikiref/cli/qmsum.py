@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from wikiref import layout
-from wikiref.cli import add_default, add_param_jobs, run_job
+from wikiref.cli import add_default, add_param_jobs, run_job, standin_label
 
 HELP = "QMSum (open query-based meeting summarization benchmark): reader, STAND-IN, LEAD/QUERY-SIM/ORACLE, LTR, BI"
 DESCRIPTION = f"""Jobs in order (standin only when qmsum.standin is true or auto):
@@ -56,10 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_default(bi, "--metrics", layout.QMSUM_BI_METRICS, "metrics JSON")
 
 
-def _label(m) -> str:
-    return " (STAND-IN)" if m.get("standin") else ""
-
-
 def _standin(args, params) -> None:
     from wikiref.stages.qmsum import stage
 
@@ -74,14 +70,16 @@ def _prepare(args, params) -> None:
     outputs.update(stats=layout.in_folder(args.out_dir, layout.QMSUM_STATS), metrics=args.metrics)
     m = stage.prepare(params, {"standin": args.standin}, outputs)
     sizes = {s: v["queries"] for s, v in m["splits"].items()}
-    print(f"qmsum prepare: queries {sizes}{_label(m)} -> {args.out_dir}")
+    print(f"qmsum prepare: queries {sizes}{standin_label(m)} -> {args.out_dir}")
 
 
 def _baselines(args, params) -> None:
     from wikiref.stages.qmsum import stage
 
     m = stage.baselines(params, {"test": args.test}, {"table": args.table, "metrics": args.metrics})
-    print(f"qmsum baselines: {sorted(m['systems'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
+    print(
+        f"qmsum baselines: {sorted(m['systems'])} on {m['test_queries']} test queries{standin_label(m)} -> {args.table}.md"
+    )
 
 
 def _ltr(args, params) -> None:
@@ -89,7 +87,9 @@ def _ltr(args, params) -> None:
 
     inputs = {"train": args.train, "dev": args.dev, "test": args.test}
     m = stage.ltr(params, inputs, {"table": args.table, "metrics": args.metrics})
-    print(f"qmsum ltr: {sorted(m['settings'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
+    print(
+        f"qmsum ltr: {sorted(m['settings'])} on {m['test_queries']} test queries{standin_label(m)} -> {args.table}.md"
+    )
 
 
 def _bi(args, params) -> None:
@@ -97,7 +97,7 @@ def _bi(args, params) -> None:
 
     inputs = {"train": args.train, "dev": args.dev, "test": args.test}
     m = stage.bi(params, inputs, {"table": args.table, "metrics": args.metrics})
-    print(f"qmsum bi: {sorted(m['settings'])} on {m['test_queries']} test queries{_label(m)} -> {args.table}.md")
+    print(f"qmsum bi: {sorted(m['settings'])} on {m['test_queries']} test queries{standin_label(m)} -> {args.table}.md")
 
 
 JOBS = {  # name: (run, help, what it does)
@@ -110,8 +110,7 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.schemas import SchemaError
     from wikiref.stages.qmsum.reader import QmsumError
     from wikiref.stages.qmsum.stage import QmsumStageError
 
-    return run_job(args, "qmsum", JOBS, ((QmsumStageError, QmsumError, SchemaError, FileNotFoundError), 1))
+    return run_job(args, "qmsum", JOBS, ((QmsumStageError, QmsumError), 1))

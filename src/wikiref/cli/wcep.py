@@ -15,6 +15,7 @@ from wikiref.cli import (
     named_inputs,
     run_job,
     set_torch_threads,
+    standin_label,
 )
 
 HELP = "WCEP (Gholipour Ghalandari et al. 2020): Current Events Portal + CC-NEWS -> common examples, Tables 3-5"
@@ -112,10 +113,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_default(evaluate, "--metrics", layout.WCEP_EVALUATE_METRICS, "metrics JSON")
 
 
-def _label(m) -> str:
-    return " (STAND-IN)" if m.get("standin") else ""
-
-
 def _standin(args, params) -> None:
     from wikiref.stages.wcep import stage
 
@@ -133,7 +130,7 @@ def _events(args, params) -> None:
         inputs["html_paths"] = args.html_paths
     s = stage.events(params, inputs, {"events": args.out, "stats": args.stats})
     dropped = {k.split(":", 1)[1]: v for k, v in s["counts"].items() if k.startswith("dropped:")}
-    print(f"wcep events: {s['events']} events over {s['days']} days{_label(s)}, dropped {dropped} -> {args.out}")
+    print(f"wcep events: {s['events']} events over {s['days']} days{standin_label(s)}, dropped {dropped} -> {args.out}")
 
 
 def _sources(args, params) -> None:
@@ -143,7 +140,7 @@ def _sources(args, params) -> None:
     if args.warc is not None:
         inputs["warc_paths"] = args.warc
     s = stage.sources(params, inputs, {"sources": args.out, "stats": args.stats})
-    print(f"wcep sources: {s['ok']} of {s['urls']} source articles{_label(s)} ({s['counts']}) -> {args.out}")
+    print(f"wcep sources: {s['ok']} of {s['urls']} source articles{standin_label(s)} ({s['counts']}) -> {args.out}")
 
 
 def _ccnews(args, params) -> None:
@@ -154,7 +151,7 @@ def _ccnews(args, params) -> None:
     inputs = {"paths": args.paths} if args.paths is not None else {}
     s = stage.ccnews(params, inputs, {"articles": out, "stats": stats}, shard=args.shard)
     print(
-        f"wcep ccnews: shard {args.shard}: {s['articles']} candidate articles from {len(s['files'])} files{_label(s)} -> {out}"
+        f"wcep ccnews: shard {args.shard}: {s['articles']} candidate articles from {len(s['files'])} files{standin_label(s)} -> {out}"
     )
 
 
@@ -168,7 +165,7 @@ def _classify(args, params) -> None:
     )
     h = m["training"].get("heldout", {})
     print(
-        f"wcep classify: held-out {h}; {m['assigned']} of {m['candidates']} candidates assigned{_label(m)} -> {args.assignments}"
+        f"wcep classify: held-out {h}; {m['assigned']} of {m['candidates']} candidates assigned{standin_label(m)} -> {args.assignments}"
     )
 
 
@@ -193,7 +190,7 @@ def _build(args, params) -> None:
             "metrics": args.metrics,
         },
     )
-    print(f"wcep build: {m['variant']} {m['sizes']}{_label(m)} -> {args.out_dir}, {args.table3}.md")
+    print(f"wcep build: {m['variant']} {m['sizes']}{standin_label(m)} -> {args.out_dir}, {args.table3}.md")
 
 
 def _supervised(args, params) -> None:
@@ -206,7 +203,7 @@ def _supervised(args, params) -> None:
         or {"splits": _split_paths(args.splits_dir, layout.SOURCE_SPLIT, source="wcep")},
         {"summaries": args.out, "model_dir": args.model_dir},
     )
-    print(f"wcep supervised: {len(m['summaries'])} test summaries{_label(m)} -> {args.out}")
+    print(f"wcep supervised: {len(m['summaries'])} test summaries{standin_label(m)} -> {args.out}")
 
 
 def _evaluate(args, params) -> None:
@@ -227,7 +224,7 @@ def _evaluate(args, params) -> None:
         {"table5": args.table5, "fig2": args.fig2, "metrics": args.metrics},
     )
     print(
-        f"wcep evaluate: {m['test_clusters']} test clusters, {len(m['results'])} systems{_label(m)} -> {args.table5}.md"
+        f"wcep evaluate: {m['test_clusters']} test clusters, {len(m['results'])} systems{standin_label(m)} -> {args.table5}.md"
     )
 
 
@@ -248,9 +245,7 @@ JOBS = {  # name: (run, help, what it does)
 
 
 def main(args: argparse.Namespace) -> int:
-    from wikiref.examples import ExampleError
-    from wikiref.schemas import SchemaError
     from wikiref.stages.wcep.stage import WcepError
     from wikiref.wiki.dump import DumpError
 
-    return run_job(args, "wcep", JOBS, ((WcepError, DumpError, ExampleError, SchemaError, FileNotFoundError), 1))
+    return run_job(args, "wcep", JOBS, ((WcepError, DumpError), 1))

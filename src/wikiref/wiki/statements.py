@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import mwparserfromhell
-from mwparserfromhell.nodes import Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink
+from mwparserfromhell.nodes import ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink
 
 # Canonical citation types and their common aliases (template redirects on English Wikipedia).
 DEFAULT_ALIASES: dict[str, list[str]] = {
@@ -273,6 +273,27 @@ def template_may_print(name: str) -> bool:
     )
 
 
+def prose_link(title: str) -> bool:
+    """Whether a wikilink to ``title`` is prose a reader sees: not a file, category or interlanguage link
+    (sister projects such as Wiktionary are prose)."""
+    return not NON_PROSE_LINK.match(title) or bool(KEEP_LINK_NS.match(title))
+
+
+def inline_text(node) -> str | None:
+    """The text a reader sees of a link or entity node: a prose wikilink's label (its title when it has none), a
+    bracketed external link's title, an entity's character; ``""`` for a link that shows no prose; None for
+    every other kind of node."""
+    if isinstance(node, Wikilink):
+        if not prose_link(str(node.title)):
+            return ""
+        return node.text.strip_code() if node.text is not None else node.title.strip_code()
+    if isinstance(node, ExternalLink):
+        return node.title.strip_code() if node.brackets and node.title is not None else ""
+    if isinstance(node, HTMLEntity):
+        return node.normalize()
+    return None
+
+
 def _template_text(tpl: Template) -> str:
     """Visible text of the few templates that print prose words; every other template is removed.
 
@@ -488,21 +509,11 @@ class _Walker:
                 else:
                     self._count_refs_in(node)
                     self.add_text(_template_text(node))
-            elif isinstance(node, Wikilink):
-                title = str(node.title)
-                if NON_PROSE_LINK.match(title) and not KEEP_LINK_NS.match(title):
-                    self._count_refs_in(node)
-                    continue
-                self.add_text(node.text.strip_code() if node.text is not None else node.title.strip_code())
-            elif isinstance(node, ExternalLink):
-                if node.brackets and node.title is not None:
-                    self.add_text(node.title.strip_code())
-            elif isinstance(node, HTMLEntity):
-                self.add_text(node.normalize())
-            elif isinstance(node, Comment):
-                continue
-            else:  # Argument and anything unknown: no visible text
-                continue
+            elif isinstance(node, Wikilink) and not prose_link(str(node.title)):
+                self._count_refs_in(node)
+            elif text := inline_text(node):
+                self.add_text(text)
+            # Comment, Argument and anything unknown: no visible text
 
     def _count_refs_in(self, node) -> None:
         """Refs inside templates, tables, galleries...: not statements of the prose, but counted."""

@@ -484,13 +484,13 @@ class _TokenWalker(S._Walker):
                 # The common link shapes inline: [[Title]] and [[Title|text]] with text tokens only.
                 if types[k + 2] is T.WikilinkClose:
                     title = toks[k + 1]["text"]
-                    if not (S.NON_PROSE_LINK.match(title) and not S.KEEP_LINK_NS.match(title)):
+                    if S.prose_link(title):
                         self.add_text(strip_text(title))
                         k += 3
                         continue
                 elif types[k + 2] is T.WikilinkSeparator and types[k + 3] is _TEXT and types[k + 4] is T.WikilinkClose:
                     title = toks[k + 1]["text"]
-                    if not (S.NON_PROSE_LINK.match(title) and not S.KEEP_LINK_NS.match(title)):
+                    if S.prose_link(title):
                         self.add_text(strip_text(toks[k + 3]["text"]))
                         k += 5
                         continue
@@ -577,7 +577,7 @@ class _TokenWalker(S._Walker):
         if len(seps) > 1 or not _plain(title):
             self.walk([page.node(k)])
             return
-        if S.NON_PROSE_LINK.match(title) and not S.KEEP_LINK_NS.match(title):
+        if not S.prose_link(title):
             self.count_refs_in_range(k, e)
             return
         if seps:

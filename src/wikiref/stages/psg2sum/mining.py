@@ -74,17 +74,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import mwparserfromhell
-from mwparserfromhell.nodes import Comment, ExternalLink, Heading, HTMLEntity, Tag, Text, Wikilink
+from mwparserfromhell.nodes import Heading, Tag, Text
 from sentence_splitter import SentenceSplitter
 
 from wikiref.wiki.statements import (
     DEFAULT_SKIP_SECTIONS,
     INLINE_TAGS,
-    KEEP_LINK_NS,
     MARKUP_RESIDUE,
-    NON_PROSE_LINK,
     PARA_BREAK,
     clean_text,
+    inline_text,
 )
 
 __all__ = [
@@ -237,19 +236,9 @@ class _Walker:
                 elif tag in ("table", "hr", "ul", "ol", "dl", "li", "dt", "dd", "pre", "gallery"):
                     self.end_paragraph()  # blocks: not prose, and they end the paragraph around them
                 # ref, references, math, source... and anything else: no prose
-            elif isinstance(node, Wikilink):
-                title = str(node.title)
-                if NON_PROSE_LINK.match(title) and not KEEP_LINK_NS.match(title):
-                    continue
-                self.add_text(node.text.strip_code() if node.text is not None else node.title.strip_code())
-            elif isinstance(node, ExternalLink):
-                if node.brackets and node.title is not None:
-                    self.add_text(node.title.strip_code())
-            elif isinstance(node, HTMLEntity):
-                self.add_text(node.normalize())
-            elif isinstance(node, Comment):
-                continue
-            # Template, Argument and anything unknown: removed
+            elif text := inline_text(node):  # links and entities
+                self.add_text(text)
+            # Template, Comment, Argument and anything unknown: removed
 
 
 class Miner:

@@ -196,11 +196,9 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     the target transform chosen on the dev queries, scored on the evaluated test queries (:func:`eval_rows`,
     the baselines' queries) beside the encoder's own cosine and QUERY-SIM, with paired bootstrap comparisons of
     the per-query ROUGE-2 F1. inputs: ``train``, ``dev``, ``test``; outputs: ``table`` (stem), ``metrics``."""
-    from wikiref.files import write_json
     from wikiref.model.training import resolve_device
     from wikiref.supervised import ltr_scoring as ls
     from wikiref.supervised.qmsum_finetune import training_queries
-    from wikiref.tables import write_table
 
     q, seed = params["qmsum"], int(params["seed"])
     spec, words = q["ltr"], q["summary_words"]
@@ -212,7 +210,8 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     cache = ls.TurnEmbeddings(ls.Embedder(encoder, device=str(resolve_device(params["model"]["device"])), seed=seed))
     standin = bool(rows["standin"].any() or train_df["standin"].any())
     out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "settings": {}}
-    table_rows = []
+    cos_name = f"COSINE ({encoder}, untrained)"
+    systems, records = {}, {}
     for setting in spec["settings"]:
         t0 = time.perf_counter()
         ltr_extracts, cos_extracts, record = ls.fit_and_extract_queries(
@@ -223,24 +222,50 @@ def ltr(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
             words,
             span_targets=spec["span_targets"],
         )
-        ltr_name, cos_name = f"LTR ({record['chosen_target']})", f"COSINE ({encoder}, untrained)"
-        systems = {ltr_name: ltr_extracts, cos_name: cos_extracts}
-        results, paired, rows_here = scored_systems(systems, rows, q, seed, setting, standin, {"COSINE": cos_name})
-        out["settings"][setting] = {"training": record, "systems": results, "paired": paired}
+        systems[setting] = {f"LTR ({record['chosen_target']})": ltr_extracts, cos_name: cos_extracts}
+        records[setting] = {"training": record}
+        log.info("LTR %s: fitted and extracted in %.1fs", setting, time.perf_counter() - t0)
+    title = "QMSum: learning to rank over each turn's signals, official ROUGE F1 x 100 on the test queries"
+    notes = (
+        f"Ranker fitted on {len(train_df)} train queries, its target transform chosen among "
+        f"{', '.join(spec['targets'])} on {len(dev_df)} dev queries (then refitted on both); {len(rows)} test "
+        f"queries, {words}-word extracts, flags {q['rouge_flags']!r}. COSINE: the same embeddings' cosine alone. "
+    )
+    return _score_and_write(out, systems, records, rows, params, {"COSINE": cos_name}, outputs, title, notes)
+
+
+def _score_and_write(
+    out: dict,
+    systems: Mapping[str, Mapping[str, list[str]]],
+    records: Mapping[str, Mapping],
+    rows: pd.DataFrame,
+    params: Mapping,
+    references: Mapping[str, str],
+    outputs: Mapping,
+    title: str,
+    notes: str,
+) -> dict:
+    """Each setting's ``systems`` (setting -> name -> extracts) scored beside QUERY-SIM (:func:`scored_systems`,
+    the first system paired with QUERY-SIM and ``references``) into ``out["settings"]`` (after the setting's
+    ``records``), the table (stem ``outputs["table"]``, ``notes`` followed by what the paired column means) and
+    the metrics JSON (``outputs["metrics"]``) written. Returns ``out``."""
+    from wikiref.files import write_json
+    from wikiref.tables import write_table
+
+    q, seed, table_rows = params["qmsum"], int(params["seed"]), []
+    for setting, by_name in systems.items():
+        results, paired, rows_here = scored_systems(by_name, rows, q, seed, setting, out["standin"], references)
+        out["settings"][setting] = {**records.get(setting, {}), "systems": results, "paired": paired}
         table_rows += rows_here
-        log.info("LTR %s: R-2 F1 %.2f (%.1fs)", setting, results[ltr_name]["rouge2"]["f1"], time.perf_counter() - t0)
+        first = next(iter(by_name))
+        log.info("%s %s: R-2 F1 %.2f", first, setting, results[first]["rouge2"]["f1"])
     write_table(
         pd.DataFrame(table_rows),
         outputs["table"],
-        title="QMSum: learning to rank over each turn's signals, official ROUGE F1 x 100 on the test queries",
+        title=title,
         profile=params["profile"],
-        encoder=encoder,
-        notes=(
-            f"Ranker fitted on {len(train_df)} train queries, its target transform chosen among "
-            f"{', '.join(spec['targets'])} on {len(dev_df)} dev queries (then refitted on both); {len(rows)} test "
-            f"queries, {words}-word extracts, flags {q['rouge_flags']!r}. COSINE: the same embeddings' cosine alone. "
-            "Paired bootstrap of the per-query ROUGE-2 F1: mean difference (one-sided p)."
-        ),
+        encoder=out["encoder"],
+        notes=notes + "Paired bootstrap of the per-query ROUGE-2 F1: mean difference (one-sided p).",
     )
     write_json(outputs["metrics"], out)
     return out
@@ -298,11 +323,9 @@ def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
 
     import torch
 
-    from wikiref.files import write_json
     from wikiref.model import build_scorer
     from wikiref.supervised import qmsum_finetune as gq
     from wikiref.supervised.pretraining import scorer_config
-    from wikiref.tables import write_table
 
     q, seed, spec = params["qmsum"], int(params["seed"]), params["qmsum"]["bi"]
     split = {s: load_split(inputs[s]) for s in ("train", "dev", "test")}
@@ -335,31 +358,18 @@ def bi(params: Mapping, inputs: Mapping, outputs: Mapping) -> dict:
     trained = extracts(model)
     standin = bool(rows["standin"].any() or split["train"]["standin"].any())
     out: dict[str, Any] = {"standin": standin, "encoder": encoder, "test_queries": len(rows), "training": record}
-    out["settings"], table_rows = {}, []
+    out["settings"] = {}
     names = ("BI (fine-tuned" + (", interpolated)" if spec["interpolate"] else ")"), f"BI ({encoder}, untrained)")
-    for setting in spec["settings"]:
-        systems = {names[0]: trained[setting], names[1]: untrained[setting]}
-        results, paired, rows_here = scored_systems(systems, rows, q, seed, setting, standin, {"untrained": names[1]})
-        out["settings"][setting] = {"systems": results, "paired": paired}
-        table_rows += rows_here
-        log.info("BI %s: R-2 F1 %.2f", setting, results[names[0]]["rouge2"]["f1"])
+    systems = {s: {names[0]: trained[s], names[1]: untrained[s]} for s in spec["settings"]}
     alpha = record.get("interpolation", {}).get("alpha")
-    write_table(
-        pd.DataFrame(table_rows),
-        outputs["table"],
-        title="QMSum: the bi scorer fine-tuned on the train queries, official ROUGE F1 x 100 on the test queries",
-        profile=params["profile"],
-        encoder=encoder,
-        notes=(
-            f"Trained on the gold spans of {record['train_queries']} train queries ({_recipe_text(spec['recipe'])}), epoch "
-            f"{record['best_epoch']} chosen on {record['dev_queries']} dev queries"
-            + ("" if alpha is None else f", mixing weight {alpha:g} with its start (1 = fine-tuned) chosen there too")
-            + f"; {len(rows)} test queries, {q['summary_words']}-word extracts, flags {q['rouge_flags']!r}. "
-            "Paired bootstrap of the per-query ROUGE-2 F1: mean difference (one-sided p)."
-        ),
+    title = "QMSum: the bi scorer fine-tuned on the train queries, official ROUGE F1 x 100 on the test queries"
+    notes = (
+        f"Trained on the gold spans of {record['train_queries']} train queries ({_recipe_text(spec['recipe'])}), epoch "
+        f"{record['best_epoch']} chosen on {record['dev_queries']} dev queries"
+        + ("" if alpha is None else f", mixing weight {alpha:g} with its start (1 = fine-tuned) chosen there too")
+        + f"; {len(rows)} test queries, {q['summary_words']}-word extracts, flags {q['rouge_flags']!r}. "
     )
-    write_json(outputs["metrics"], out)
-    return out
+    return _score_and_write(out, systems, {}, rows, params, {"untrained": names[1]}, outputs, title, notes)
 
 
 # --------------------------------------------------------------------------- models (the comparison)
