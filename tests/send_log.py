@@ -3,7 +3,8 @@ recorded each request of a host as sent; :func:`assert_interval_after_each_send`
 reached the server (its arrival, logged with ``time.time``) at least one interval after the previous request
 went out. A loaded machine cannot break that bound (a request is written only after the limiter's wait, and
 arrives after it is written), whereas the gap between two arrivals can shrink when the first request is
-delayed between its send and its arrival, which says nothing about the limiter."""
+delayed between its send and its arrival, which says nothing about the limiter. :class:`FakeTime` is the clock
+and sleep to inject into a limiter that is tested with no time passing at all."""
 
 from __future__ import annotations
 
@@ -54,3 +55,19 @@ def assert_interval_after_each_send(arrivals: list[float], sent: list[float], in
     assert len(arrivals) == len(sent), (arrivals, sent)
     for k, (went_out, next_arrival) in enumerate(zip(sent, arrivals[1:])):
         assert next_arrival >= went_out + interval - 1e-3, (k, sent, arrivals)
+
+
+class FakeTime:
+    """A clock that starts at 1000.0 and moves only when ``sleep()`` (or the test) moves it; ``slept`` lists
+    the sleeps asked for, rounded to 6 decimals."""
+
+    def __init__(self):
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.now += seconds

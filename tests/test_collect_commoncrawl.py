@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from loopback_fetch import loopback_fetch_config
 from send_log import SendLog, assert_interval_after_each_send
 
 from wikiref.stages.collect.pipeline import run_part
@@ -245,23 +246,12 @@ def cc_section(srv, **kw):
 
 
 def cfg(srv, tmp_path, cc=None, **kw):
-    """A fetcher fit for the loopback server: private addresses allowed exactly as the live-backend tests do
-    (allow_private_addresses), no politeness delay, quick retries."""
-    base = dict(
-        backend="commoncrawl",
-        allow_private_addresses=True,
-        per_host_interval_s=0.0,
-        cache_dir=str(tmp_path / "cache"),
-        retries=2,
-        backoff_s=0.01,
-        connect_timeout_s=2,
-        read_timeout_s=5,
-        total_timeout_s=10,
-        max_body_bytes=8000,
-        user_agent="wikiref-test/1.0 (+loopback)",
-        commoncrawl=cc_section(srv, **(cc or {})),
-    )
-    return FetchConfig(**{**base, **kw})
+    """The commoncrawl fetcher for ``srv``: the loopback settings the live-backend tests use too
+    (``loopback_fetch_config``), two retries, a 10 s deadline; ``cc`` overrides the commoncrawl section's keys,
+    ``kw`` the fetcher's."""
+    commoncrawl = cc_section(srv, **(cc or {}))
+    base = dict(backend="commoncrawl", retries=2, total_timeout_s=10, max_body_bytes=8000, commoncrawl=commoncrawl)
+    return loopback_fetch_config(tmp_path, **{**base, **kw})
 
 
 def requests_to(srv, prefix):

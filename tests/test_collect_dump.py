@@ -8,6 +8,7 @@ import re
 from collections import Counter
 
 import pytest
+from wiki_dump_xml import page_xml
 
 from wikiref.stages.sample import locate_gensim_dump
 from wikiref.wiki.dump import DumpError, default_part_path, iter_pages, resolve_part
@@ -19,17 +20,6 @@ HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version
     <namespaces><namespace key="0" case="first-letter" /><namespace key="4" case="first-letter">Wikipedia</namespace></namespaces>
   </siteinfo>
 """
-
-
-def page_xml(pid, title, text, ns=0, redirect=None):
-    red = f'<redirect title="{redirect}" />' if redirect else ""
-    esc = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return (
-        f"  <page><title>{title}</title><ns>{ns}</ns><id>{pid}</id>{red}<revision><id>{pid * 10}</id>"
-        f"<timestamp>2019-01-01T00:00:00Z</timestamp><contributor><username>u</username><id>1</id></contributor>"
-        f'<model>wikitext</model><format>text/x-wiki</format><text xml:space="preserve">{esc}</text>'
-        f"<sha1>x</sha1></revision></page>\n"
-    )
 
 
 def dump_xml(pages):

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pytest
 import yaml
-from send_log import SendLog, assert_interval_after_each_send
+from send_log import FakeTime, SendLog, assert_interval_after_each_send
 
 from wikiref.stages.collect.pipeline import CAND_SCHEMA, CollectSettings, _Killer, fetch_phase
 from wikiref.stages.collect.schedule import host_of, interleave_by_host, run_by_host
@@ -282,18 +282,6 @@ def test_scheduler_waits_for_ready_hosts_and_reports_failures():
 
     with pytest.raises(RuntimeError, match="extract broke"):
         list(run_by_host(["a", "b", "c"], boom, hosts=["h1", "h2", "h3"], workers=2))
-
-
-class FakeTime:
-    def __init__(self):
-        self.now, self.slept = 1000.0, []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.slept.append(round(seconds, 6))
-        self.now += seconds
 
 
 def test_the_limiter_records_when_the_request_went_out(tmp_path):

@@ -17,9 +17,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from send_log import SendLog, assert_interval_after_each_send
+from loopback_fetch import loopback_fetch_config
+from send_log import FakeTime, SendLog, assert_interval_after_each_send
 
-from wikiref.web.fetch import AddressRefused, FetchConfig, LiveBackend, address_refusal, check_host
+from wikiref.web.fetch import AddressRefused, LiveBackend, address_refusal, check_host
 from wikiref.web.hostlimit import SharedHostLimiter
 
 TESTS = Path(__file__).resolve().parent
@@ -106,19 +107,8 @@ def server(loopback_server, handler):
 
 
 def cfg(tmp_path, **kw):
-    base = dict(
-        backend="live",
-        allow_private_addresses=True,
-        per_host_interval_s=0.0,
-        cache_dir=str(tmp_path / "cache"),
-        retries=0,
-        backoff_s=0.01,
-        connect_timeout_s=2,
-        read_timeout_s=5,
-        total_timeout_s=5,
-        user_agent="wikiref-test/1.0 (+loopback)",
-    )
-    return FetchConfig(**{**base, **kw})
+    """The live fetcher for the loopback server: no retries, a 5 s deadline (``kw`` overrides)."""
+    return loopback_fetch_config(tmp_path, **{"backend": "live", "retries": 0, "total_timeout_s": 5, **kw})
 
 
 def url(srv, path, host="127.0.0.1"):
@@ -458,19 +448,6 @@ def test_robots_crawl_delay_is_capped(server, tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # the shared limiter itself (injected clock)
-
-
-class FakeTime:
-    def __init__(self):
-        self.now = 1000.0
-        self.slept = []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, s):
-        self.slept.append(round(s, 6))
-        self.now += s
 
 
 def test_shared_limiter_spaces_requests_across_instances(tmp_path):

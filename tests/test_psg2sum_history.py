@@ -101,6 +101,11 @@ def edits_of(path, **kw) -> tuple[list[Edit], Tally]:
     return list(iter_edits(path, tally, **kw)), tally
 
 
+def read_pages(path, tally: Tally) -> list[tuple[int, str, list[Revision]]]:
+    """The pages ``iter_pages`` reads from ``path``: (page id, title, the page's revisions as a list)."""
+    return [(pid, title, list(revs)) for pid, title, revs in iter_pages(path, tally)]
+
+
 def pairs(edits) -> list[tuple[int, int]]:
     return [(e.parent.rev_id, e.child.rev_id) for e in edits]
 
@@ -151,7 +156,7 @@ def test_sha1_keeps_leading_zeros():
 @pytest.mark.shared_data
 def test_pear_export_03_order_fields_and_edits(histories):
     tally = Tally()
-    pages = [(pid, title, list(revs)) for pid, title, revs in iter_pages(histories / "article-pear.xml", tally)]
+    pages = read_pages(histories / "article-pear.xml", tally)
     assert [(pid, title) for pid, title, _ in pages] == [(24278, "Pear")]
     revs = pages[0][2]
     assert [r.rev_id for r in revs] == [185185, 185241, 185408, 188924]
@@ -193,7 +198,7 @@ def test_pyrus_history_reverts_and_redirect_edits(histories, tmp_path):
     assert xml.count("<redirect />") == 1
     path = write_bz2(tmp_path / "pyrus.xml.bz2", xml.replace("<redirect />", "").encode("utf-8"))
     tally = Tally()
-    [(pid, title, revs)] = [(p, t, list(r)) for p, t, r in iter_pages(path, tally)]
+    [(pid, title, revs)] = read_pages(path, tally)
     assert (pid, title) == (9261472, "Pyrus")
     ids = [r.rev_id for r in revs]
     assert ids == [104997415, 104997738, 189729426, 190346463, 238138507, 238392911]
@@ -212,7 +217,7 @@ def test_pyrus_history_reverts_and_redirect_edits(histories, tmp_path):
 def test_pair_010_parentids_namespaces_and_redirect_edits(histories):
     path = histories / "pair-0.10.xml"
     tally = Tally()
-    pages = [(pid, title, list(revs)) for pid, title, revs in iter_pages(path, tally)]
+    pages = read_pages(path, tally)
     assert [(pid, title) for pid, title, _ in pages] == [(19252820, "Çullu, Agdam")]
     assert tally.counts["pages:namespace"] == 1  # Talk:Çullu, Agdam
     revs = pages[0][2]
@@ -235,7 +240,7 @@ def test_pear_010_first_revision_names_a_parent_outside_the_dump(histories):
     assert tally.counts["revisions:read"] == 1 and tally.counts["revisions:first"] == 1
     assert tally.counts["revisions:parentid_mismatch"] == 1
     assert "638548877" in tally.locations["revisions:parentid_mismatch"][0]
-    [(_, _, revs)] = [(p, t, list(r)) for p, t, r in iter_pages(histories / "article-pear-0.10.xml", Tally())]
+    [(_, _, revs)] = read_pages(histories / "article-pear-0.10.xml", Tally())
     assert revs[0].parent_id == 638548865 and revs[0].user == "ClueBot NG" and revs[0].minor
     assert len(revs[0].text) > 25000
 
@@ -300,7 +305,7 @@ def test_blanked_page_is_a_revision_and_its_restore_a_revert(tmp_path):
     a = "Article text."
     path = write_bz2(tmp_path / "h.xml.bz2", dump_xml(page_xml(5, "P", [a, "", a, a + " New."])))
     tally = Tally()
-    [(_, _, revs)] = [(p, t, list(r)) for p, t, r in iter_pages(path, tally)]
+    [(_, _, revs)] = read_pages(path, tally)
     assert [r.text for r in revs] == [a, "", a, a + " New."]
     assert tally.counts["revisions:no_text"] == 0
     edits, tally = edits_of(path)
@@ -374,7 +379,7 @@ def test_revision_fields(tmp_path):
     ]
     path = write_bz2(tmp_path / "h.xml.bz2", dump_xml(page_xml(5, "P & Q", revs)))
     tally = Tally()
-    [(pid, title, got)] = [(p, t, list(r)) for p, t, r in iter_pages(path, tally)]
+    [(pid, title, got)] = read_pages(path, tally)
     assert (pid, title) == (5, "P & Q")
     assert got[0] == Revision(5001, None, "2020-01-01T00:00:00Z", "0" * 31, "first", False, "start", "Ann")
     assert got[1] == Revision(

@@ -28,6 +28,7 @@ QMDSIR = {
     "min_coverage_recall": 0.8,
     "standin_queries": 0,
 }
+STANDIN_FILES = {"train": ["train_v2.1.json"], "dev": ["dev_v2.1.json"]}  # the files a stand-in folder holds
 
 S1 = "The river Elbe flows north through the old city of Dresden."
 S2 = "Its bridges were rebuilt after the great flood of 2002."
@@ -44,8 +45,9 @@ def base_params(repo) -> dict:
 
 
 def _params(base: dict, folder: Path | str, **qmdsir) -> dict:
+    """A copy of ``base`` whose qmdsir section is a copy of QMDSIR with ``dir`` ``folder`` and ``qmdsir`` on top."""
     params = json.loads(json.dumps(base))
-    params["qmdsir"] = {**json.loads(json.dumps(QMDSIR)), "dir": str(folder), **qmdsir}
+    params["qmdsir"] = json.loads(json.dumps({**QMDSIR, "dir": str(folder), **qmdsir}))
     return params
 
 
@@ -379,13 +381,7 @@ def sample_dump() -> Path:
 @pytest.fixture(scope="module")
 def standin_dir(base_params, sample_dump, tmp_path_factory) -> tuple[Path, dict]:
     folder = tmp_path_factory.mktemp("standin") / "qmdsir-standin"
-    params = _params(
-        base_params,
-        folder,
-        standin=True,
-        standin_queries=80,
-        files={"train": ["train_v2.1.json"], "dev": ["dev_v2.1.json"]},
-    )
+    params = _params(base_params, folder, standin=True, standin_queries=80, files=STANDIN_FILES)
     manifest = stage.standin(params, {"dump": str(sample_dump)}, {"dir": str(folder)})
     return folder, manifest
 
@@ -421,13 +417,7 @@ def test_standin_is_deterministic_and_labelled(base_params, sample_dump, standin
 
 def test_standin_records_exercise_every_filter(base_params, standin_dir, tmp_path):
     folder, _ = standin_dir
-    params = _params(
-        base_params,
-        folder,
-        standin=True,
-        test_from_dev=0.5,
-        files={"train": ["train_v2.1.json"], "dev": ["dev_v2.1.json"]},
-    )
+    params = _params(base_params, folder, standin=True, test_from_dev=0.5, files=STANDIN_FILES)
     rows, stats, _ = _part(params, folder, tmp_path)
     counts = stats["counts"]
     assert counts["records_read"] == 80
@@ -447,7 +437,7 @@ def test_standin_never_replaces_a_real_folder(base_params, sample_dump, msmarco)
 
 def test_standin_folder_read_as_real_data_is_an_error(base_params, standin_dir, tmp_path):
     folder, _ = standin_dir
-    params = _params(base_params, folder, standin=False, files={"train": ["train_v2.1.json"], "dev": ["dev_v2.1.json"]})
+    params = _params(base_params, folder, standin=False, files=STANDIN_FILES)
     with pytest.raises(QmdsIrError, match="qmdsir.standin is false"):
         _part(params, folder, tmp_path)
 

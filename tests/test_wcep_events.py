@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from wiki_dump_xml import page_xml
 
 from wikiref.examples import Tally
 from wikiref.files import stable_id
@@ -387,14 +388,9 @@ SITEINFO = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" versi
 """
 
 
-def page_xml(pid: int, title: str, ns: int, text: str) -> str:
-    esc = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return (
-        f"  <page><title>{title}</title><ns>{ns}</ns><id>{pid}</id><revision><id>{pid * 10}</id>"
-        f"<timestamp>2019-01-02T00:00:00Z</timestamp><contributor><username>u</username><id>1</id></contributor>"
-        f'<model>wikitext</model><format>text/x-wiki</format><text xml:space="preserve">{esc}</text>'
-        f"<sha1>x</sha1></revision></page>\n"
-    )
+def dump_page(pid: int, title: str, text: str, ns: int = 100) -> str:
+    """A page of the portal dumps below: in the Portal namespace (100) unless ``ns`` says otherwise."""
+    return page_xml(pid, title, text, ns=ns, timestamp="2019-01-02T00:00:00Z")
 
 
 def write_dump(path: Path, pages: list[str]) -> Path:
@@ -406,10 +402,10 @@ def test_dump_round_trip(tmp_path):
     wrapper = (FIXTURES / "2019_January_1.wiki").read_text(encoding="utf-8")
     header = (FIXTURES / "2017_May_5.wiki").read_text(encoding="utf-8")
     pages = [
-        page_xml(1, "Portal:Current events/2019 January 1", 100, wrapper),
-        page_xml(2, "Portal:Current events/January 2019", 100, "{{Portal:Current events/2019 January 1}}"),
-        page_xml(3, "Syria", 0, "'''Syria''' is a country. [https://example.org/ (X)]"),
-        page_xml(4, "Portal:Current events/2017 May 5", 100, header),
+        dump_page(1, "Portal:Current events/2019 January 1", wrapper),
+        dump_page(2, "Portal:Current events/January 2019", "{{Portal:Current events/2019 January 1}}"),
+        dump_page(3, "Syria", "'''Syria''' is a country. [https://example.org/ (X)]", ns=0),
+        dump_page(4, "Portal:Current events/2017 May 5", header),
     ]
     dump = write_dump(tmp_path / "enwiki-20190101-pages-articles1.xml-p1p5.bz2", pages)
     tally = Tally()
@@ -429,10 +425,10 @@ def test_dump_round_trip(tmp_path):
 def test_dump_other_titles_bad_dates_and_cross_page_duplicates(tmp_path):
     day = "{{Current events|content=\n* Same. [https://a.org/1 (A)]\n}}"
     pages = [
-        page_xml(1, "Portal:Current events/2019 February 30", 100, day),
-        page_xml(2, "Portal:Contents", 100, day),
-        page_xml(3, "Portal:Current events/2019 March 1", 100, day),
-        page_xml(4, "Portal:Current events/2019 March 2", 100, day),
+        dump_page(1, "Portal:Current events/2019 February 30", day),
+        dump_page(2, "Portal:Contents", day),
+        dump_page(3, "Portal:Current events/2019 March 1", day),
+        dump_page(4, "Portal:Current events/2019 March 2", day),
     ]
     dump = write_dump(tmp_path / "part.xml.bz2", pages)
     tally = Tally()
@@ -446,7 +442,7 @@ def test_dump_other_titles_bad_dates_and_cross_page_duplicates(tmp_path):
 
 def test_truncated_dump_raises_dump_error(tmp_path):
     day = (FIXTURES / "2019_January_1.wiki").read_text(encoding="utf-8")
-    pages = [page_xml(i, f"Portal:Current events/2019 January {i}", 100, day) for i in range(1, 20)]
+    pages = [dump_page(i, f"Portal:Current events/2019 January {i}", day) for i in range(1, 20)]
     good = write_dump(tmp_path / "good.xml.bz2", pages)
     cut = tmp_path / "cut.xml.bz2"
     cut.write_bytes(good.read_bytes()[: len(good.read_bytes()) // 2])
