@@ -100,7 +100,8 @@ def _merge(args, params) -> None:
         },
     )
     print(
-        f"psg2sum merge: {m['sizes']} pairs at λ {m['min_overlap']}{standin_label(m)} -> {args.out_dir}, {args.table3}.md"
+        f"psg2sum merge: {m['sizes']} pairs at λ {m['min_overlap']}{standin_label(m)}"
+        f" -> {args.out_dir}, {args.table3}.md"
     )
 
 
@@ -114,7 +115,8 @@ def _baselines(args, params) -> None:
         {"table4": args.table4, "summaries": args.summaries, "model_dir": args.model_dir, "metrics": args.metrics},
     )
     print(
-        f"psg2sum baselines: {sorted(m['results'])} on {m['test_examples']} test pairs{standin_label(m)} -> {args.table4}.md"
+        f"psg2sum baselines: {sorted(m['results'])} on {m['test_examples']} test pairs{standin_label(m)}"
+        f" -> {args.table4}.md"
     )
 
 

@@ -78,7 +78,9 @@ def _articles(args: argparse.Namespace, params: dict) -> None:
     s = stage.articles(params, inputs, {"articles": out, "stats": stats_path}, shard=args.shard)
     dropped = {k.split(":", 1)[1]: v for k, v in s["counts"].items() if k.startswith("dropped:")}
     print(
-        f"qmdscnn articles: shard {args.shard}: {s['counts'].get('kept', 0)} stories kept{standin_label(s)}, dropped {dropped} -> {out}"
+        f"qmdscnn articles: shard {args.shard}: {s['counts'].get('kept', 0)} stories kept{standin_label(s)}, "
+        f"dropped {dropped}"
+        f" -> {out}"
     )
 
 
@@ -87,7 +89,8 @@ def _build(args: argparse.Namespace, params: dict) -> None:
 
     m = stage.build(params, {"articles": args.articles, "stats": args.stats}, source_outputs(args, "qmdscnn"))
     print(
-        f"qmdscnn build: {m['sizes']} examples{standin_label(m)}, {m['chunks']} chunks indexed -> {args.out_dir}, {args.table}.md"
+        f"qmdscnn build: {m['sizes']} examples{standin_label(m)}, {m['chunks']} chunks indexed"
+        f" -> {args.out_dir}, {args.table}.md"
     )
 
 

@@ -96,7 +96,8 @@ def _merge(args: argparse.Namespace, params: dict) -> None:
 
     metrics = stage.merge(params, {"parts": args.parts, "stats": args.stats}, source_outputs(args, "qmdsir"))
     print(
-        f"qmdsir merge: {metrics['examples']} examples {metrics['sizes']}{standin_label(metrics)} -> {args.out_dir}, {args.table}.md"
+        f"qmdsir merge: {metrics['examples']} examples {metrics['sizes']}{standin_label(metrics)}"
+        f" -> {args.out_dir}, {args.table}.md"
     )
 
 

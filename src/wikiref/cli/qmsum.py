@@ -78,7 +78,8 @@ def _baselines(args, params) -> None:
 
     m = stage.baselines(params, {"test": args.test}, {"table": args.table, "metrics": args.metrics})
     print(
-        f"qmsum baselines: {sorted(m['systems'])} on {m['test_queries']} test queries{standin_label(m)} -> {args.table}.md"
+        f"qmsum baselines: {sorted(m['systems'])} on {m['test_queries']} test queries{standin_label(m)}"
+        f" -> {args.table}.md"
     )
 
 

@@ -151,7 +151,9 @@ def _ccnews(args, params) -> None:
     inputs = {"paths": args.paths} if args.paths is not None else {}
     s = stage.ccnews(params, inputs, {"articles": out, "stats": stats}, shard=args.shard)
     print(
-        f"wcep ccnews: shard {args.shard}: {s['articles']} candidate articles from {len(s['files'])} files{standin_label(s)} -> {out}"
+        f"wcep ccnews: shard {args.shard}: {s['articles']} candidate articles from {len(s['files'])} files"
+        f"{standin_label(s)}"
+        f" -> {out}"
     )
 
 
@@ -165,7 +167,8 @@ def _classify(args, params) -> None:
     )
     h = m["training"].get("heldout", {})
     print(
-        f"wcep classify: held-out {h}; {m['assigned']} of {m['candidates']} candidates assigned{standin_label(m)} -> {args.assignments}"
+        f"wcep classify: held-out {h}; {m['assigned']} of {m['candidates']} candidates assigned{standin_label(m)}"
+        f" -> {args.assignments}"
     )
 
 
@@ -224,7 +227,8 @@ def _evaluate(args, params) -> None:
         {"table5": args.table5, "fig2": args.fig2, "metrics": args.metrics},
     )
     print(
-        f"wcep evaluate: {m['test_clusters']} test clusters, {len(m['results'])} systems{standin_label(m)} -> {args.table5}.md"
+        f"wcep evaluate: {m['test_clusters']} test clusters, {len(m['results'])} systems{standin_label(m)}"
+        f" -> {args.table5}.md"
     )
 
 
