@@ -9,9 +9,11 @@ import pytest
 from wikiref.wiki.statements import (
     StatementConfig,
     citation_from_ref,
+    inline_text,
     kept_statements,
     normalise_template_name,
     parse_article,
+    prose_link,
     valid_url,
 )
 
@@ -310,3 +312,32 @@ def test_a_character_reference_to_a_surrogate_becomes_the_replacement_character(
         )
     ]
     pa.array([rows[0][1], rows[0][0][1]])  # writable as UTF-8 (raises on a surrogate)
+
+
+@pytest.mark.parametrize(
+    ("title", "prose"),
+    [
+        ("Paris", True),
+        ("Help:Contents", True),
+        ("wikt:word", True),
+        (":w:Paris", True),
+        ("Category:Things", False),
+        ("File:A.jpg", False),
+        (" image : a.png", False),
+        ("fr:Paris", False),
+        ("zh-yue:X", False),
+    ],
+)
+def test_prose_links(title, prose):
+    assert prose_link(title) is prose
+
+
+def test_inline_text_of_links_and_entities():
+    import mwparserfromhell
+
+    nodes = mwparserfromhell.parse(
+        "[[Paris|the city]] [[Lyon]] [[Category:X]] [http://a.example label] http://b.example &amp; ''t''"
+    ).nodes
+    shown = [inline_text(n) for n in nodes]
+    assert [s for s in shown if s is not None] == ["the city", "Lyon", "", "label", "", "&"]
+    assert shown[1] is None  # the text between the links is no link
