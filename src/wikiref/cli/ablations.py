@@ -16,6 +16,7 @@ from wikiref.cli import (
     duc_year_files,
     named_inputs,
     set_torch_threads,
+    standin_label,
 )
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
@@ -150,6 +151,6 @@ def _main(args: argparse.Namespace, ablations) -> int:
     print(
         f"{aug.id}/{duc.id}: DUC {res['test_year']} "
         + " ".join(f"{m.replace('ROUGE-', 'R-')} {v:.2f}" for m, v in res["duc"].items())
-        + f"{' (STAND-IN)' if res['standin'] else ''}"
+        + standin_label(res)
     )
     return 0

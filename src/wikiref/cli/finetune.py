@@ -16,6 +16,7 @@ from wikiref.cli import (
     files_by_keys,
     named_inputs,
     set_torch_threads,
+    standin_label,
 )
 from wikiref.config import add_params_arguments, params_from_args
 from wikiref.registry import job_keys
@@ -172,7 +173,7 @@ def _main(args: argparse.Namespace, finetune, pretrain) -> int:
     metrics = finetune.run_job(params, inputs, outputs, setting=args.setting, year=args.year, progress=progress)
     test = metrics["test"]
     print(
-        f"finetune {args.setting} {args.year}{' (STAND-IN)' if metrics['standin'] else ''}: "
+        f"finetune {args.setting} {args.year}{standin_label(metrics)}: "
         + " ".join(f"{m.replace('ROUGE-', 'R-')}={100 * test[m]['R']:.2f}" for m in finetune.MEASURES)
         + f" ({metrics['test_topics']} topics, {metrics['seconds']:.0f}s) -> {outputs['metrics']}"
     )

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from wikiref import layout
-from wikiref.cli import add_default, add_inputs, add_jobs, files_by_keys, input_errors, run_job
+from wikiref.cli import add_default, add_inputs, add_jobs, files_by_keys, input_errors, run_job, standin_label
 from wikiref.config import add_params_arguments
 from wikiref.stages.humaneval.studies import NAMES as STUDY_NAMES  # a light module (declarations only)
 
@@ -87,7 +87,7 @@ def _sample(args, params) -> None:
     inputs, outputs = _inputs_outputs(params)
     m = stage.sample(params, inputs, {**outputs, "metrics": layout.HUMANEVAL_SAMPLE_METRICS})
     sizes = ", ".join(f"{s}: {v['items']}" for s, v in m["studies"].items())
-    print(f"humaneval sample: items {sizes}{' (STAND-IN)' if m['standin'] else ''} -> {layout.HUMANEVAL_DIR}")
+    print(f"humaneval sample: items {sizes}{standin_label(m)} -> {layout.HUMANEVAL_DIR}")
 
 
 def _given_inputs(args, inputs: dict) -> dict:

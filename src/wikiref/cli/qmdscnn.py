@@ -79,8 +79,7 @@ def _articles(args: argparse.Namespace, params: dict) -> None:
     dropped = {k.split(":", 1)[1]: v for k, v in s["counts"].items() if k.startswith("dropped:")}
     print(
         f"qmdscnn articles: shard {args.shard}: {s['counts'].get('kept', 0)} stories kept{standin_label(s)}, "
-        f"dropped {dropped}"
-        f" -> {out}"
+        f"dropped {dropped} -> {out}"
     )
 
 

@@ -152,8 +152,7 @@ def _ccnews(args, params) -> None:
     s = stage.ccnews(params, inputs, {"articles": out, "stats": stats}, shard=args.shard)
     print(
         f"wcep ccnews: shard {args.shard}: {s['articles']} candidate articles from {len(s['files'])} files"
-        f"{standin_label(s)}"
-        f" -> {out}"
+        f"{standin_label(s)} -> {out}"
     )
 
 

@@ -19,8 +19,9 @@ batches its items land in. ``batch_size`` counts items, so one step holds at mos
 sentences whatever the documents' lengths (the epoch's length bucketing batches the longest items together). At
 inference long documents are cut into chunks of ``CHUNK`` sentences (the query is encoded once per chunk).
 Sentences are cut to ``sentence_tokens`` tokens and the query to ``max_query_tokens``; no [L#] markers (the query's
-levels are joined with " ; ": the markers' embedding rows are new and would move the pretrained query embedding). A batch's sentences are encoded in length buckets
-(:data:`BUCKET_BOUNDS`, :func:`collate`): the same embeddings as one padded block, at a fraction of its tokens.
+levels are joined with " ; ": the markers' embedding rows are new and would move the pretrained query embedding).
+A batch's sentences are encoded in length buckets (:data:`BUCKET_BOUNDS`, :func:`collate`): the same embeddings as
+one padded block, at a fraction of its tokens.
 """
 
 from __future__ import annotations
